@@ -1,0 +1,248 @@
+//! The YAML schemas a user writes: `casebook.yaml`, `system.yaml`, `run.yaml` and report
+//! front matter. Every struct denies unknown keys, so a typo is an error with a line, not
+//! a silently ignored setting.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+use crate::model::{Diagnostic, Location};
+
+/// `content/casebook.yaml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SiteConfig {
+    /// The site's name.
+    pub title: String,
+    /// Absolute URL or path prefix the site is served under.
+    pub base_url: String,
+    /// Theme name: `themes/<name>/` if present, else the built-in theme.
+    pub theme: String,
+    /// How record IDs are written.
+    pub ids: IdConfig,
+    /// The status vocabulary, in display order.
+    pub statuses: Vec<StatusDef>,
+}
+
+impl Default for SiteConfig {
+    fn default() -> Self {
+        SiteConfig {
+            title: "Analyses".to_string(),
+            base_url: "/".to_string(),
+            theme: "default".to_string(),
+            ids: IdConfig::default(),
+            statuses: default_statuses(),
+        }
+    }
+}
+
+/// ID grammars and the family and kind codes that make a match an ID.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IdConfig {
+    /// Regular expressions with a `kind` group and optional `family`, `name`, `number`.
+    pub grammars: Vec<String>,
+    /// Family code → name (`MEM` → `memory`).
+    pub families: BTreeMap<String, String>,
+    /// Kind code → name (`OBJ` → `operative object`).
+    pub kinds: BTreeMap<String, String>,
+}
+
+impl Default for IdConfig {
+    fn default() -> Self {
+        let pairs = |items: &[(&str, &str)]| items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        IdConfig {
+            grammars: vec![
+                r"(?P<family>[A-Z][A-Z0-9]{1,5})-(?P<kind>[A-Z]{2,5})-(?P<name>[a-z0-9]+(?:[-_][a-z0-9]+)*)".to_string(),
+                r"(?P<kind>[A-Z]{2,5})-(?P<number>[0-9]+)".to_string(),
+            ],
+            families: pairs(&[("RT", "runtime"), ("MEM", "memory"), ("EPI", "epistemic"), ("WF", "workflow")]),
+            kinds: pairs(&[
+                ("CMP", "component"),
+                ("OBJ", "operative object"),
+                ("RTE", "route"),
+                ("CLM", "claim"),
+                ("ABS", "evidenced absence"),
+                ("BAP", "behavioral-authority path"),
+                ("CONF", "evidence conflict"),
+                ("NEW", "requested record"),
+            ]),
+        }
+    }
+}
+
+/// One status of the vocabulary.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct StatusDef {
+    /// The status as written in reports (`implemented`).
+    pub name: String,
+    /// One line saying what it means.
+    pub meaning: String,
+}
+
+fn default_statuses() -> Vec<StatusDef> {
+    [
+        ("absent", "Looked for within the inspected boundary and not found."),
+        ("inapplicable", "The question does not apply to this item."),
+        ("uninspected", "Not examined in this run; no conclusion either way."),
+        ("claimed", "Stated by documentation, comments or the system's own account, not shown in the implementation."),
+        ("implemented", "Present in the inspected implementation; not shown to be reached in a default invocation."),
+        ("wired", "Implemented and connected on a path that a default invocation reaches."),
+        ("afforded", "Made available to an actor (a model, an operator) who may or may not use it."),
+        ("observed", "Seen to happen in an execution trace or run."),
+        ("causally supported", "Shown by an intervention or comparison to change behaviour."),
+    ]
+    .into_iter()
+    .map(|(name, meaning)| StatusDef { name: name.to_string(), meaning: meaning.to_string() })
+    .collect()
+}
+
+/// `<system>/system.yaml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemMeta {
+    /// Display name.
+    pub name: String,
+    /// The system's repository URL, if public.
+    pub repository: Option<String>,
+    /// One paragraph of Markdown.
+    pub summary: Option<String>,
+}
+
+/// `<system>/<run>/run.yaml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunMeta {
+    /// Display name; defaults to the folder name.
+    pub name: Option<String>,
+    /// The frozen git revision the run analysed.
+    pub revision: String,
+    /// When the run was made (`YYYY-MM-DD`).
+    pub date: Option<String>,
+    /// The lens of the analysis (`memory / context`).
+    pub lens: Option<String>,
+    /// Last date the conclusions apply to (`YYYY-MM-DD`).
+    pub applicability_ends: Option<String>,
+    /// The statuses in force in this run; all of the site's when absent.
+    pub vocabulary: Option<Vec<String>>,
+    /// The source register.
+    #[serde(default)]
+    pub sources: Vec<SourceDef>,
+    /// Where a bare `path:lines` citation points; the first source when absent.
+    pub default_source: Option<String>,
+    /// Records referred to but not published, by ID pattern.
+    #[serde(default)]
+    pub unpublished: Vec<UnpublishedDef>,
+    /// The report files in order; when absent, every `*.md` by `order` then name.
+    pub reports: Option<Vec<String>>,
+}
+
+/// One entry of a run's source register.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceDef {
+    /// `SRC-1`.
+    pub id: String,
+    /// What the source is.
+    pub title: String,
+    /// Repository URL; quotes and citations link into it when known.
+    pub repository: Option<String>,
+    /// The source's revision; the run's revision when absent.
+    pub revision: Option<String>,
+    /// Folder within the repository that citation paths are relative to.
+    pub path: Option<String>,
+    /// Free Markdown.
+    pub note: Option<String>,
+}
+
+/// A set of records a run refers to without publishing them.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnpublishedDef {
+    /// What they are (`runtime report`).
+    pub name: String,
+    /// Glob patterns over record IDs (`RT-*`).
+    pub ids: Vec<String>,
+    /// Free Markdown.
+    pub note: Option<String>,
+}
+
+/// A report's YAML front matter.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FrontMatter {
+    /// The report's title; the file name when absent.
+    pub title: Option<String>,
+    /// The report type (`memory`, `runtime`, `synthesis`).
+    #[serde(rename = "type")]
+    pub report_type: Option<String>,
+    /// The document type the report follows.
+    pub schema: Option<String>,
+    /// Position among the run's reports.
+    pub order: Option<i64>,
+}
+
+/// Parses YAML into `T`; a failure becomes a diagnostic at the right line of `file`.
+/// `first_line` is the file line where `text` starts (front matter starts on line 2).
+pub fn parse_yaml<T: DeserializeOwned>(text: &str, file: &Path, first_line: u32) -> Result<T, Diagnostic> {
+    // An empty document is an empty mapping, so every key takes its default.
+    let text = if text.trim().is_empty() { "{}" } else { text };
+    serde_yaml::from_str(text).map_err(|e| {
+        let (line, col) = e.location().map(|l| (l.line() as u32, l.column() as u32)).unwrap_or((1, 1));
+        let message = e.to_string();
+        // serde_yaml appends " at line L column C"; the location already says so.
+        let message = match message.find(" at line ") {
+            Some(i) => message[..i].to_string(),
+            None => message,
+        };
+        let source = text.lines().nth(line.saturating_sub(1) as usize).unwrap_or("").to_string();
+        Diagnostic::error(Location::new(file.into(), first_line + line - 1, col), format!("invalid YAML: {message}"))
+            .with_source(source, 1)
+            .with_help("fix the YAML here; the keys each file accepts are listed in docs/format.md")
+    })
+}
+
+/// True for `YYYY-MM-DD` with a plausible month and day.
+pub fn is_iso_date(text: &str) -> bool {
+    let parts: Vec<&str> = text.split('-').collect();
+    matches!(parts.as_slice(), [y, m, d]
+        if y.len() == 4 && m.len() == 2 && d.len() == 2
+        && y.chars().chain(m.chars()).chain(d.chars()).all(|c| c.is_ascii_digit())
+        && (1..=12).contains(&m.parse::<u32>().unwrap_or(0))
+        && (1..=31).contains(&d.parse::<u32>().unwrap_or(0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_key_is_an_error_with_its_line() {
+        let err = parse_yaml::<SystemMeta>("name: Fractal\nrepo: x\n", Path::new("s/system.yaml"), 1).unwrap_err();
+        assert_eq!(err.location.line, 2);
+        assert!(err.message.contains("unknown field `repo`"), "{}", err.message);
+    }
+
+    #[test]
+    fn front_matter_lines_are_offset() {
+        let err = parse_yaml::<FrontMatter>("title: x\norder: [\n", Path::new("r.md"), 2).unwrap_err();
+        assert!(err.location.line >= 3, "{:?}", err.location);
+    }
+
+    #[test]
+    fn empty_config_takes_defaults() {
+        let config: SiteConfig = parse_yaml("", Path::new("casebook.yaml"), 1).unwrap();
+        assert_eq!(config.statuses.len(), 9);
+        assert!(config.ids.kinds.contains_key("OBJ"));
+    }
+
+    #[test]
+    fn dates() {
+        assert!(is_iso_date("2026-08-20"));
+        assert!(!is_iso_date("2026-8-20"));
+        assert!(!is_iso_date("2026-13-01"));
+    }
+}

@@ -1,0 +1,189 @@
+//! Discover: which files make up the site. Walks `content/` (walkdir) and names every
+//! system, run and report by its folder or file; reads nothing yet.
+//!
+//! Layout: `content/casebook.yaml`, `content/<system>/system.yaml`,
+//! `content/<system>/<run>/run.yaml` and `content/<system>/<run>/*.md`. Anything else in
+//! `content/` is reported, never silently skipped (hidden files excepted).
+
+use std::path::{Path, PathBuf};
+
+use walkdir::WalkDir;
+
+use crate::model::{Diagnostic, Location};
+
+/// The files of a site, grouped as systems, runs and reports, in name order.
+#[derive(Debug, Default)]
+pub struct SourceTree {
+    /// `content/casebook.yaml`, if present.
+    pub config: Option<PathBuf>,
+    /// Systems in folder-name order.
+    pub systems: Vec<SystemDir>,
+}
+
+/// A system folder.
+#[derive(Debug)]
+pub struct SystemDir {
+    /// Folder name.
+    pub slug: String,
+    /// Its `system.yaml`.
+    pub meta: PathBuf,
+    /// Run folders in name order.
+    pub runs: Vec<RunDir>,
+}
+
+/// A run folder.
+#[derive(Debug)]
+pub struct RunDir {
+    /// Folder name.
+    pub slug: String,
+    /// Its `run.yaml`.
+    pub meta: PathBuf,
+    /// `*.md` files in name order.
+    pub reports: Vec<PathBuf>,
+}
+
+/// Names a system folder must not take: they are the site's own top-level pages.
+pub const RESERVED_SYSTEM_SLUGS: [&str; 3] = ["assets", "statuses", "search"];
+/// A report must not be named like the folder holding a run's record pages.
+pub const RESERVED_REPORT_SLUGS: [&str; 1] = ["records"];
+
+/// True when `slug` is safe as a URL segment and folder name.
+pub fn is_valid_slug(slug: &str) -> bool {
+    !slug.is_empty()
+        && !slug.starts_with('.')
+        && slug.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+}
+
+/// Lists the site under `content`. Problems are diagnostics; the tree holds what is usable.
+pub fn discover(content: &Path) -> (SourceTree, Vec<Diagnostic>) {
+    let mut tree = SourceTree::default();
+    let mut diagnostics = Vec::new();
+    if !content.is_dir() {
+        diagnostics.push(
+            Diagnostic::error(Location::file(content), "the content folder does not exist")
+                .with_help("run casebook from the site's root (the folder holding content/), or pass --root"),
+        );
+        return (tree, diagnostics);
+    }
+    for entry in children(content, &mut diagnostics) {
+        let name = file_name(&entry);
+        if entry.is_dir() {
+            if let Some(system) = system_dir(&entry, &name, &mut diagnostics) {
+                tree.systems.push(system);
+            }
+        } else if name == "casebook.yaml" {
+            tree.config = Some(entry);
+        } else {
+            diagnostics.push(ignored(&entry, "only casebook.yaml and system folders belong at the top of content/"));
+        }
+    }
+    (tree, diagnostics)
+}
+
+fn system_dir(dir: &Path, slug: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<SystemDir> {
+    if !check_slug(dir, slug, &RESERVED_SYSTEM_SLUGS, diagnostics) {
+        return None;
+    }
+    let meta = dir.join("system.yaml");
+    if !meta.is_file() {
+        diagnostics.push(
+            Diagnostic::error(Location::file(dir), format!("system folder `{slug}` has no system.yaml"))
+                .with_help("add system.yaml with at least `name:` (see docs/format.md)"),
+        );
+        return None;
+    }
+    let mut runs = Vec::new();
+    for entry in children(dir, diagnostics) {
+        let name = file_name(&entry);
+        if entry.is_dir() {
+            if let Some(run) = run_dir(&entry, &name, diagnostics) {
+                runs.push(run);
+            }
+        } else if name != "system.yaml" {
+            diagnostics.push(ignored(&entry, "a system folder holds system.yaml and run folders"));
+        }
+    }
+    Some(SystemDir { slug: slug.to_string(), meta, runs })
+}
+
+fn run_dir(dir: &Path, slug: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<RunDir> {
+    if !check_slug(dir, slug, &[], diagnostics) {
+        return None;
+    }
+    let meta = dir.join("run.yaml");
+    if !meta.is_file() {
+        diagnostics.push(
+            Diagnostic::error(Location::file(dir), format!("run folder `{slug}` has no run.yaml"))
+                .with_help("add run.yaml with at least `revision:` (see docs/format.md)"),
+        );
+        return None;
+    }
+    let mut reports = Vec::new();
+    for entry in children(dir, diagnostics) {
+        let name = file_name(&entry);
+        if entry.is_file() && name.ends_with(".md") {
+            let stem = name.trim_end_matches(".md");
+            if check_slug(&entry, stem, &RESERVED_REPORT_SLUGS, diagnostics) {
+                reports.push(entry);
+            }
+        } else if name != "run.yaml" {
+            diagnostics.push(ignored(&entry, "a run folder holds run.yaml and *.md reports"));
+        }
+    }
+    Some(RunDir { slug: slug.to_string(), meta, reports })
+}
+
+/// The entries of `dir` in name order, hidden ones left out. Symbolic links are not
+/// followed: content must live inside the site.
+fn children(dir: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in WalkDir::new(dir).min_depth(1).max_depth(1).sort_by_file_name() {
+        match entry {
+            Ok(entry) => {
+                if entry.file_name().to_string_lossy().starts_with('.') {
+                    continue;
+                }
+                if entry.path_is_symlink() {
+                    diagnostics.push(
+                        Diagnostic::error(Location::file(entry.path()), "symbolic links are not read in content/")
+                            .with_help("replace the link with the file or folder itself"),
+                    );
+                    continue;
+                }
+                out.push(entry.into_path());
+            }
+            Err(e) => {
+                let path = e.path().unwrap_or(dir).to_path_buf();
+                diagnostics.push(Diagnostic::error(Location::file(&path), format!("cannot read: {e}")));
+            }
+        }
+    }
+    out
+}
+
+fn check_slug(path: &Path, slug: &str, reserved: &[&str], diagnostics: &mut Vec<Diagnostic>) -> bool {
+    if !is_valid_slug(slug) {
+        diagnostics.push(
+            Diagnostic::error(Location::file(path), format!("`{slug}` cannot be used as a URL segment"))
+                .with_help("rename it using only letters, digits, `.`, `_` and `-`"),
+        );
+        return false;
+    }
+    if reserved.contains(&slug) {
+        diagnostics.push(
+            Diagnostic::error(Location::file(path), format!("the name `{slug}` is reserved for casebook's own pages"))
+                .with_help("rename it"),
+        );
+        return false;
+    }
+    true
+}
+
+fn ignored(path: &Path, why: &str) -> Diagnostic {
+    Diagnostic::warning(Location::file(path), "this file is not part of the site and is ignored")
+        .with_help(why.to_string())
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}

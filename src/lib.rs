@@ -1,0 +1,40 @@
+//! casebook publishes evidence-based analyses of software systems as a website.
+//!
+//! An analysis is a folder of systems, runs and reports written in Markdown. casebook
+//! recognises the records declared in the reports (`MEM-OBJ-raw`, `OBJ-03`), resolves
+//! every reference between them into a graph, and renders a page per system, run,
+//! report and record, with quoted evidence highlighted and tied to the file at the
+//! frozen revision.
+//!
+//! The pipeline ([`pipeline`]) runs these stages, each a module with one entry point:
+//!
+//! 1. [`discover`]: which files make up the site;
+//! 2. [`parse`]: files → typed reports, in parallel;
+//! 3. [`resolve`]: reports → the record graph of each run, with diagnostics;
+//! 4. [`render`]: the graph → HTML pages, in parallel;
+//! 5. [`postprocess`]: page-level HTML rewrites (anchors, external links, base URL);
+//! 6. [`write`]: the output folder, replaced only when the build succeeded.
+//!
+//! The model types live in [`model`]; every stage speaks them.
+//!
+//! ```no_run
+//! let options = casebook::pipeline::BuildOptions::new(".");
+//! let outcome = casebook::pipeline::build(&options).expect("theme and output are usable");
+//! for diagnostic in &outcome.diagnostics {
+//!     eprintln!("{diagnostic}");
+//! }
+//! assert!(!outcome.has_errors());
+//! ```
+
+pub mod cli;
+pub mod config;
+pub mod discover;
+pub mod model;
+pub mod parse;
+pub mod pipeline;
+pub mod postprocess;
+pub mod recognise;
+pub mod render;
+pub mod resolve;
+pub mod urls;
+pub mod write;

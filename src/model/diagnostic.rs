@@ -1,0 +1,138 @@
+//! Diagnostics: what went wrong (or looks wrong), where, and what to do about it.
+//!
+//! Every stage returns its diagnostics as data; nothing is printed until the pipeline
+//! is done, so `check` and `build` report the same things in the same order.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+/// How bad a diagnostic is. Errors fail the build; warnings are listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The build fails.
+    Error,
+    /// Reported; the build goes on.
+    Warning,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        })
+    }
+}
+
+/// A place in a source file: 1-based line and column (in characters).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Location {
+    /// The file, as given on the command line joined with its path in the site.
+    pub file: Arc<Path>,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, counted in characters.
+    pub col: u32,
+}
+
+impl Location {
+    /// A location at `line:col` of `file`.
+    pub fn new(file: Arc<Path>, line: u32, col: u32) -> Self {
+        Location { file, line, col }
+    }
+
+    /// The start of a file, for problems with the file as a whole.
+    pub fn file(file: &Path) -> Self {
+        Location { file: Arc::from(file), line: 1, col: 1 }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file.display(), self.line, self.col)
+    }
+}
+
+/// One finding about the content: a located message, the offending source line with a
+/// caret under the span, and an optional hint saying what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// Where it is.
+    pub location: Location,
+    /// What is wrong, in one sentence.
+    pub message: String,
+    /// The source line at `location`, when there is one to show.
+    pub source_line: Option<String>,
+    /// How many characters the caret underlines (at least 1).
+    pub span_chars: u32,
+    /// What to do about it.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// An error at `location`.
+    pub fn error(location: Location, message: impl Into<String>) -> Self {
+        Self::new(Severity::Error, location, message)
+    }
+
+    /// A warning at `location`.
+    pub fn warning(location: Location, message: impl Into<String>) -> Self {
+        Self::new(Severity::Warning, location, message)
+    }
+
+    fn new(severity: Severity, location: Location, message: impl Into<String>) -> Self {
+        Diagnostic { severity, location, message: message.into(), source_line: None, span_chars: 1, help: None }
+    }
+
+    /// Attaches the source line and the length of the span to underline.
+    pub fn with_source(mut self, line: impl Into<String>, span_chars: usize) -> Self {
+        self.source_line = Some(line.into());
+        self.span_chars = span_chars.max(1) as u32;
+        self
+    }
+
+    /// Attaches a hint.
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// True for errors.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// Renders as `file:line:col: severity: message`, then the source line with a caret
+/// under the span, then `help: …`.
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.location, self.severity, self.message)?;
+        if let Some(line) = &self.source_line {
+            let number = self.location.line.to_string();
+            let pad = " ".repeat(number.len());
+            // Tabs would misplace the caret; show them as single spaces.
+            let shown: String = line.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
+            write!(f, "\n{pad} |\n{number} | {shown}\n{pad} | ")?;
+            let before = (self.location.col as usize).saturating_sub(1);
+            write!(f, "{}{}", " ".repeat(before), "^".repeat(self.span_chars as usize))?;
+        }
+        if let Some(help) = &self.help {
+            write!(f, "\n  = help: {help}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Sorts diagnostics by file, line and column, errors before warnings at one place, and
+/// drops exact duplicates, so output is the same whatever order stages ran in.
+pub fn sort_diagnostics(diagnostics: &mut Vec<Diagnostic>) {
+    diagnostics.sort_by(|a, b| {
+        (&a.location, a.severity, &a.message).cmp(&(&b.location, b.severity, &b.message))
+    });
+    diagnostics.dedup();
+}

@@ -1,0 +1,342 @@
+//! The model: site, system, run, report, record, quote, citation, diagnostic.
+//!
+//! **Invariant:** plain data. No I/O here, and nothing from minijinja, syntect or lol_html.
+//! `parse` fills in [`Report`]s; `resolve` turns a run's reports into its record graph
+//! ([`Run::records`]); every later stage only reads.
+
+mod diagnostic;
+mod id;
+
+pub use diagnostic::{sort_diagnostics, Diagnostic, Location, Severity};
+pub use id::RecordId;
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::config::{SourceDef, StatusDef, UnpublishedDef};
+
+/// A resolved site: everything every page is made from.
+#[derive(Debug)]
+pub struct Site {
+    /// The site's name.
+    pub title: String,
+    /// The status vocabulary in display order.
+    pub statuses: Vec<StatusDef>,
+    /// Kind code → name.
+    pub kinds: BTreeMap<String, String>,
+    /// Family code → name.
+    pub families: BTreeMap<String, String>,
+    /// Systems in slug order.
+    pub systems: Vec<System>,
+}
+
+/// A system under analysis (Fractal, EXIA SEED).
+#[derive(Debug)]
+pub struct System {
+    /// Folder name; URL segment.
+    pub slug: String,
+    /// Display name.
+    pub name: String,
+    /// The system's repository URL.
+    pub repository: Option<String>,
+    /// Markdown summary.
+    pub summary: Option<String>,
+    /// Runs in slug order.
+    pub runs: Vec<Run>,
+}
+
+/// One analysis of a system frozen at a revision.
+#[derive(Debug)]
+pub struct Run {
+    /// Folder name; URL segment.
+    pub slug: String,
+    /// Display name.
+    pub name: String,
+    /// The frozen git revision.
+    pub revision: String,
+    /// `YYYY-MM-DD`.
+    pub date: Option<String>,
+    /// The lens of the analysis.
+    pub lens: Option<String>,
+    /// Last date the conclusions apply to.
+    pub applicability_ends: Option<String>,
+    /// Statuses in force (names), in the site's order.
+    pub vocabulary: Vec<String>,
+    /// The source register.
+    pub sources: Vec<SourceDef>,
+    /// The source of bare citations.
+    pub default_source: Option<String>,
+    /// Sets of records referred to but not published.
+    pub unpublished: Vec<UnpublishedDef>,
+    /// Reports in display order.
+    pub reports: Vec<Report>,
+    /// The record graph of this run, by ID.
+    pub records: BTreeMap<RecordId, Record>,
+}
+
+impl Run {
+    /// The register entry of `id` (`SRC-1`).
+    pub fn source(&self, id: &str) -> Option<&SourceDef> {
+        self.sources.iter().find(|s| s.id == id)
+    }
+}
+
+/// A report of a run: its text and what `parse` recognised in it.
+#[derive(Debug)]
+pub struct Report {
+    /// File stem; URL segment.
+    pub slug: String,
+    /// Title from front matter or file name.
+    pub title: String,
+    /// Report type (`memory`, `synthesis`).
+    pub report_type: Option<String>,
+    /// The document type it follows.
+    pub schema: Option<String>,
+    /// Position among the run's reports.
+    pub order: Option<i64>,
+    /// The report file.
+    pub file: Arc<Path>,
+    /// The Markdown body (front matter removed).
+    pub markdown: Arc<str>,
+    /// File line of the first body line.
+    pub body_line: u32,
+    /// Headings in order, with their anchors.
+    pub sections: Vec<Section>,
+    /// Records declared here (headings and ID-first rows), in order.
+    pub declarations: Vec<Declaration>,
+    /// `On <ID>` annotations, in order.
+    pub annotations: Vec<Annotation>,
+    /// References to records, in order.
+    pub mentions: Vec<Mention>,
+    /// Quoted evidence, in order.
+    pub quotes: Vec<Quote>,
+    /// Citations of the source register, in order.
+    pub citations: Vec<Citation>,
+    /// Anchors of ID-first table rows, by (table index, body row index).
+    pub row_anchors: BTreeMap<(usize, usize), String>,
+}
+
+/// A heading of a report.
+#[derive(Debug, Clone)]
+pub struct Section {
+    /// Its anchor on the report page.
+    pub anchor: String,
+    /// Heading level (1–6).
+    pub level: u8,
+    /// The heading text.
+    pub title: String,
+    /// File line.
+    pub line: u32,
+}
+
+/// Who a piece of text belongs to: a record's heading body or row, or an annotation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// Index into [`Report::declarations`].
+    Declaration(usize),
+    /// Index into [`Report::annotations`].
+    Annotation(usize),
+}
+
+/// How a record is declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeclarationForm {
+    /// An ID heading of this level; the body follows it.
+    Heading {
+        /// Heading level.
+        level: u8,
+    },
+    /// A row of a table whose first cell starts with the ID.
+    TableRow {
+        /// Index of the table in the report.
+        table: usize,
+        /// The part named by `(part: …)`.
+        part: Option<String>,
+    },
+}
+
+/// One place that declares a record (a record may have several rows).
+#[derive(Debug, Clone)]
+pub struct Declaration {
+    /// The record.
+    pub id: RecordId,
+    /// Heading or table row.
+    pub form: DeclarationForm,
+    /// Anchor on the report page.
+    pub anchor: String,
+    /// The label, if given here.
+    pub label: Option<String>,
+    /// Fields (`Key: value` paragraphs, or column → cell), in order.
+    pub fields: Vec<Field>,
+    /// Statuses given here.
+    pub statuses: Vec<StatusClaim>,
+    /// Byte range of a heading record's body in [`Report::markdown`].
+    pub body: Option<Range<usize>>,
+    /// Where the ID is written.
+    pub location: Location,
+    /// Index of the enclosing section.
+    pub section: Option<usize>,
+}
+
+/// A named value of a record.
+#[derive(Debug, Clone)]
+pub struct Field {
+    /// Column header or key.
+    pub name: String,
+    /// The value as Markdown source.
+    pub value: String,
+}
+
+/// A status a record carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusClaim {
+    /// The dimension (`operation conclusion`); empty for a plain status.
+    pub dimension: String,
+    /// The status name.
+    pub value: String,
+    /// A qualifier (`listing` in `implemented (listing)`).
+    pub qualifier: Option<String>,
+    /// The part it applies to.
+    pub part: Option<String>,
+    /// Where it is written.
+    pub location: Location,
+}
+
+/// An `On <ID>` section annotating a record.
+#[derive(Debug, Clone)]
+pub struct Annotation {
+    /// The annotated record.
+    pub target: RecordId,
+    /// Anchor on the report page.
+    pub anchor: String,
+    /// Byte range of the body in [`Report::markdown`].
+    pub body: Range<usize>,
+    /// Where the heading is.
+    pub location: Location,
+    /// Index of the section (its own heading).
+    pub section: Option<usize>,
+}
+
+/// A reference to a record in prose, a cell or a heading.
+#[derive(Debug, Clone)]
+pub struct Mention {
+    /// The referenced ID.
+    pub target: RecordId,
+    /// Where it is written.
+    pub location: Location,
+    /// The citing sentence.
+    pub context: String,
+    /// Index of the enclosing section.
+    pub section: Option<usize>,
+    /// The record or annotation whose text contains it.
+    pub owner: Option<Owner>,
+}
+
+/// A line range, inclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct LineRange {
+    /// First line.
+    pub start: u32,
+    /// Last line.
+    pub end: u32,
+}
+
+impl std::fmt::Display for LineRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.start == self.end {
+            write!(f, "{}", self.start)
+        } else {
+            write!(f, "{}-{}", self.start, self.end)
+        }
+    }
+}
+
+/// Quoted evidence: a code block followed by `--- path`.
+#[derive(Debug, Clone)]
+pub struct Quote {
+    /// The fence's language, or one inferred from the path.
+    pub language: Option<String>,
+    /// The quoted code.
+    pub code: String,
+    /// The quoted file.
+    pub path: String,
+    /// `SRC-n` if named; else the run's default source.
+    pub source: Option<String>,
+    /// Quoted lines, when given.
+    pub lines: Vec<LineRange>,
+    /// Where the code block starts.
+    pub location: Location,
+    /// The record or annotation it belongs to.
+    pub owner: Option<Owner>,
+}
+
+/// A citation of the source register.
+#[derive(Debug, Clone)]
+pub struct Citation {
+    /// `SRC-n` named or inherited in the same text; else the run's default source.
+    pub source: Option<String>,
+    /// True when the text names the source itself (`SRC-1 …`).
+    pub names_source: bool,
+    /// The cited file.
+    pub path: Option<String>,
+    /// A cited document section.
+    pub section: Option<String>,
+    /// Cited lines.
+    pub lines: Vec<LineRange>,
+    /// Where it is written.
+    pub location: Location,
+    /// The record or annotation it belongs to.
+    pub owner: Option<Owner>,
+}
+
+/// A place in a run: report index and the index of an item in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct At {
+    /// Index into [`Run::reports`].
+    pub report: usize,
+    /// Index into the report's list named by the field holding this.
+    pub index: usize,
+}
+
+/// Whether a record has a page of its own content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Publication {
+    /// Declared in a report of the run.
+    Published,
+    /// Referenced or annotated only; belongs to this unpublished set (index into
+    /// [`Run::unpublished`]).
+    Unpublished(usize),
+}
+
+/// A record of a run, resolved: where it is declared, annotated and referenced.
+#[derive(Debug, Clone)]
+pub struct Record {
+    /// Its ID.
+    pub id: RecordId,
+    /// Kind code.
+    pub kind: String,
+    /// Family code, for grammars with one.
+    pub family: Option<String>,
+    /// The first label given.
+    pub label: Option<String>,
+    /// Published or not.
+    pub publication: Publication,
+    /// Declarations (into `Report::declarations`), first is where it is declared.
+    pub declarations: Vec<At>,
+    /// Annotations (into `Report::annotations`).
+    pub annotations: Vec<At>,
+    /// References to it (into `Report::mentions`).
+    pub backlinks: Vec<At>,
+    /// Records its own text references, sorted, without repeats.
+    pub references: Vec<RecordId>,
+    /// Quotes in its text (into `Report::quotes`).
+    pub quotes: Vec<At>,
+    /// Citations in its text (into `Report::citations`).
+    pub citations: Vec<At>,
+    /// Every status it carries, in declaration order.
+    pub statuses: Vec<StatusClaim>,
+    /// Names of its parts, in order.
+    pub parts: Vec<String>,
+}

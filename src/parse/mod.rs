@@ -1,0 +1,240 @@
+//! Parse: read every discovered file (in parallel, rayon) and turn it into typed data:
+//! the site config and ID grammars, each system's and run's YAML, and each report's
+//! sections, declarations, annotations, references, quotes and citations.
+//!
+//! Parsing never stops at the first problem: a broken file is left out and its
+//! diagnostics say why, so one `check` lists everything.
+
+mod report;
+
+pub use report::{markdown_options, parse_report, split_front_matter};
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::config::{parse_yaml, RunMeta, SiteConfig, SystemMeta};
+use crate::discover::{RunDir, SourceTree, SystemDir};
+use crate::model::{Diagnostic, Location, Report};
+use crate::recognise::IdScheme;
+
+/// Everything parsed, before references are resolved.
+#[derive(Debug)]
+pub struct ParsedSite {
+    /// `casebook.yaml`.
+    pub config: SiteConfig,
+    /// The compiled ID grammars.
+    pub scheme: IdScheme,
+    /// Systems in slug order.
+    pub systems: Vec<ParsedSystem>,
+}
+
+/// A parsed system.
+#[derive(Debug)]
+pub struct ParsedSystem {
+    /// Folder name.
+    pub slug: String,
+    /// `system.yaml`.
+    pub meta: SystemMeta,
+    /// Runs in slug order.
+    pub runs: Vec<ParsedRun>,
+}
+
+/// A parsed run.
+#[derive(Debug)]
+pub struct ParsedRun {
+    /// Folder name.
+    pub slug: String,
+    /// `run.yaml`.
+    pub meta: RunMeta,
+    /// Path of `run.yaml`.
+    pub file: Arc<Path>,
+    /// Text of `run.yaml`, to point diagnostics at its lines.
+    pub text: String,
+    /// Reports in display order.
+    pub reports: Vec<Report>,
+}
+
+/// Reads and parses the site. `None` when the site config itself is unusable.
+pub fn parse(tree: &SourceTree) -> (Option<ParsedSite>, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let config = match &tree.config {
+        Some(path) => match read_text(path).and_then(|text| parse_yaml::<SiteConfig>(&text, path, 1)) {
+            Ok(config) => config,
+            Err(d) => return (None, vec![d]),
+        },
+        None => SiteConfig::default(),
+    };
+    let scheme = match IdScheme::new(&config.ids) {
+        Ok(scheme) => scheme,
+        Err(e) => {
+            let file = tree.config.clone().unwrap_or_else(|| "casebook.yaml".into());
+            let d = Diagnostic::error(Location::file(&file), e.to_string())
+                .with_help("fix `ids.grammars` in casebook.yaml (see docs/format.md)");
+            return (None, vec![d]);
+        }
+    };
+    let results: Vec<(Option<ParsedSystem>, Vec<Diagnostic>)> =
+        tree.systems.par_iter().map(|system| parse_system(system, &scheme)).collect();
+    let mut systems = Vec::new();
+    for (system, found) in results {
+        diagnostics.extend(found);
+        systems.extend(system);
+    }
+    (Some(ParsedSite { config, scheme, systems }), diagnostics)
+}
+
+fn parse_system(dir: &SystemDir, scheme: &IdScheme) -> (Option<ParsedSystem>, Vec<Diagnostic>) {
+    let meta = match read_text(&dir.meta).and_then(|text| parse_yaml::<SystemMeta>(&text, &dir.meta, 1)) {
+        Ok(meta) => meta,
+        Err(d) => return (None, vec![d]),
+    };
+    let mut diagnostics = Vec::new();
+    let results: Vec<(Option<ParsedRun>, Vec<Diagnostic>)> =
+        dir.runs.par_iter().map(|run| parse_run(run, scheme)).collect();
+    let mut runs = Vec::new();
+    for (run, found) in results {
+        diagnostics.extend(found);
+        runs.extend(run);
+    }
+    (Some(ParsedSystem { slug: dir.slug.clone(), meta, runs }), diagnostics)
+}
+
+fn parse_run(dir: &RunDir, scheme: &IdScheme) -> (Option<ParsedRun>, Vec<Diagnostic>) {
+    let text = match read_text(&dir.meta) {
+        Ok(text) => text,
+        Err(d) => return (None, vec![d]),
+    };
+    let meta: RunMeta = match parse_yaml(&text, &dir.meta, 1) {
+        Ok(meta) => meta,
+        Err(d) => return (None, vec![d]),
+    };
+    let mut diagnostics = Vec::new();
+    let files = order_report_files(dir, &meta, &text, &mut diagnostics);
+    let results: Vec<(Option<Report>, Vec<Diagnostic>)> = files
+        .par_iter()
+        .map(|path| {
+            let slug = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            match read_text(path) {
+                Ok(text) => parse_report(path, &slug, &text, scheme),
+                Err(d) => (None, vec![d]),
+            }
+        })
+        .collect();
+    let mut reports = Vec::new();
+    for (report, found) in results {
+        diagnostics.extend(found);
+        reports.extend(report);
+    }
+    if meta.reports.is_none() {
+        // Without an explicit list, `order:` then the file name decide.
+        reports.sort_by(|a, b| (a.order.is_none(), a.order, &a.slug).cmp(&(b.order.is_none(), b.order, &b.slug)));
+    }
+    let run = ParsedRun { slug: dir.slug.clone(), meta, file: Arc::from(dir.meta.as_path()), text, reports };
+    (Some(run), diagnostics)
+}
+
+/// The report files of a run in the order `run.yaml` lists them, then any unlisted ones
+/// (with a warning). A listed file that does not exist is an error.
+fn order_report_files(
+    dir: &RunDir,
+    meta: &RunMeta,
+    text: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<std::path::PathBuf> {
+    let Some(listed) = &meta.reports else {
+        return dir.reports.clone();
+    };
+    let mut files = Vec::new();
+    for name in listed {
+        match dir.reports.iter().find(|p| p.file_name().is_some_and(|n| n == name.as_str())) {
+            Some(path) => files.push(path.clone()),
+            None => {
+                let (line, col, source) = locate(text, name);
+                diagnostics.push(
+                    Diagnostic::error(Location::new(Arc::from(dir.meta.as_path()), line, col), format!("report file `{name}` does not exist"))
+                        .with_source(source, name.chars().count())
+                        .with_help(format!("create {} or remove it from `reports`", dir.meta.with_file_name(name).display())),
+                );
+            }
+        }
+    }
+    for path in &dir.reports {
+        if !files.contains(path) {
+            diagnostics.push(
+                Diagnostic::warning(Location::file(path), "this report is not listed in `reports` of run.yaml")
+                    .with_help("it is published after the listed reports; add it to `reports` to place it"),
+            );
+            files.push(path.clone());
+        }
+    }
+    files
+}
+
+/// The 1-based line and column of the first occurrence of `needle` in `text`, with that
+/// line's text; line 1 when it is not found.
+pub fn locate(text: &str, needle: &str) -> (u32, u32, String) {
+    for (i, line) in text.lines().enumerate() {
+        if let Some(at) = line.find(needle) {
+            return (i as u32 + 1, line[..at].chars().count() as u32 + 1, line.to_string());
+        }
+    }
+    (1, 1, text.lines().next().unwrap_or("").to_string())
+}
+
+/// Reads a content file as UTF-8 text: a leading byte-order mark is dropped and CRLF
+/// line endings become LF. Invalid UTF-8 is an error at its line and column.
+pub fn read_text(path: &Path) -> Result<String, Diagnostic> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        Diagnostic::error(Location::file(path), format!("cannot read this file: {e}"))
+            .with_help("check that it exists and is readable")
+    })?;
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            let bytes = e.as_bytes();
+            let valid = e.utf8_error().valid_up_to();
+            let before = String::from_utf8_lossy(&bytes[..valid]);
+            let line = before.matches('\n').count() as u32 + 1;
+            let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+            let col = before[line_start..].chars().count() as u32 + 1;
+            let shown = String::from_utf8_lossy(&bytes[line_start..])
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            return Err(Diagnostic::error(
+                Location::new(Arc::from(path), line, col),
+                format!("this file is not valid UTF-8 (byte 0x{:02x})", bytes[valid]),
+            )
+            .with_source(shown, 1)
+            .with_help("save the file as UTF-8"));
+        }
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    Ok(if text.contains('\r') { text.replace("\r\n", "\n").replace('\r', "\n") } else { text.to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_utf8_names_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.md");
+        std::fs::write(&path, b"line one\nab\xffcd\n").unwrap();
+        let d = read_text(&path).unwrap_err();
+        assert_eq!((d.location.line, d.location.col), (2, 3));
+        assert!(d.message.contains("not valid UTF-8"));
+    }
+
+    #[test]
+    fn bom_and_crlf_are_normalised() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.md");
+        std::fs::write(&path, "\u{feff}a\r\nb\rc").unwrap();
+        assert_eq!(read_text(&path).unwrap(), "a\nb\nc");
+    }
+}

@@ -1,0 +1,709 @@
+//! One report: front matter, then one pass over the Markdown events that recognises
+//! sections, record declarations (ID headings and ID-first rows), `On <ID>` annotations,
+//! references, quotes and citations, each with its file, line and column.
+
+use std::collections::HashSet;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use pulldown_cmark::{CodeBlockKind, Event, Tag, TagEnd};
+
+use crate::config::{parse_yaml, FrontMatter};
+use crate::model::{
+    Annotation, Citation, Declaration, DeclarationForm, Diagnostic, Field, Location, Mention, Owner, Quote, Report,
+    Section, StatusClaim,
+};
+use crate::model::RecordId;
+use crate::recognise::{self, IdScheme};
+
+/// The Markdown dialect of reports; `render` uses the same.
+pub fn markdown_options() -> pulldown_cmark::Options {
+    use pulldown_cmark::Options;
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+}
+
+/// Splits `---\n…\n---\n` front matter from the body. Returns the YAML, the body and the
+/// file line the body starts on; or an error when the front matter is not closed.
+pub fn split_front_matter<'a>(text: &'a str, file: &Path) -> Result<(Option<&'a str>, &'a str, u32), Diagnostic> {
+    let Some(rest) = text.strip_prefix("---\n") else {
+        return Ok((None, text, 1));
+    };
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            let yaml = &rest[..offset];
+            let body = &rest[offset + line.len()..];
+            let body_line = 2 + yaml.lines().count() as u32 + 1;
+            return Ok((Some(yaml), body, body_line));
+        }
+        offset += line.len();
+    }
+    Err(Diagnostic::error(Location::file(file), "the front matter opened on line 1 is never closed")
+        .with_source("---", 3)
+        .with_help("end the front matter with a line holding only `---`"))
+}
+
+/// Parses one report. `slug` is its file stem. A report whose front matter is broken is
+/// not returned; its diagnostics say why.
+pub fn parse_report(file: &Path, slug: &str, text: &str, scheme: &IdScheme) -> (Option<Report>, Vec<Diagnostic>) {
+    let (yaml, body, body_line) = match split_front_matter(text, file) {
+        Ok(parts) => parts,
+        Err(d) => return (None, vec![d]),
+    };
+    let front: FrontMatter = match yaml {
+        Some(yaml) => match parse_yaml(yaml, file, 2) {
+            Ok(front) => front,
+            Err(d) => return (None, vec![d]),
+        },
+        None => FrontMatter::default(),
+    };
+    let file: Arc<Path> = Arc::from(file);
+    let mut scanner = Scanner::new(scheme, file.clone(), body, body_line);
+    scanner.run();
+    let Scanner { parts, diagnostics, .. } = scanner;
+    let title = front.title.clone().unwrap_or_else(|| slug.to_string());
+    let report = Report {
+        slug: slug.to_string(),
+        title,
+        report_type: front.report_type,
+        schema: front.schema,
+        order: front.order,
+        file,
+        markdown: Arc::from(body),
+        body_line,
+        sections: parts.sections,
+        declarations: parts.declarations,
+        annotations: parts.annotations,
+        mentions: parts.mentions,
+        quotes: parts.quotes,
+        citations: parts.citations,
+        row_anchors: parts.row_anchors,
+    };
+    (Some(report), diagnostics)
+}
+
+#[derive(Default)]
+struct Parts {
+    sections: Vec<Section>,
+    declarations: Vec<Declaration>,
+    annotations: Vec<Annotation>,
+    mentions: Vec<Mention>,
+    quotes: Vec<Quote>,
+    citations: Vec<Citation>,
+    row_anchors: std::collections::BTreeMap<(usize, usize), String>,
+}
+
+/// Text of one inline container (a paragraph, heading, cell or tight list item), with
+/// the runs of plain text that may hold IDs and where each run is in the source.
+#[derive(Default, Clone)]
+struct Inline {
+    text: String,
+    runs: Vec<TextRun>,
+    source: Option<Range<usize>>,
+}
+
+#[derive(Clone)]
+struct TextRun {
+    /// Byte range in `Inline::text`.
+    text: Range<usize>,
+    /// Byte range in the Markdown source.
+    source: Range<usize>,
+}
+
+struct Cell {
+    inline: Inline,
+    source: Range<usize>,
+}
+
+struct PendingCode {
+    language: Option<String>,
+    code: String,
+    offset: usize,
+    owner: Option<Owner>,
+}
+
+struct Scanner<'a> {
+    scheme: &'a IdScheme,
+    file: Arc<Path>,
+    md: &'a str,
+    line_starts: Vec<usize>,
+    body_line: u32,
+    parts: Parts,
+    diagnostics: Vec<Diagnostic>,
+    anchors: HashSet<String>,
+    /// The heading-scoped owner and its heading level.
+    owner: Option<(Owner, u8)>,
+    section: Option<usize>,
+    inline: Inline,
+    link_depth: usize,
+    image_depth: usize,
+    list_depth: usize,
+    table: Option<usize>,
+    tables_seen: usize,
+    in_table_head: bool,
+    header: Vec<String>,
+    row: Vec<Cell>,
+    body_row: usize,
+    code: Option<PendingCode>,
+    /// A finished code block waiting to see whether a `--- path` paragraph follows.
+    quote_candidate: Option<PendingCode>,
+    paragraph_follows_code: bool,
+}
+
+impl<'a> Scanner<'a> {
+    fn new(scheme: &'a IdScheme, file: Arc<Path>, md: &'a str, body_line: u32) -> Self {
+        let mut line_starts = vec![0];
+        line_starts.extend(md.match_indices('\n').map(|(i, _)| i + 1));
+        Scanner {
+            scheme,
+            file,
+            md,
+            line_starts,
+            body_line,
+            parts: Parts::default(),
+            diagnostics: Vec::new(),
+            anchors: HashSet::new(),
+            owner: None,
+            section: None,
+            inline: Inline::default(),
+            link_depth: 0,
+            image_depth: 0,
+            list_depth: 0,
+            table: None,
+            tables_seen: 0,
+            in_table_head: false,
+            header: Vec::new(),
+            row: Vec::new(),
+            body_row: 0,
+            code: None,
+            quote_candidate: None,
+            paragraph_follows_code: false,
+        }
+    }
+
+    fn location(&self, offset: usize) -> Location {
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let col = self.md[self.line_starts[line]..offset].chars().count() + 1;
+        Location::new(self.file.clone(), self.body_line + line as u32, col as u32)
+    }
+
+    fn line_text(&self, offset: usize) -> &str {
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let end = self.line_starts.get(line + 1).map(|e| e - 1).unwrap_or(self.md.len());
+        &self.md[self.line_starts[line]..end]
+    }
+
+    fn unique_anchor(&mut self, wanted: String) -> String {
+        let mut anchor = wanted.clone();
+        let mut n = 2;
+        while !self.anchors.insert(anchor.clone()) {
+            anchor = format!("{wanted}--{n}");
+            n += 1;
+        }
+        anchor
+    }
+
+    fn run(&mut self) {
+        let md = self.md;
+        let parser = pulldown_cmark::Parser::new_ext(md, markdown_options()).into_offset_iter();
+        for (event, range) in parser {
+            // A quote's `--- path` must be the very next block after the code block.
+            if self.quote_candidate.is_some() && !self.paragraph_follows_code {
+                match &event {
+                    Event::Start(Tag::Paragraph) => self.paragraph_follows_code = true,
+                    _ => self.quote_candidate = None,
+                }
+            }
+            self.event(event, range);
+        }
+        self.close_owner(md.len());
+    }
+
+    fn event(&mut self, event: Event<'_>, range: Range<usize>) {
+        match event {
+            Event::Start(tag) => self.start(tag, range),
+            Event::End(tag) => self.end(tag, range),
+            Event::Text(text) => {
+                if let Some(code) = &mut self.code {
+                    code.code.push_str(&text);
+                } else if self.link_depth > 0 || self.image_depth > 0 {
+                    self.inline.text.push_str(&text);
+                } else {
+                    let start = self.inline.text.len();
+                    self.inline.text.push_str(&text);
+                    self.inline.runs.push(TextRun { text: start..self.inline.text.len(), source: range });
+                }
+            }
+            Event::Code(text) => self.inline.text.push_str(&text),
+            Event::SoftBreak | Event::HardBreak => self.inline.text.push(' '),
+            _ => {}
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'_>, range: Range<usize>) {
+        match tag {
+            Tag::Link { .. } => self.link_depth += 1,
+            Tag::Image { .. } => self.image_depth += 1,
+            Tag::Emphasis | Tag::Strong | Tag::Strikethrough | Tag::Superscript | Tag::Subscript => {}
+            Tag::CodeBlock(kind) => {
+                self.flush_inline();
+                let language = match kind {
+                    CodeBlockKind::Fenced(info) => info.split_whitespace().next().map(str::to_string),
+                    CodeBlockKind::Indented => None,
+                };
+                let owner = self.owner.map(|(o, _)| o);
+                self.code = Some(PendingCode { language, code: String::new(), offset: range.start, owner });
+            }
+            Tag::Heading { .. } | Tag::Paragraph | Tag::TableCell | Tag::Item => {
+                self.flush_inline();
+                self.inline.source = Some(range);
+                if matches!(tag, Tag::Item) {
+                    self.list_depth += 1;
+                }
+            }
+            Tag::Table(_) => {
+                self.flush_inline();
+                self.table = Some(self.tables_seen);
+                self.tables_seen += 1;
+                self.header.clear();
+                self.body_row = 0;
+            }
+            Tag::TableHead => self.in_table_head = true,
+            Tag::TableRow => self.row.clear(),
+            _ => self.flush_inline(),
+        }
+    }
+
+    fn end(&mut self, tag: TagEnd, range: Range<usize>) {
+        match tag {
+            TagEnd::Link => self.link_depth -= 1,
+            TagEnd::Image => self.image_depth -= 1,
+            TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Superscript | TagEnd::Subscript => {}
+            TagEnd::Heading(level) => {
+                let inline = std::mem::take(&mut self.inline);
+                self.heading(level as u8, inline, range);
+            }
+            TagEnd::Paragraph => {
+                let inline = std::mem::take(&mut self.inline);
+                self.paragraph(inline);
+            }
+            TagEnd::Item => {
+                let inline = std::mem::take(&mut self.inline);
+                self.block_text(inline, self.owner.map(|(o, _)| o), true);
+                self.list_depth -= 1;
+            }
+            TagEnd::TableCell => {
+                let inline = std::mem::take(&mut self.inline);
+                if self.in_table_head {
+                    self.header.push(inline.text.trim().to_string());
+                    self.scan(&inline, self.owner.map(|(o, _)| o), None);
+                } else {
+                    self.row.push(Cell { inline, source: range });
+                }
+            }
+            TagEnd::TableHead => self.in_table_head = false,
+            TagEnd::TableRow => {
+                let cells = std::mem::take(&mut self.row);
+                self.table_row(cells);
+                self.body_row += 1;
+            }
+            TagEnd::Table => self.table = None,
+            TagEnd::CodeBlock => {
+                if let Some(code) = self.code.take() {
+                    self.check_fence_closed(&code, range);
+                    self.quote_candidate = Some(code);
+                    self.paragraph_follows_code = false;
+                }
+            }
+            _ => self.flush_inline(),
+        }
+    }
+
+    /// Text outside a paragraph, heading, cell or item (rare: text directly in a block
+    /// quote after a nested block) still has its references recognised.
+    fn flush_inline(&mut self) {
+        if !self.inline.text.is_empty() {
+            let inline = std::mem::take(&mut self.inline);
+            self.scan(&inline, self.owner.map(|(o, _)| o), None);
+        }
+        self.inline = Inline::default();
+    }
+
+    fn check_fence_closed(&mut self, code: &PendingCode, range: Range<usize>) {
+        let raw = &self.md[range.clone()];
+        let first = raw.trim_start();
+        let fence: String = first.chars().take_while(|&c| c == '`' || c == '~').collect();
+        if fence.len() < 3 {
+            return;
+        }
+        let last_line = raw.trim_end().lines().last().unwrap_or("").trim();
+        let closed = raw.trim_end().lines().count() > 1
+            && last_line.starts_with(&fence[..3])
+            && last_line.chars().all(|c| c == fence.chars().next().unwrap());
+        if !closed {
+            let location = self.location(code.offset);
+            let line = self.line_text(code.offset).to_string();
+            self.diagnostics.push(
+                Diagnostic::error(location, "this code fence is never closed, so the rest of the report is code")
+                    .with_source(line, fence.chars().count())
+                    .with_help(format!("close the block with a line holding `{fence}`")),
+            );
+        }
+    }
+
+    fn close_owner(&mut self, end: usize) {
+        if let Some((owner, _)) = self.owner.take() {
+            match owner {
+                Owner::Declaration(i) => {
+                    if let Some(body) = &mut self.parts.declarations[i].body {
+                        body.end = end.max(body.start);
+                    }
+                }
+                Owner::Annotation(i) => {
+                    let body = &mut self.parts.annotations[i].body;
+                    body.end = end.max(body.start);
+                }
+            }
+        }
+    }
+
+    fn heading(&mut self, level: u8, inline: Inline, range: Range<usize>) {
+        if self.owner.is_some_and(|(_, owner_level)| level <= owner_level) {
+            self.close_owner(range.start);
+        }
+        let title = inline.text.trim().to_string();
+        let location = self.location(range.start + self.md[range.clone()].find(title.as_str()).unwrap_or(0));
+        let line = location.line;
+        let section_index = self.parts.sections.len();
+        let anchor;
+        if let Some(m) = self.scheme.leading_id(&title) {
+            let id = RecordId::new(&title[m.range.clone()]);
+            anchor = self.unique_anchor(id.slug());
+            let index = self.parts.declarations.len();
+            self.parts.declarations.push(Declaration {
+                id,
+                form: DeclarationForm::Heading { level },
+                anchor: anchor.clone(),
+                label: recognise::heading_label(&title[m.range.end..]),
+                fields: Vec::new(),
+                statuses: Vec::new(),
+                body: Some(range.end..range.end),
+                location,
+                section: Some(section_index),
+            });
+            self.owner = Some((Owner::Declaration(index), level));
+            self.section = Some(section_index);
+            self.scan(&inline, self.owner.map(|(o, _)| o), Some(m.range));
+        } else if let Some(target) = recognise::annotation_target(self.scheme, &title) {
+            let target = RecordId::new(target);
+            anchor = self.unique_anchor(format!("on-{}", target.slug()));
+            let index = self.parts.annotations.len();
+            self.parts.annotations.push(Annotation {
+                target,
+                anchor: anchor.clone(),
+                body: range.end..range.end,
+                location,
+                section: Some(section_index),
+            });
+            self.owner = Some((Owner::Annotation(index), level));
+            self.section = Some(section_index);
+        } else {
+            let explicit = self.heading_id_attribute(range.clone());
+            anchor = self.unique_anchor(explicit.unwrap_or_else(|| recognise::slugify(&title)));
+            self.section = Some(section_index);
+            self.scan(&inline, self.owner.map(|(o, _)| o), None);
+        }
+        self.parts.sections.push(Section { anchor, level, title, line });
+    }
+
+    /// `## Title {#custom-id}` keeps its author-chosen anchor.
+    fn heading_id_attribute(&self, range: Range<usize>) -> Option<String> {
+        let raw = self.md[range].trim_end();
+        let attrs = raw.strip_suffix('}')?.rsplit_once('{')?.1;
+        attrs.split_whitespace().find_map(|a| a.strip_prefix('#')).map(str::to_string)
+    }
+
+    fn paragraph(&mut self, inline: Inline) {
+        if let Some(code) = self.quote_candidate.take() {
+            if let Some(path) = recognise::quote_path(&inline.text) {
+                let language = code.language.clone().or_else(|| recognise::language_for_path(&path.path).map(str::to_string));
+                let location = self.location(code.offset);
+                self.parts.quotes.push(Quote {
+                    language,
+                    code: code.code,
+                    path: path.path,
+                    source: path.source,
+                    lines: path.lines,
+                    location,
+                    owner: code.owner,
+                });
+                return;
+            }
+        }
+        self.block_text(inline, self.owner.map(|(o, _)| o), self.list_depth > 0);
+    }
+
+    /// A paragraph or list item: fields and statuses of the record whose body it is in,
+    /// then its references and citations.
+    fn block_text(&mut self, inline: Inline, owner: Option<Owner>, in_list: bool) {
+        if let (Some((Owner::Declaration(i), _)), Some(source)) = (self.owner, inline.source.clone()) {
+            let text = inline.text.trim();
+            if let Some((dimension, value)) = recognise::status_line(text) {
+                let value_offset = source.start + self.md[source.clone()].find(value).unwrap_or(0);
+                self.add_statuses(i, &dimension, value, None, value_offset);
+            } else if !in_list {
+                if let Some((key, value_at)) = recognise::field(text) {
+                    let raw = &self.md[source.clone()];
+                    let value_source = raw.find(&text[value_at..]).map(|at| raw[at..].trim().to_string());
+                    let value = value_source.unwrap_or_else(|| text[value_at..].to_string());
+                    let declaration = &mut self.parts.declarations[i];
+                    if key == "Label" && declaration.label.is_none() {
+                        declaration.label = Some(text[value_at..].trim().to_string());
+                    }
+                    declaration.fields.push(Field { name: key.to_string(), value });
+                }
+            }
+        }
+        self.scan(&inline, owner, None);
+    }
+
+    fn add_statuses(&mut self, declaration: usize, dimension: &str, value: &str, part: Option<String>, offset: usize) {
+        for status in recognise::status_values(value) {
+            let at = self.md[offset..].find(status.name.as_str()).map(|i| offset + i).unwrap_or(offset);
+            let location = self.location(at);
+            self.parts.declarations[declaration].statuses.push(StatusClaim {
+                dimension: dimension.to_string(),
+                value: status.name,
+                qualifier: status.qualifier,
+                part: part.clone(),
+                location,
+            });
+        }
+    }
+
+    fn table_row(&mut self, cells: Vec<Cell>) {
+        let table = self.table.unwrap_or(0);
+        let declared = cells.first().and_then(|first| self.scheme.leading_id(&first.inline.text).map(|m| (m, first)));
+        let Some((m, first)) = declared else {
+            let owner = self.owner.map(|(o, _)| o);
+            for cell in &cells {
+                self.scan(&cell.inline, owner, None);
+            }
+            return;
+        };
+        let id = RecordId::new(&first.inline.text[m.range.clone()]);
+        let (label, part) = recognise::label_and_part(&first.inline.text[m.range.end..]);
+        let id_offset = self.source_offset(&first.inline, m.range.clone()).unwrap_or(first.source.start);
+        let location = self.location(id_offset);
+        let anchor = self.unique_anchor(id.slug());
+        self.parts.row_anchors.insert((table, self.body_row), anchor.clone());
+        let index = self.parts.declarations.len();
+        let mut fields = Vec::new();
+        let mut status_cells = Vec::new();
+        for (column, cell) in cells.iter().enumerate().skip(1) {
+            let name = self.header.get(column).cloned().filter(|h| !h.is_empty()).unwrap_or_else(|| format!("Column {}", column + 1));
+            let value = self.md[cell.source.clone()].trim().trim_matches('|').trim().to_string();
+            if recognise::is_status_header(&name) && !cell.inline.text.trim().is_empty() {
+                let offset = self.source_offset(&cell.inline, 0..cell.inline.text.len()).unwrap_or(cell.source.start);
+                status_cells.push((name.clone(), cell.inline.text.trim().to_string(), offset));
+            }
+            fields.push(Field { name, value });
+        }
+        self.parts.declarations.push(Declaration {
+            id,
+            form: DeclarationForm::TableRow { table, part: part.clone() },
+            anchor,
+            label,
+            fields,
+            statuses: Vec::new(),
+            body: None,
+            location,
+            section: self.section,
+        });
+        for (header, value, offset) in status_cells {
+            let dimension = header.trim();
+            let dimension = dimension[..dimension.len() - "status".len()].trim().to_string();
+            self.add_statuses(index, &dimension, &value, part.clone(), offset);
+        }
+        let owner = Some(Owner::Declaration(index));
+        for (column, cell) in cells.iter().enumerate() {
+            let skip = (column == 0).then(|| m.range.clone());
+            self.scan(&cell.inline, owner, skip);
+        }
+    }
+
+    /// Where a byte range of an inline container's text is in the Markdown source.
+    fn source_offset(&self, inline: &Inline, range: Range<usize>) -> Option<usize> {
+        let run = inline.runs.iter().find(|r| r.text.start <= range.start && range.start < r.text.end)?;
+        let wanted = &inline.text[range.start..range.end.min(run.text.end)];
+        let source = &self.md[run.source.clone()];
+        let relative = range.start - run.text.start;
+        if source.get(relative..relative + wanted.len()) == Some(wanted) {
+            return Some(run.source.start + relative);
+        }
+        source.find(wanted).map(|i| run.source.start + i).or(Some(run.source.start))
+    }
+
+    /// Records the references and citations in an inline container. `skip` is the range
+    /// of a declaring ID, which is not a reference.
+    fn scan(&mut self, inline: &Inline, owner: Option<Owner>, skip: Option<Range<usize>>) {
+        for run in &inline.runs {
+            let text = &inline.text[run.text.clone()];
+            for m in self.scheme.find_ids(text) {
+                let in_container = run.text.start + m.range.start..run.text.start + m.range.end;
+                if skip.as_ref().is_some_and(|s| s.start == in_container.start) {
+                    continue;
+                }
+                let offset = self.source_offset(inline, in_container.clone()).unwrap_or(run.source.start);
+                let location = self.location(offset);
+                let context = recognise::sentence_around(&inline.text, in_container, 320);
+                self.parts.mentions.push(Mention {
+                    target: RecordId::new(&text[m.range]),
+                    location,
+                    context,
+                    section: self.section,
+                    owner,
+                });
+            }
+            for c in recognise::find_citations(text) {
+                let in_container = run.text.start + c.range.start..run.text.start + c.range.end;
+                let offset = self.source_offset(inline, in_container).unwrap_or(run.source.start);
+                let location = self.location(offset);
+                self.parts.citations.push(Citation {
+                    names_source: c.source_range.is_some(),
+                    source: c.source,
+                    path: c.path,
+                    section: c.section,
+                    lines: c.lines,
+                    location,
+                    owner,
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::IdConfig;
+
+    fn parse(md: &str) -> (Report, Vec<Diagnostic>) {
+        let scheme = IdScheme::new(&IdConfig::default()).unwrap();
+        let (report, diagnostics) = parse_report(Path::new("r.md"), "r", md, &scheme);
+        (report.expect("report parses"), diagnostics)
+    }
+
+    #[test]
+    fn front_matter_and_body_line() {
+        let (report, _) = parse("---\ntitle: Memory\ntype: memory\n---\n\n# MEM-OBJ-raw\n");
+        assert_eq!(report.title, "Memory");
+        assert_eq!(report.report_type.as_deref(), Some("memory"));
+        assert_eq!(report.declarations[0].location.line, 6);
+    }
+
+    #[test]
+    fn unclosed_front_matter_is_an_error() {
+        let scheme = IdScheme::new(&IdConfig::default()).unwrap();
+        let (report, diagnostics) = parse_report(Path::new("r.md"), "r", "---\ntitle: x\n# body\n", &scheme);
+        assert!(report.is_none());
+        assert!(diagnostics[0].message.contains("never closed"));
+    }
+
+    #[test]
+    fn id_heading_declares_a_record_with_fields_statuses_and_body() {
+        let md = "## Shared\n\n### MEM-OBJ-raw: Raw batches\n\nLabel: Raw conversation batches\n\nSource-native identity: raw/x.md, see MEM-OBJ-registre.\n\n- operation conclusion status: uninspected\n- Status: implemented (listing) / absent (content index)\n\n## Next\n\nMEM-OBJ-raw again.\n";
+        let (report, _) = parse(md);
+        let d = &report.declarations[0];
+        assert_eq!(d.id.as_str(), "MEM-OBJ-raw");
+        assert_eq!(d.label.as_deref(), Some("Raw batches"));
+        assert_eq!(d.form, DeclarationForm::Heading { level: 3 });
+        let fields: Vec<_> = d.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(fields, ["Label", "Source-native identity"]);
+        let statuses: Vec<_> = d.statuses.iter().map(|s| (s.dimension.as_str(), s.value.as_str(), s.qualifier.as_deref())).collect();
+        assert_eq!(
+            statuses,
+            [("operation conclusion", "uninspected", None), ("", "implemented", Some("listing")), ("", "absent", Some("content index"))]
+        );
+        let body = &report.markdown[d.body.clone().unwrap()];
+        assert!(body.contains("Source-native identity") && !body.contains("## Next"), "{body}");
+        // The reference inside the body belongs to the record; the one after does not.
+        let owners: Vec<_> = report.mentions.iter().map(|m| (m.target.as_str(), m.owner)).collect();
+        assert_eq!(owners, [("MEM-OBJ-registre", Some(Owner::Declaration(0))), ("MEM-OBJ-raw", None)]);
+        assert_eq!(report.mentions[1].location.line, 14);
+    }
+
+    #[test]
+    fn id_first_rows_declare_records_with_parts_fields_and_status_column() {
+        let md = "| ID (part) | Producer | Status |\n|---|---|---|\n| OBJ-03 SessionSummary | host, not OBJ-02 | implemented |\n| OBJ-06 TurnUsage (part: context_tokens) | host | implemented (listing) / absent (index) |\n| Not a record | OBJ-03 | - |\n";
+        let (report, _) = parse(md);
+        assert_eq!(report.declarations.len(), 2);
+        let obj06 = &report.declarations[1];
+        assert_eq!(obj06.form, DeclarationForm::TableRow { table: 0, part: Some("context_tokens".into()) });
+        assert_eq!(obj06.label.as_deref(), Some("TurnUsage"));
+        assert_eq!(obj06.fields[0].name, "Producer");
+        assert_eq!(obj06.statuses.len(), 2);
+        assert_eq!(obj06.statuses[1].part.as_deref(), Some("context_tokens"));
+        assert_eq!(report.row_anchors.get(&(0, 1)).map(String::as_str), Some("OBJ-06"));
+        let mentions: Vec<_> = report.mentions.iter().map(|m| (m.target.as_str(), m.owner)).collect();
+        assert_eq!(mentions, [("OBJ-02", Some(Owner::Declaration(0))), ("OBJ-03", None)]);
+        assert_eq!(report.mentions[0].location.line, 3);
+        assert_eq!(report.mentions[0].location.col, 37);
+    }
+
+    #[test]
+    fn annotation_heading_owns_its_body() {
+        let md = "## Annotations\n\n### On RT-RTE-memory-delivery\n\nRead-back uses MEM-OBJ-raw (SRC-1 plugin/a.py).\n";
+        let (report, _) = parse(md);
+        assert_eq!(report.annotations[0].target.as_str(), "RT-RTE-memory-delivery");
+        assert_eq!(report.annotations[0].anchor, "on-RT-RTE-memory-delivery");
+        assert_eq!(report.mentions[0].owner, Some(Owner::Annotation(0)));
+        assert_eq!(report.citations[0].path.as_deref(), Some("plugin/a.py"));
+    }
+
+    #[test]
+    fn code_block_followed_by_path_line_is_a_quote() {
+        let md = "### MEM-OBJ-raw\n\n```python\nlignes.append(x)  # MEM-OBJ-fake\n```\n--- plugin/exia_seed/ingestion.py\n\n```\nplain\n```\n\nNot a path.\n";
+        let (report, _) = parse(md);
+        assert_eq!(report.quotes.len(), 1);
+        let q = &report.quotes[0];
+        assert_eq!((q.language.as_deref(), q.path.as_str()), (Some("python"), "plugin/exia_seed/ingestion.py"));
+        assert_eq!(q.owner, Some(Owner::Declaration(0)));
+        assert!(report.mentions.is_empty(), "IDs in code are not references");
+    }
+
+    #[test]
+    fn language_is_inferred_from_the_path() {
+        let (report, _) = parse("```\nfn main() {}\n```\n--- src/main.rs:1-3\n");
+        assert_eq!(report.quotes[0].language.as_deref(), Some("rust"));
+        assert_eq!(report.quotes[0].lines[0].end, 3);
+    }
+
+    #[test]
+    fn unclosed_fence_is_an_error() {
+        let (_, diagnostics) = parse("Intro.\n\n```python\nx = 1\n\nMore text\n");
+        assert_eq!(diagnostics.len(), 1);
+        assert_eq!(diagnostics[0].location.line, 3);
+        assert!(diagnostics[0].message.contains("never closed"));
+    }
+
+    #[test]
+    fn ids_in_links_and_inline_code_are_not_references() {
+        let (report, _) = parse("See [OBJ-03](https://x.org) and `OBJ-04`, but OBJ-05.\n");
+        let targets: Vec<_> = report.mentions.iter().map(|m| m.target.as_str()).collect();
+        assert_eq!(targets, ["OBJ-05"]);
+    }
+
+    #[test]
+    fn duplicate_anchors_are_made_unique() {
+        let (report, _) = parse("## Notes\n\n## Notes\n\n| ID | x |\n|---|---|\n| OBJ-06 (part: a) | 1 |\n| OBJ-06 (part: b) | 2 |\n");
+        let anchors: Vec<_> = report.sections.iter().map(|s| s.anchor.as_str()).collect();
+        assert_eq!(anchors, ["notes", "notes--2"]);
+        assert_eq!(report.row_anchors.values().cloned().collect::<Vec<_>>(), ["OBJ-06", "OBJ-06--2"]);
+    }
+}

@@ -1,0 +1,167 @@
+//! The pipeline, and the only module that knows the order of the stages:
+//! discover → parse → resolve → render → post-process → write.
+//!
+//! `check` runs every stage but the last; `build` writes only when no stage reported an
+//! error, so the previous output survives any failed build.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::model::{sort_diagnostics, Diagnostic, Publication, Site};
+use crate::render::{self, Theme};
+use crate::{discover, parse, postprocess, resolve, write};
+
+/// What to build and where.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// The site's root: the folder holding `content/`, `themes/` and `static/`.
+    pub root: PathBuf,
+    /// The output folder.
+    pub output: PathBuf,
+    /// Overrides `base_url` of casebook.yaml.
+    pub base_url: Option<String>,
+}
+
+impl BuildOptions {
+    /// Options for the site at `root`, written to `root/public`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        let root = root.into();
+        BuildOptions { output: root.join("public"), root, base_url: None }
+    }
+}
+
+/// Counts for the end-of-build summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Systems.
+    pub systems: usize,
+    /// Runs.
+    pub runs: usize,
+    /// Reports.
+    pub reports: usize,
+    /// Published records.
+    pub records: usize,
+    /// Referenced but unpublished records.
+    pub unpublished: usize,
+    /// References to published records.
+    pub references_resolved: usize,
+    /// References to unpublished records.
+    pub references_dangling: usize,
+    /// Quotes.
+    pub quotes: usize,
+    /// Citations.
+    pub citations: usize,
+    /// HTML pages.
+    pub pages: usize,
+    /// Files written (pages, assets, static files).
+    pub files: usize,
+}
+
+/// The result of `check` or `build`.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Every diagnostic, sorted by file and line.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Counts, when the content could be resolved.
+    pub summary: Option<Summary>,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// True when files were written.
+    pub written: bool,
+}
+
+impl Outcome {
+    /// True when any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// A failure that is not about the content: the theme or the output folder.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// A template failed.
+    #[error(transparent)]
+    Render(#[from] render::RenderError),
+    /// HTML rewriting failed.
+    #[error("rewriting HTML failed: {0}")]
+    Postprocess(#[from] lol_html::errors::RewritingError),
+    /// Writing the output failed.
+    #[error(transparent)]
+    Write(#[from] write::WriteError),
+}
+
+/// Runs every stage but writing.
+pub fn check(options: &BuildOptions) -> Result<Outcome, PipelineError> {
+    run(options, false)
+}
+
+/// Runs every stage; writes the output when there is no error.
+pub fn build(options: &BuildOptions) -> Result<Outcome, PipelineError> {
+    run(options, true)
+}
+
+fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineError> {
+    let started = Instant::now();
+    let content = options.root.join("content");
+    let (tree, mut diagnostics) = discover::discover(&content);
+    let (parsed, found) = parse::parse(&tree);
+    diagnostics.extend(found);
+    let Some(parsed) = parsed else {
+        sort_diagnostics(&mut diagnostics);
+        return Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false });
+    };
+    let parse::ParsedSite { config, scheme, systems } = parsed;
+    let base_url = options.base_url.clone().unwrap_or_else(|| config.base_url.clone());
+    let (site, found) = resolve::resolve(systems, &config, &scheme);
+    diagnostics.extend(found);
+    diagnostics.extend(render::language_warnings(&site));
+    let theme = match Theme::load(&options.root, &config.theme) {
+        Ok(theme) => Some(theme),
+        Err(d) => {
+            diagnostics.push(d);
+            None
+        }
+    };
+    let mut summary = summarise(&site);
+    sort_diagnostics(&mut diagnostics);
+    let errors = diagnostics.iter().any(Diagnostic::is_error);
+    let mut written = false;
+    if let (false, Some(theme)) = (errors, theme) {
+        let mut files = render::render(&site, &scheme, &theme)?;
+        postprocess::postprocess(&mut files, &base_url)?;
+        summary.pages = files.iter().filter(|f| f.path.extension().is_some_and(|e| e == "html")).count();
+        summary.files = files.len();
+        if write_output {
+            let static_dir = options.root.join("static");
+            write::write_site(&options.output, &files, Some(&static_dir), &options.root)?;
+            written = true;
+        }
+    }
+    Ok(Outcome { diagnostics, summary: Some(summary), elapsed: started.elapsed(), written })
+}
+
+fn summarise(site: &Site) -> Summary {
+    let mut s = Summary { systems: site.systems.len(), ..Summary::default() };
+    for run in site.systems.iter().flat_map(|system| &system.runs) {
+        s.runs += 1;
+        s.reports += run.reports.len();
+        for record in run.records.values() {
+            match record.publication {
+                Publication::Published => {
+                    s.records += 1;
+                    s.references_resolved += record.backlinks.len();
+                }
+                Publication::Unpublished(_) => {
+                    s.unpublished += 1;
+                    s.references_dangling += record.backlinks.len();
+                }
+            }
+        }
+        for report in &run.reports {
+            s.quotes += report.quotes.len();
+            s.citations += report.citations.iter().filter(|c| c.path.is_some()).count();
+        }
+    }
+    s
+}

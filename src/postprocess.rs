@@ -1,0 +1,100 @@
+//! Post-process: page-level rewrites of finished HTML with lol_html, one handler per
+//! concern: a self-link in every heading that has an anchor, `rel` and a class on
+//! external links, and the base path in front of every root-relative URL.
+
+use lol_html::html_content::ContentType;
+use lol_html::{element, rewrite_str, RewriteStrSettings};
+
+use crate::render::markdown::escape;
+use crate::render::OutputFile;
+
+/// The path part of a base URL, always starting and ending with `/`:
+/// `https://example.org/preview/pr-12` → `/preview/pr-12/`.
+pub fn base_path(base_url: &str) -> String {
+    let without_scheme = match base_url.split_once("://") {
+        Some((_, rest)) => rest.split_once('/').map(|(_, path)| path).unwrap_or(""),
+        None => base_url,
+    };
+    let trimmed = without_scheme.trim_matches('/');
+    if trimmed.is_empty() {
+        "/".to_string()
+    } else {
+        format!("/{trimmed}/")
+    }
+}
+
+/// Rewrites every HTML file in place; other files pass through.
+pub fn postprocess(files: &mut [OutputFile], base_url: &str) -> Result<(), lol_html::errors::RewritingError> {
+    use rayon::prelude::*;
+    let base = base_path(base_url);
+    files.par_iter_mut().filter(|f| f.path.extension().is_some_and(|e| e == "html")).try_for_each(|file| {
+        let html = String::from_utf8_lossy(&file.bytes);
+        file.bytes = rewrite_page(&html, &base)?.into_bytes();
+        Ok(())
+    })
+}
+
+fn with_base(base: &str, url: &str) -> Option<String> {
+    (url.starts_with('/') && !url.starts_with("//") && base != "/").then(|| format!("{base}{}", &url[1..]))
+}
+
+/// Rewrites one page.
+pub fn rewrite_page(html: &str, base: &str) -> Result<String, lol_html::errors::RewritingError> {
+    rewrite_str(
+        html,
+        RewriteStrSettings {
+            element_content_handlers: vec![
+                element!("h1[id], h2[id], h3[id], h4[id], h5[id], h6[id]", |el| {
+                    if let Some(id) = el.get_attribute("id") {
+                        let link = format!("<a class=\"anchor\" href=\"#{}\" aria-label=\"Link to this section\">#</a>", escape(&id));
+                        el.append(&link, ContentType::Html);
+                    }
+                    Ok(())
+                }),
+                element!("a[href^='http://'], a[href^='https://']", |el| {
+                    el.set_attribute("rel", "noopener noreferrer")?;
+                    let class = el.get_attribute("class").map(|c| format!("{c} external")).unwrap_or_else(|| "external".into());
+                    el.set_attribute("class", &class)?;
+                    Ok(())
+                }),
+                element!("[href^='/']", |el| {
+                    if let Some(url) = el.get_attribute("href").and_then(|u| with_base(base, &u)) {
+                        el.set_attribute("href", &url)?;
+                    }
+                    Ok(())
+                }),
+                element!("[src^='/']", |el| {
+                    if let Some(url) = el.get_attribute("src").and_then(|u| with_base(base, &u)) {
+                        el.set_attribute("src", &url)?;
+                    }
+                    Ok(())
+                }),
+            ],
+            ..RewriteStrSettings::new()
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_paths() {
+        assert_eq!(base_path("/"), "/");
+        assert_eq!(base_path("https://example.org"), "/");
+        assert_eq!(base_path("https://example.org/preview/pr-12"), "/preview/pr-12/");
+        assert_eq!(base_path("docs"), "/docs/");
+    }
+
+    #[test]
+    fn rewrites_links_headings_and_assets() {
+        let html = r#"<h2 id="x">T</h2><a href="/a/">in</a><a href="https://github.com/x">out</a><link href="/assets/s.css"><a href="//cdn.example/x">proto</a>"#;
+        let out = rewrite_page(html, "/pr-12/").unwrap();
+        assert!(out.contains(r##"<h2 id="x">T<a class="anchor" href="#x""##), "{out}");
+        assert!(out.contains(r#"<a href="/pr-12/a/">in</a>"#), "{out}");
+        assert!(out.contains(r#"href="https://github.com/x" rel="noopener noreferrer" class="external""#), "{out}");
+        assert!(out.contains(r#"<link href="/pr-12/assets/s.css">"#), "{out}");
+        assert!(out.contains(r#"href="//cdn.example/x""#), "{out}");
+    }
+}

@@ -1,0 +1,709 @@
+//! Recognisers: the conventions analysts write in plain text, found in plain text.
+//!
+//! Record IDs (`MEM-OBJ-raw`, `OBJ-03`), citations (`SRC-1 session.py:368-390`), quote
+//! path lines (`--- plugin/x.py`), fields (`Label: …`), status values
+//! (`implemented (listing) / absent (content index)`) and the citing sentence around a
+//! reference. These are pure functions over strings; `parse` uses them to build the model
+//! and `render` uses the same functions to link the same words, so the two never disagree.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::config::IdConfig;
+use crate::model::LineRange;
+
+/// The compiled ID grammars of a site, with the families and kinds that make a match count.
+#[derive(Debug)]
+pub struct IdScheme {
+    grammars: Vec<Regex>,
+    families: BTreeMap<String, String>,
+    kinds: BTreeMap<String, String>,
+}
+
+/// An ID found in text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdMatch {
+    /// Byte range in the scanned text.
+    pub range: Range<usize>,
+    /// The kind code (`OBJ`).
+    pub kind: String,
+    /// The family code (`MEM`), for grammars that have one.
+    pub family: Option<String>,
+}
+
+/// Why an ID grammar could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum GrammarError {
+    /// Not a valid regular expression.
+    #[error("ID grammar `{pattern}` is not a valid regular expression: {message}")]
+    Invalid {
+        /// The pattern as configured.
+        pattern: String,
+        /// The regex crate's explanation.
+        message: String,
+    },
+    /// A grammar must say which part of the ID is its kind.
+    #[error("ID grammar `{0}` has no `(?P<kind>…)` group; every grammar must name the kind")]
+    NoKind(String),
+}
+
+impl IdScheme {
+    /// Compiles the configured grammars.
+    pub fn new(config: &IdConfig) -> Result<Self, GrammarError> {
+        let mut grammars = Vec::new();
+        for pattern in &config.grammars {
+            let regex = Regex::new(pattern).map_err(|e| GrammarError::Invalid {
+                pattern: pattern.clone(),
+                message: e.to_string(),
+            })?;
+            if !regex.capture_names().any(|n| n == Some("kind")) {
+                return Err(GrammarError::NoKind(pattern.clone()));
+            }
+            grammars.push(regex);
+        }
+        Ok(IdScheme { grammars, families: config.families.clone(), kinds: config.kinds.clone() })
+    }
+
+    /// Every ID in `text`, in order, not overlapping. A grammar match counts only at word
+    /// boundaries and when its kind (and family) are declared.
+    pub fn find_ids(&self, text: &str) -> Vec<IdMatch> {
+        let mut found: Vec<IdMatch> = Vec::new();
+        for grammar in &self.grammars {
+            for caps in grammar.captures_iter(text) {
+                let whole = caps.get(0).expect("group 0 always matches");
+                if !at_word_boundary(text, whole.range()) {
+                    continue;
+                }
+                let kind = caps.name("kind").map(|m| m.as_str()).unwrap_or_default();
+                if !self.kinds.contains_key(kind) {
+                    continue;
+                }
+                let family = caps.name("family").map(|m| m.as_str().to_string());
+                if let Some(f) = &family {
+                    if !self.families.contains_key(f) {
+                        continue;
+                    }
+                }
+                found.push(IdMatch { range: whole.range(), kind: kind.to_string(), family });
+            }
+        }
+        // Earliest first; at one start the longest wins; then drop overlaps.
+        found.sort_by(|a, b| a.range.start.cmp(&b.range.start).then(b.range.end.cmp(&a.range.end)));
+        let mut out: Vec<IdMatch> = Vec::with_capacity(found.len());
+        for m in found {
+            if out.last().is_none_or(|last| m.range.start >= last.range.end) {
+                out.push(m);
+            }
+        }
+        out
+    }
+
+    /// The ID at the very start of `text` (after leading spaces), if any.
+    pub fn leading_id(&self, text: &str) -> Option<IdMatch> {
+        let offset = text.len() - text.trim_start().len();
+        self.find_ids(text).into_iter().next().filter(|m| m.range.start == offset)
+    }
+
+    /// The kind and family of `id` when the whole string is one ID.
+    pub fn classify(&self, id: &str) -> Option<IdMatch> {
+        self.find_ids(id).into_iter().next().filter(|m| m.range == (0..id.len()))
+    }
+
+    /// The display name of a kind code (`OBJ` → `operative object`).
+    pub fn kind_name(&self, kind: &str) -> Option<&str> {
+        self.kinds.get(kind).map(String::as_str)
+    }
+
+    /// The display name of a family code (`MEM` → `memory`).
+    pub fn family_name(&self, family: &str) -> Option<&str> {
+        self.families.get(family).map(String::as_str)
+    }
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// An ID must not be glued to a word or to another hyphenated segment on either side.
+fn at_word_boundary(text: &str, range: Range<usize>) -> bool {
+    let before = text[..range.start].chars().next_back();
+    let after = text[range.end..].chars().next();
+    let after2 = text[range.end..].chars().nth(1);
+    let before_ok = before.is_none_or(|c| !is_word_char(c) && c != '-');
+    let after_ok = match after {
+        None => true,
+        Some('-') => !after2.is_some_and(is_word_char),
+        Some(c) => !is_word_char(c),
+    };
+    before_ok && after_ok
+}
+
+/// A citation found in text: `SRC-1 session.py:368-390`, `runtime.py:222-223`,
+/// `SRC-1 plugin/exia_seed/rappel.py`, `SRC-3 §"Known Limits"`, or a bare `SRC-8`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CitationMatch {
+    /// Byte range of the whole citation in the scanned text.
+    pub range: Range<usize>,
+    /// Byte range of the `SRC-n` token, when the citation names its source itself.
+    pub source_range: Option<Range<usize>>,
+    /// The source: named here, or the last one named earlier in the same text.
+    pub source: Option<String>,
+    /// The cited file, if any.
+    pub path: Option<String>,
+    /// A cited section of a document (`Known Limits`), if any.
+    pub section: Option<String>,
+    /// Cited line ranges, possibly several (`session.py:188, 200, 278-279`).
+    pub lines: Vec<LineRange>,
+}
+
+const PATH: &str = r"(?:[A-Za-z0-9_.\-]+/)*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*";
+const LINES: &str = r"[0-9]+(?:-[0-9]+)?(?:, ?[0-9]+(?:-[0-9]+)?)*";
+
+static SOURCE_TOKEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\bSRC-[0-9]+\b").unwrap());
+static BARE_CITATION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!(r"(?P<path>{PATH}):(?P<lines>{LINES})")).unwrap());
+static AFTER_SOURCE_PATH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!(r"^ +(?P<path>{PATH})(?::(?P<lines>{LINES}))?")).unwrap());
+static NEXT_LISTED_PATH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!(r"^[,;] +(?P<path>{PATH})(?::(?P<lines>{LINES}))?")).unwrap());
+static AFTER_SOURCE_SECTION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"^ +§ ?(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|(?P<n>[0-9][0-9.]*))"#).unwrap());
+
+/// Every citation in `text`, in order. A bare `path:lines` takes the source last cited
+/// with a path earlier in the same text; paths listed after `SRC-n` share it.
+pub fn find_citations(text: &str) -> Vec<CitationMatch> {
+    let mut out = Vec::new();
+    let mut consumed_to = 0;
+    let mut current_source: Option<String> = None;
+    let sources: Vec<Range<usize>> = SOURCE_TOKEN.find_iter(text).map(|m| m.range()).collect();
+    let bares: Vec<regex::Captures<'_>> = BARE_CITATION.captures_iter(text).collect();
+    let (mut si, mut bi) = (0, 0);
+    loop {
+        let next_source = sources.get(si).map(|r| r.start);
+        let next_bare = bares.get(bi).map(|c| c.get(0).unwrap().start());
+        match (next_source, next_bare) {
+            (None, None) => break,
+            (Some(s), b) if b.is_none_or(|b| s <= b) => {
+                let token = sources[si].clone();
+                si += 1;
+                if token.start < consumed_to {
+                    continue;
+                }
+                let source = text[token.clone()].to_string();
+                let rest = &text[token.end..];
+                if let Some(c) = AFTER_SOURCE_SECTION.captures(rest) {
+                    let section = c.name("q").or(c.name("c")).or(c.name("n")).unwrap().as_str();
+                    let end = token.end + c.get(0).unwrap().end();
+                    out.push(CitationMatch {
+                        range: token.start..end,
+                        source_range: Some(token.clone()),
+                        source: Some(source),
+                        path: None,
+                        section: Some(section.to_string()),
+                        lines: Vec::new(),
+                    });
+                    consumed_to = end;
+                } else if let Some(c) = AFTER_SOURCE_PATH.captures(rest) {
+                    // Only a source cited with a path is inherited by later bare paths:
+                    // `SRC-3 §"Known Limits" … (events.py:277-281)` cites SRC-3 and then
+                    // a file of the default source.
+                    current_source = Some(source.clone());
+                    let mut end = token.end + c.get(0).unwrap().end();
+                    out.push(CitationMatch {
+                        range: token.start..end,
+                        source_range: Some(token.clone()),
+                        source: Some(source.clone()),
+                        path: Some(c["path"].to_string()),
+                        section: None,
+                        lines: c.name("lines").map(|l| parse_line_ranges(l.as_str())).unwrap_or_default(),
+                    });
+                    // `SRC-1 a.py, b.py:3-4; c.py` — the listed paths share the source.
+                    while let Some(c) = NEXT_LISTED_PATH.captures(&text[end..]) {
+                        let path = c.name("path").unwrap();
+                        let start = end + path.start();
+                        let stop = end + c.get(0).unwrap().end();
+                        out.push(CitationMatch {
+                            range: start..stop,
+                            source_range: None,
+                            source: Some(source.clone()),
+                            path: Some(path.as_str().to_string()),
+                            section: None,
+                            lines: c.name("lines").map(|l| parse_line_ranges(l.as_str())).unwrap_or_default(),
+                        });
+                        end = stop;
+                    }
+                    consumed_to = end;
+                } else {
+                    out.push(CitationMatch {
+                        range: token.clone(),
+                        source_range: Some(token.clone()),
+                        source: Some(source),
+                        path: None,
+                        section: None,
+                        lines: Vec::new(),
+                    });
+                    consumed_to = token.end;
+                }
+            }
+            _ => {
+                let caps = &bares[bi];
+                bi += 1;
+                let whole = caps.get(0).unwrap();
+                if whole.start() < consumed_to || !path_starts_at_boundary(text, whole.start()) {
+                    continue;
+                }
+                out.push(CitationMatch {
+                    range: whole.range(),
+                    source_range: None,
+                    source: current_source.clone(),
+                    path: Some(caps["path"].to_string()),
+                    section: None,
+                    lines: parse_line_ranges(&caps["lines"]),
+                });
+                consumed_to = whole.end();
+            }
+        }
+    }
+    out
+}
+
+fn path_starts_at_boundary(text: &str, start: usize) -> bool {
+    text[..start].chars().next_back().is_none_or(|c| !(is_word_char(c) || c == '/' || c == '.' || c == '-'))
+}
+
+/// Parses `188, 200, 278-279` into line ranges. A reversed range is kept as written
+/// (`parse` reports it).
+pub fn parse_line_ranges(text: &str) -> Vec<LineRange> {
+    text.split(',')
+        .filter_map(|part| {
+            let part = part.trim();
+            let (a, b) = part.split_once('-').unwrap_or((part, part));
+            Some(LineRange { start: a.trim().parse().ok()?, end: b.trim().parse().ok()? })
+        })
+        .collect()
+}
+
+/// The `--- path` line that follows a quoted code block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuotePath {
+    /// `SRC-n` when the line names the source.
+    pub source: Option<String>,
+    /// The quoted file.
+    pub path: String,
+    /// The quoted lines, when given (`--- a.py:10-12`).
+    pub lines: Vec<LineRange>,
+}
+
+static QUOTE_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(r"^---[ \t]+(?:(?P<src>SRC-[0-9]+)[ \t]+)?(?P<path>[^\s:]+)(?::(?P<lines>{LINES}))?[ \t]*$"))
+        .unwrap()
+});
+
+/// Reads a paragraph as a quote path line (`--- plugin/exia_seed/rappel.py`).
+pub fn quote_path(paragraph: &str) -> Option<QuotePath> {
+    let caps = QUOTE_PATH.captures(paragraph.trim())?;
+    Some(QuotePath {
+        source: caps.name("src").map(|m| m.as_str().to_string()),
+        path: caps["path"].to_string(),
+        lines: caps.name("lines").map(|l| parse_line_ranges(l.as_str())).unwrap_or_default(),
+    })
+}
+
+/// The highlighting language of a quoted file, from its extension.
+pub fn language_for_path(path: &str) -> Option<&'static str> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let extension = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
+    Some(match extension.as_str() {
+        "py" | "pyi" => "python",
+        "rs" => "rust",
+        "sh" | "bash" => "bash",
+        "ts" | "tsx" => "typescript",
+        "js" | "mjs" | "cjs" | "jsx" => "javascript",
+        "go" => "go",
+        "java" => "java",
+        "c" | "h" => "c",
+        "cc" | "cpp" | "hpp" | "cxx" => "cpp",
+        "rb" => "ruby",
+        "md" => "markdown",
+        "json" | "jsonl" => "json",
+        "yaml" | "yml" => "yaml",
+        "toml" => "toml",
+        "html" | "htm" => "html",
+        "css" => "css",
+        "sql" => "sql",
+        _ => return None,
+    })
+}
+
+static FIELD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<key>\p{Lu}[\p{L}\p{N}()/'’-]*(?: [\p{L}\p{N}()/'’-]+){0,3}):[ \t]+(?P<value>\S[\s\S]*)$").unwrap()
+});
+
+/// Words that start sentences, never field names: `The cache gives ranking: …` is prose.
+const SENTENCE_STARTS: [&str; 22] = [
+    "A", "An", "And", "But", "For", "Here", "In", "It", "Its", "No", "On", "So", "That", "The", "There", "These",
+    "They", "This", "Those", "Thus", "We", "When",
+];
+
+/// Reads `Key: value` (a key of one to four words starting with a capital letter, not a
+/// sentence opener). Returns the key and the byte offset where the value starts.
+pub fn field(text: &str) -> Option<(&str, usize)> {
+    let caps = FIELD.captures(text)?;
+    let key = caps.name("key")?.as_str();
+    let first = key.split([' ', '-']).next().unwrap_or(key);
+    if SENTENCE_STARTS.contains(&first) {
+        return None;
+    }
+    Some((key, caps.name("value")?.start()))
+}
+
+static STATUS_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?i:(?P<dimension>[\p{L}\p{N} ()/'’-]*?)\s*status):[ \t]+(?P<value>\S.*)$").unwrap()
+});
+
+/// Reads `… status: value` (a field or a list item); returns the dimension (empty for a
+/// plain `Status:`) and the value.
+pub fn status_line(text: &str) -> Option<(String, &str)> {
+    let caps = STATUS_KEY.captures(text.trim())?;
+    let dimension = caps.name("dimension").map(|m| m.as_str().trim().to_string()).unwrap_or_default();
+    Some((dimension, caps.name("value")?.as_str().trim()))
+}
+
+/// True when a column header names a status column (`Status`, `Operation status`).
+pub fn is_status_header(header: &str) -> bool {
+    header.trim().to_lowercase().ends_with("status")
+}
+
+/// One status in a possibly compound value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusValue {
+    /// The status name as written.
+    pub name: String,
+    /// A qualifier in parentheses (`listing` in `implemented (listing)`).
+    pub qualifier: Option<String>,
+}
+
+/// Splits `implemented (listing) / absent (content index)` into its statuses.
+pub fn status_values(text: &str) -> Vec<StatusValue> {
+    text.split(" / ")
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .map(|part| match part.split_once('(') {
+            Some((name, rest)) if rest.ends_with(')') => StatusValue {
+                name: name.trim().to_string(),
+                qualifier: Some(rest[..rest.len() - 1].trim().to_string()),
+            },
+            _ => StatusValue { name: part.to_string(), qualifier: None },
+        })
+        .collect()
+}
+
+/// Splits the first cell of an ID-first row (after the ID) into a label and a part:
+/// `TurnUsage (part: context_tokens)` → (`TurnUsage`, `context_tokens`).
+pub fn label_and_part(rest: &str) -> (Option<String>, Option<String>) {
+    static PART: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(part:\s*(?P<part>[^)]*)\)").unwrap());
+    let (label, part) = match PART.captures(rest) {
+        Some(c) => {
+            let whole = c.get(0).unwrap();
+            let label = format!("{} {}", &rest[..whole.start()], &rest[whole.end()..]);
+            (label, Some(c["part"].trim().to_string()))
+        }
+        None => (rest.to_string(), None),
+    };
+    let label = heading_label(&label);
+    (label, part.filter(|p| !p.is_empty()))
+}
+
+/// The label in a heading or first cell after the ID: separators and spaces trimmed.
+pub fn heading_label(rest: &str) -> Option<String> {
+    let label = rest.trim().trim_start_matches([':', '—', '–', '-', '.']).trim();
+    let label = label.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!label.is_empty()).then_some(label)
+}
+
+/// The annotation target in a heading `On <ID>`.
+pub fn annotation_target<'a>(scheme: &IdScheme, heading: &'a str) -> Option<&'a str> {
+    let rest = heading.trim().strip_prefix("On ")?;
+    let m = scheme.leading_id(rest)?;
+    let after = rest[m.range.end..].trim();
+    after.is_empty().then(|| &rest[m.range])
+}
+
+/// The sentence of `text` that contains `range`, shortened to about `max` characters
+/// around it. Used to show why a record is cited.
+pub fn sentence_around(text: &str, range: Range<usize>, max: usize) -> String {
+    let start = sentence_start(text, range.start);
+    let end = sentence_end(text, range.end);
+    let sentence = text[start..end].trim();
+    let chars = sentence.chars().count();
+    if chars <= max {
+        return sentence.to_string();
+    }
+    // Keep a window around the mention.
+    let offset_in = range.start.saturating_sub(start);
+    let before: Vec<char> = sentence[..offset_in.min(sentence.len())].chars().collect();
+    let keep_before = (max / 3).min(before.len());
+    let head: String = before[before.len() - keep_before..].iter().collect();
+    let tail: String = sentence[offset_in.min(sentence.len())..].chars().take(max - keep_before).collect();
+    let mut shown = String::new();
+    if keep_before < before.len() {
+        shown.push('…');
+    }
+    shown.push_str(head.trim_start());
+    shown.push_str(&tail);
+    if tail.chars().count() + keep_before < chars - (before.len() - keep_before) {
+        shown.push('…');
+    }
+    shown
+}
+
+const ABBREVIATIONS: [&str; 6] = ["e.g", "i.e", "etc", "vs", "cf", "al"];
+
+fn is_boundary_before(text: &str, i: usize) -> bool {
+    // `i` is the index just after a terminator; a boundary needs whitespace then a capital,
+    // digit, quote or bracket, and a terminator that does not end an abbreviation.
+    let prefix = &text[..i - 1];
+    let word = prefix.rsplit(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
+    if ABBREVIATIONS.iter().any(|a| word.eq_ignore_ascii_case(a)) {
+        return false;
+    }
+    let mut rest = text[i..].chars();
+    match rest.next() {
+        Some(c) if c.is_whitespace() => {}
+        _ => return false,
+    }
+    let next = text[i..].trim_start().chars().next();
+    next.is_some_and(|c| c.is_uppercase() || c.is_ascii_digit() || "\"“'‘([".contains(c))
+}
+
+fn sentence_start(text: &str, pos: usize) -> usize {
+    let mut best = 0;
+    for (i, c) in text[..pos].char_indices() {
+        if matches!(c, '.' | '!' | '?') && is_boundary_before(text, i + 1) {
+            best = i + 1;
+        }
+    }
+    best
+}
+
+fn sentence_end(text: &str, pos: usize) -> usize {
+    for (i, c) in text[pos..].char_indices() {
+        let at = pos + i + c.len_utf8();
+        if matches!(c, '.' | '!' | '?') && (at == text.len() || is_boundary_before(text, at)) {
+            return at;
+        }
+    }
+    text.len()
+}
+
+/// True when `unknown` is probably a misspelling of `known`: the same numbers, and the
+/// same text up to case and a small edit distance. IDs that differ in a number
+/// (`OBJ-01`, `OBJ-02`) are distinct records, never typos of each other.
+pub fn is_near_miss(unknown: &str, known: &str) -> bool {
+    if unknown == known {
+        return false;
+    }
+    let numbers = |s: &str| -> Vec<u64> {
+        s.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty()).filter_map(|p| p.parse().ok()).collect()
+    };
+    if numbers(unknown) != numbers(known) {
+        return false;
+    }
+    let letters = |s: &str| -> String { s.chars().filter(|c| !c.is_ascii_digit()).flat_map(char::to_lowercase).collect() };
+    let (a, b) = (letters(unknown), letters(known));
+    let limit = (a.chars().count().min(b.chars().count()) / 5).max(1);
+    if a.chars().count().abs_diff(b.chars().count()) > limit {
+        return false;
+    }
+    strsim::damerau_levenshtein(&a, &b) <= limit
+}
+
+/// A URL-safe anchor for a heading: `2.1 Write agency` → `2-1-write-agency`.
+pub fn slugify(text: &str) -> String {
+    let mut slug = String::with_capacity(text.len());
+    for c in text.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            slug.push(c);
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+    }
+    while slug.ends_with('-') {
+        slug.pop();
+    }
+    if slug.is_empty() {
+        slug.push_str("section");
+    }
+    slug
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::IdConfig;
+
+    fn scheme() -> IdScheme {
+        IdScheme::new(&IdConfig::default()).unwrap()
+    }
+
+    fn ids(text: &str) -> Vec<&str> {
+        scheme().find_ids(text).into_iter().map(|m| &text[m.range]).collect()
+    }
+
+    #[test]
+    fn finds_both_grammars_and_only_declared_kinds() {
+        assert_eq!(
+            ids("See RT-RTE-memory-delivery, MEM-OBJ-raw and OBJ-03; not SRC-1, SHA-256, UTF-8 or OBJ-nn."),
+            ["RT-RTE-memory-delivery", "MEM-OBJ-raw", "OBJ-03"]
+        );
+    }
+
+    #[test]
+    fn ids_respect_word_boundaries() {
+        assert_eq!(ids("OBJ-03/OBJ-02 (summary layer)"), ["OBJ-03", "OBJ-02"]);
+        assert_eq!(ids("xOBJ-03 OBJ-03x OBJ-09's"), ["OBJ-09"]);
+        assert_eq!(ids("MEM-OBJ-page-facts/MEM-OBJ-page-metadata."), ["MEM-OBJ-page-facts", "MEM-OBJ-page-metadata"]);
+        assert!(ids("AAS-2026-08-20-fractal-01").is_empty());
+    }
+
+    #[test]
+    fn family_must_be_declared() {
+        assert!(ids("XX-OBJ-raw").is_empty());
+        assert_eq!(scheme().classify("EPI-CLM-context-rot").unwrap().family.as_deref(), Some("EPI"));
+        assert!(scheme().classify("EPI-CLM-context-rot.").is_none());
+    }
+
+    #[test]
+    fn citation_with_source_and_lines() {
+        let c = find_citations("render_session_summary (SRC-1 session.py:368-390) main LM");
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].source.as_deref(), Some("SRC-1"));
+        assert_eq!(c[0].path.as_deref(), Some("session.py"));
+        assert_eq!(c[0].lines, vec![LineRange { start: 368, end: 390 }]);
+    }
+
+    #[test]
+    fn bare_citation_with_several_ranges_inherits_the_source() {
+        let text = "SRC-1 tui/app.py:59-70; signature.py:97-106 and session.py:188, 200, 278-279.";
+        let c = find_citations(text);
+        let paths: Vec<_> = c.iter().map(|c| (c.source.as_deref(), c.path.as_deref().unwrap(), c.lines.len())).collect();
+        assert_eq!(
+            paths,
+            [(Some("SRC-1"), "tui/app.py", 1), (Some("SRC-1"), "signature.py", 1), (Some("SRC-1"), "session.py", 3)]
+        );
+        assert_eq!(&text[c[2].range.clone()], "session.py:188, 200, 278-279");
+    }
+
+    #[test]
+    fn bare_citation_without_source_has_none() {
+        let c = find_citations("trimmed on every save (runtime.py:222-223, 263-322).");
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].source, None);
+        assert_eq!(c[0].lines, vec![LineRange { start: 222, end: 223 }, LineRange { start: 263, end: 322 }]);
+    }
+
+    #[test]
+    fn source_with_path_list_and_section() {
+        let c = find_citations("SRC-1 plugin/exia_seed/pages.py, plugin/exia_seed/registre.py. SRC-3 §\"Known Limits\" says so; SRC-8 was not obtained.");
+        assert_eq!(c.len(), 4);
+        assert_eq!(c[1].path.as_deref(), Some("plugin/exia_seed/registre.py"));
+        assert_eq!(c[1].source.as_deref(), Some("SRC-1"));
+        assert_eq!(c[2].section.as_deref(), Some("Known Limits"));
+        assert_eq!((c[3].source.as_deref(), c[3].path.as_deref()), (Some("SRC-8"), None));
+    }
+
+    #[test]
+    fn section_and_bare_source_mentions_are_not_inherited() {
+        let c = find_citations("SRC-3 §\"Known Limits\" states it, and hooks return [] (events.py:277-281); see (SRC-7) runtime.py:262.");
+        let bare: Vec<_> = c.iter().filter(|c| c.source_range.is_none()).map(|c| c.source.clone()).collect();
+        assert_eq!(bare, [None, None]);
+    }
+
+    #[test]
+    fn words_with_dots_are_not_citations() {
+        assert!(find_citations("predict_rlm.RuntimeHook and step.usage.main.input_tokens at 12:30").is_empty());
+    }
+
+    #[test]
+    fn quote_path_lines() {
+        assert_eq!(
+            quote_path("--- plugin/exia_seed/rappel.py"),
+            Some(QuotePath { source: None, path: "plugin/exia_seed/rappel.py".into(), lines: vec![] })
+        );
+        let q = quote_path("--- SRC-3 docs/session-management.md:20-29").unwrap();
+        assert_eq!(q.source.as_deref(), Some("SRC-3"));
+        assert_eq!(q.lines, vec![LineRange { start: 20, end: 29 }]);
+        assert_eq!(quote_path("--- this is prose, not a path"), None);
+        assert_eq!(quote_path("plugin/x.py"), None);
+    }
+
+    #[test]
+    fn fields_and_statuses() {
+        assert_eq!(field("Label: Raw conversation batches").map(|f| f.0), Some("Label"));
+        assert_eq!(field("Source-native identity: raw/*_open.md").map(|f| f.0), Some("Source-native identity"));
+        assert_eq!(field("The cache gives ranking: authority to code, and more words than a key."), None);
+        assert_eq!(field("lower: not a key"), None);
+        assert_eq!(status_line("implementation conclusion status: wired"), Some(("implementation conclusion".into(), "wired")));
+        assert_eq!(status_line("Status: implemented"), Some((String::new(), "implemented")));
+        assert_eq!(status_line("Lineage: the status quo"), None);
+    }
+
+    #[test]
+    fn compound_status_values() {
+        assert_eq!(
+            status_values("implemented (listing) / absent (content index)"),
+            vec![
+                StatusValue { name: "implemented".into(), qualifier: Some("listing".into()) },
+                StatusValue { name: "absent".into(), qualifier: Some("content index".into()) },
+            ]
+        );
+        assert_eq!(status_values("causally supported"), vec![StatusValue { name: "causally supported".into(), qualifier: None }]);
+    }
+
+    #[test]
+    fn first_cell_label_and_part() {
+        assert_eq!(
+            label_and_part(" TurnUsage (part: context_tokens)"),
+            (Some("TurnUsage".into()), Some("context_tokens".into()))
+        );
+        assert_eq!(label_and_part(" (part: files_read)"), (None, Some("files_read".into())));
+        assert_eq!(label_and_part(" SessionSummary / SummaryTurn"), (Some("SessionSummary / SummaryTurn".into()), None));
+    }
+
+    #[test]
+    fn annotation_headings() {
+        let s = scheme();
+        assert_eq!(annotation_target(&s, "On RT-RTE-memory-delivery"), Some("RT-RTE-memory-delivery"));
+        assert_eq!(annotation_target(&s, "On the RT-RTE-memory-delivery route"), None);
+        assert_eq!(annotation_target(&s, "Once RT-RTE-x"), None);
+    }
+
+    #[test]
+    fn citing_sentence() {
+        let text = "Raw files remain available. Later, e.g. in MEM-OBJ-raw, lines are kept. Another one.";
+        let at = text.find("MEM-OBJ-raw").unwrap();
+        assert_eq!(sentence_around(text, at..at + 11, 300), "Later, e.g. in MEM-OBJ-raw, lines are kept.");
+        let short = sentence_around(text, at..at + 11, 20);
+        assert!(short.contains("MEM-OBJ-raw") && short.starts_with('…'), "{short}");
+    }
+
+    #[test]
+    fn near_misses() {
+        assert!(is_near_miss("MEM-OBJ-rw", "MEM-OBJ-raw"));
+        assert!(is_near_miss("mem-obj-raw", "MEM-OBJ-raw"));
+        assert!(is_near_miss("OBJ-3", "OBJ-03"));
+        assert!(!is_near_miss("OBJ-01", "OBJ-02"));
+        assert!(!is_near_miss("RT-CMP-main-lm", "RT-CMP-sub-lm"));
+        assert!(!is_near_miss("MEM-OBJ-raw", "MEM-OBJ-raw"));
+    }
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slugify("2.1 Write agency"), "2-1-write-agency");
+        assert_eq!(slugify("Réception — “à la carte”"), "réception-à-la-carte");
+        assert_eq!(slugify("—"), "section");
+    }
+}

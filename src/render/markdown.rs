@@ -1,0 +1,390 @@
+//! Markdown → HTML for reports and fragments of them, with the analysis conventions
+//! turned into links: every record ID links to its page, every citation to the file at
+//! the frozen revision, every quote is highlighted with its path linked.
+//!
+//! Content is untrusted: raw HTML is shown as text (comments are dropped), link and image
+//! URLs with a scheme other than http, https or mailto are removed, and all text is
+//! escaped by pulldown-cmark or by [`escape`].
+
+use std::ops::Range;
+
+use pulldown_cmark::{CodeBlockKind, CowStr, Event, Tag, TagEnd};
+
+use crate::model::{LineRange, Publication, RecordId, Report, Run};
+use crate::parse::markdown_options;
+use crate::recognise::{self, IdScheme};
+use crate::urls;
+
+use super::highlight;
+
+/// HTML-escapes text for element content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    pulldown_cmark_escape::escape_html(&mut out, text).expect("writing to a String cannot fail");
+    out
+}
+
+/// What links are resolved against: the run being rendered.
+pub struct Linker<'a> {
+    /// The system's slug.
+    pub system: &'a str,
+    /// The run.
+    pub run: &'a Run,
+    /// The site's ID grammars.
+    pub scheme: &'a IdScheme,
+}
+
+impl Linker<'_> {
+    /// The page of a record of this run, with a tooltip saying what it is.
+    fn record_link(&self, id: &RecordId) -> Option<(String, String, bool)> {
+        let record = self.run.records.get(id)?;
+        let url = urls::record(self.system, &self.run.slug, id);
+        match &record.publication {
+            Publication::Published => Some((url, record.label.clone().unwrap_or_default(), true)),
+            Publication::Unpublished(set) => {
+                let name = self.run.unpublished.get(*set).map(|s| s.name.as_str()).unwrap_or("unpublished");
+                Some((url, format!("not published here ({name})"), false))
+            }
+        }
+    }
+
+    /// The URL of a cited or quoted file at the source's frozen revision.
+    pub fn file_url(&self, source: Option<&str>, path: &str, lines: &[LineRange]) -> Option<String> {
+        let source = self.run.source(source.or(self.run.default_source.as_deref())?)?;
+        let repository = source.repository.as_deref()?;
+        let revision = source.revision.as_deref().unwrap_or(&self.run.revision);
+        let full = match &source.path {
+            Some(prefix) => format!("{}/{}", prefix.trim_end_matches('/'), path.trim_start_matches('/')),
+            None => path.to_string(),
+        };
+        urls::repository_file(repository, revision, &full, lines.first().map(|l| (l.start, l.end)))
+    }
+
+    /// The anchor of a source on the run page.
+    pub fn source_url(&self, source: &str) -> String {
+        format!("{}#{}", urls::run(self.system, &self.run.slug), source_anchor(source))
+    }
+}
+
+/// The anchor of `SRC-n` in a run page's source register.
+pub fn source_anchor(source: &str) -> String {
+    recognise::slugify(source)
+}
+
+/// Renders a whole report: headings take the anchors `parse` gave them and ID-first
+/// rows get their record anchors.
+pub fn render_report(report: &Report, linker: &Linker<'_>) -> String {
+    render(&report.markdown, linker, Some(report))
+}
+
+/// Renders a fragment (a record body, an annotation, a field value) without anchors.
+pub fn render_fragment(markdown: &str, linker: &Linker<'_>) -> String {
+    render(markdown, linker, None)
+}
+
+/// Renders a one-paragraph fragment without its `<p>` wrapper, for table cells.
+pub fn render_inline(markdown: &str, linker: &Linker<'_>) -> String {
+    let html = render_fragment(markdown, linker);
+    let trimmed = html.trim();
+    match trimmed.strip_prefix("<p>").and_then(|s| s.strip_suffix("</p>")) {
+        Some(inner) if !inner.contains("<p>") => inner.to_string(),
+        _ => html,
+    }
+}
+
+fn render(markdown: &str, linker: &Linker<'_>, report: Option<&Report>) -> String {
+    let events: Vec<(Event<'_>, Range<usize>)> =
+        pulldown_cmark::Parser::new_ext(markdown, markdown_options()).into_offset_iter().collect();
+    let mut out: Vec<Event<'_>> = Vec::with_capacity(events.len());
+    let mut state = State::default();
+    let mut i = 0;
+    while i < events.len() {
+        let (event, _) = &events[i];
+        match event {
+            Event::Start(Tag::Heading { level, classes, attrs, .. }) => {
+                let anchor = report.and_then(|r| r.sections.get(state.headings)).map(|s| CowStr::from(s.anchor.clone()));
+                state.headings += 1;
+                out.push(Event::Start(Tag::Heading { level: *level, id: anchor, classes: classes.clone(), attrs: attrs.clone() }));
+            }
+            Event::Start(Tag::CodeBlock(kind)) => {
+                let language = match kind {
+                    CodeBlockKind::Fenced(info) => info.split_whitespace().next().map(str::to_string),
+                    CodeBlockKind::Indented => None,
+                };
+                let mut code = String::new();
+                i += 1;
+                while i < events.len() && !matches!(events[i].0, Event::End(TagEnd::CodeBlock)) {
+                    if let Event::Text(t) = &events[i].0 {
+                        code.push_str(t);
+                    }
+                    i += 1;
+                }
+                let (quote, next) = quote_path_after(&events, i + 1);
+                out.push(Event::Html(code_block_html(&code, language.as_deref(), quote.as_ref(), linker).into()));
+                i = next;
+                continue;
+            }
+            Event::Text(_) => {
+                let mut text = String::new();
+                while let Some((Event::Text(t), _)) = events.get(i) {
+                    text.push_str(t);
+                    i += 1;
+                }
+                if state.links.is_empty() && state.images == 0 {
+                    out.push(Event::Html(linkify(&text, linker).into()));
+                } else {
+                    out.push(Event::Text(text.into()));
+                }
+                continue;
+            }
+            Event::Html(html) | Event::InlineHtml(html) => {
+                if !is_comment(html) {
+                    out.push(Event::Text(html.clone()));
+                }
+            }
+            Event::Start(Tag::HtmlBlock) | Event::End(TagEnd::HtmlBlock) => {}
+            Event::Start(Tag::Link { link_type, dest_url, title, id }) => {
+                let safe = is_safe_url(dest_url);
+                state.links.push(safe);
+                if safe {
+                    out.push(Event::Start(Tag::Link { link_type: *link_type, dest_url: dest_url.clone(), title: title.clone(), id: id.clone() }));
+                } else {
+                    out.push(Event::Html(format!("<span class=\"unsafe-link\" title=\"link removed: {}\">", escape(dest_url)).into()));
+                }
+            }
+            Event::End(TagEnd::Link) => {
+                if state.links.pop().unwrap_or(true) {
+                    out.push(Event::End(TagEnd::Link));
+                } else {
+                    out.push(Event::Html("</span>".into()));
+                }
+            }
+            Event::Start(Tag::Image { dest_url, .. }) if !is_safe_url(dest_url) => {
+                // Drop the image, keep its alt text.
+                state.images += 1;
+                state.dropped_images += 1;
+            }
+            Event::End(TagEnd::Image) if state.dropped_images > 0 => {
+                state.images -= 1;
+                state.dropped_images -= 1;
+            }
+            Event::Start(Tag::Image { .. }) => {
+                state.images += 1;
+                out.push(event.clone());
+            }
+            Event::End(TagEnd::Image) => {
+                state.images -= 1;
+                out.push(event.clone());
+            }
+            Event::Start(Tag::Table(_)) => {
+                state.table = Some(state.tables);
+                state.tables += 1;
+                state.body_row = 0;
+                out.push(event.clone());
+            }
+            Event::Start(Tag::TableHead) => {
+                state.in_head = true;
+                out.push(event.clone());
+            }
+            Event::End(TagEnd::TableHead) => {
+                state.in_head = false;
+                out.push(event.clone());
+            }
+            Event::Start(Tag::TableRow) => {
+                state.cell = 0;
+                out.push(event.clone());
+            }
+            Event::End(TagEnd::TableRow) => {
+                state.body_row += 1;
+                out.push(event.clone());
+            }
+            Event::Start(Tag::TableCell) => {
+                out.push(event.clone());
+                if !state.in_head && state.cell == 0 {
+                    let anchor = report.zip(state.table).and_then(|(r, t)| r.row_anchors.get(&(t, state.body_row)));
+                    if let Some(anchor) = anchor {
+                        out.push(Event::Html(format!("<span class=\"row-anchor\" id=\"{}\"></span>", escape(anchor)).into()));
+                    }
+                }
+                state.cell += 1;
+            }
+            _ => out.push(event.clone()),
+        }
+        i += 1;
+    }
+    let mut html = String::with_capacity(markdown.len() * 3 / 2);
+    pulldown_cmark::html::push_html(&mut html, out.into_iter());
+    html
+}
+
+#[derive(Default)]
+struct State {
+    headings: usize,
+    /// One entry per open link: whether it was kept.
+    links: Vec<bool>,
+    images: usize,
+    dropped_images: usize,
+    tables: usize,
+    table: Option<usize>,
+    in_head: bool,
+    body_row: usize,
+    cell: usize,
+}
+
+/// If the events at `at` are a paragraph holding only a `--- path` line, returns it and
+/// the index after the paragraph; otherwise `None` and `at`.
+fn quote_path_after(events: &[(Event<'_>, Range<usize>)], at: usize) -> (Option<recognise::QuotePath>, usize) {
+    if !matches!(events.get(at), Some((Event::Start(Tag::Paragraph), _))) {
+        return (None, at);
+    }
+    let mut text = String::new();
+    let mut j = at + 1;
+    while let Some((event, _)) = events.get(j) {
+        match event {
+            Event::End(TagEnd::Paragraph) => break,
+            Event::Text(t) | Event::Code(t) => text.push_str(t),
+            Event::SoftBreak | Event::HardBreak => text.push(' '),
+            _ => {}
+        }
+        j += 1;
+    }
+    match recognise::quote_path(&text) {
+        Some(path) => (Some(path), j + 1),
+        None => (None, at),
+    }
+}
+
+/// A highlighted code block; a quote also gets its path, linked to the file at the
+/// frozen revision.
+pub fn code_block_html(code: &str, language: Option<&str>, quote: Option<&recognise::QuotePath>, linker: &Linker<'_>) -> String {
+    let language = language.map(str::to_string).or_else(|| {
+        quote.and_then(|q| recognise::language_for_path(&q.path)).map(str::to_string)
+    });
+    let highlighted = highlight::highlight(code, language.as_deref());
+    let lang_attr = language.as_deref().map(|l| format!(" data-lang=\"{}\"", escape(l))).unwrap_or_default();
+    let pre = format!("<pre class=\"code\"{lang_attr}><code>{highlighted}</code></pre>");
+    let Some(quote) = quote else {
+        return format!("{pre}\n");
+    };
+    let source = quote.source.as_deref().or(linker.run.default_source.as_deref());
+    let lines = if quote.lines.is_empty() {
+        String::new()
+    } else {
+        format!(":{}", quote.lines.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))
+    };
+    let shown = format!("{}{lines}", quote.path);
+    let path_html = match linker.file_url(source, &quote.path, &quote.lines) {
+        Some(url) => format!("<a class=\"quote-path\" href=\"{}\">{}</a>", escape(&url), escape(&shown)),
+        None => format!("<span class=\"quote-path\">{}</span>", escape(&shown)),
+    };
+    let source_html = match source {
+        Some(source) => format!(
+            " <a class=\"src\" href=\"{}\">{}</a> <span class=\"rev\">@ {}</span>",
+            escape(&linker.source_url(source)),
+            escape(source),
+            escape(short_revision(source_revision(linker.run, source)))
+        ),
+        None => String::new(),
+    };
+    format!("<figure class=\"quote\">{pre}<figcaption>— {path_html}{source_html}</figcaption></figure>\n")
+}
+
+fn source_revision<'a>(run: &'a Run, source: &str) -> &'a str {
+    run.source(source).and_then(|s| s.revision.as_deref()).unwrap_or(&run.revision)
+}
+
+/// The first 7 characters of a revision.
+pub fn short_revision(revision: &str) -> &str {
+    revision.get(..7).unwrap_or(revision)
+}
+
+/// Escapes `text`, turning record IDs and citations into links.
+pub fn linkify(text: &str, linker: &Linker<'_>) -> String {
+    enum Span {
+        Id,
+        Citation(recognise::CitationMatch),
+    }
+    let mut spans: Vec<(Range<usize>, Span)> = linker.scheme.find_ids(text).into_iter().map(|m| (m.range, Span::Id)).collect();
+    spans.extend(recognise::find_citations(text).into_iter().map(|c| (c.range.clone(), Span::Citation(c))));
+    spans.sort_by_key(|(r, _)| (r.start, std::cmp::Reverse(r.end)));
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut at = 0;
+    for (range, span) in spans {
+        if range.start < at {
+            continue;
+        }
+        out.push_str(&escape(&text[at..range.start]));
+        let shown = escape(&text[range.clone()]);
+        match span {
+            Span::Id => {
+                let id = RecordId::new(&text[range.clone()]);
+                match linker.record_link(&id) {
+                    Some((url, title, published)) => {
+                        let class = if published { "rec" } else { "rec unpublished" };
+                        let title = if title.is_empty() { String::new() } else { format!(" title=\"{}\"", escape(&title)) };
+                        out.push_str(&format!("<a class=\"{class}\" href=\"{}\"{title}>{shown}</a>", escape(&url)));
+                    }
+                    None => out.push_str(&format!("<span class=\"rec unknown\">{shown}</span>")),
+                }
+            }
+            Span::Citation(c) => {
+                let url = match &c.path {
+                    Some(path) => linker.file_url(c.source.as_deref(), path, &c.lines),
+                    None => c.source.as_deref().map(|s| linker.source_url(s)),
+                };
+                match url {
+                    Some(url) => out.push_str(&format!("<a class=\"cite\" href=\"{}\">{shown}</a>", escape(&url))),
+                    None => out.push_str(&format!("<span class=\"cite\">{shown}</span>")),
+                }
+            }
+        }
+        at = range.end;
+    }
+    out.push_str(&escape(&text[at..]));
+    out
+}
+
+fn is_comment(html: &str) -> bool {
+    let t = html.trim();
+    t.starts_with("<!--") && t.ends_with("-->")
+}
+
+/// Links may point within the site or to http, https and mailto URLs; anything with
+/// another scheme (`javascript:`, `data:`, `vbscript:`) is removed.
+pub fn is_safe_url(url: &str) -> bool {
+    // Browsers ignore ASCII whitespace and control characters inside a scheme.
+    let cleaned: String = url.chars().filter(|c| !c.is_ascii_whitespace() && !c.is_ascii_control()).collect();
+    let lower = cleaned.to_ascii_lowercase();
+    match lower.find(':') {
+        None => true,
+        Some(colon) => {
+            let before = &lower[..colon];
+            if before.contains(['/', '?', '#']) {
+                return true; // a relative path with a colon later on
+            }
+            matches!(before, "http" | "https" | "mailto")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsafe_schemes_are_refused() {
+        assert!(is_safe_url("https://github.com/x"));
+        assert!(is_safe_url("/a/b/#c"));
+        assert!(is_safe_url("../x.html"));
+        assert!(is_safe_url("mailto:a@b.org"));
+        assert!(!is_safe_url("javascript:alert(1)"));
+        assert!(!is_safe_url(" JaVa\tScRiPt:alert(1)"));
+        assert!(!is_safe_url("data:text/html,<script>"));
+    }
+
+    #[test]
+    fn comments_are_recognised() {
+        assert!(is_comment("<!-- note -->\n"));
+        assert!(!is_comment("<script>x</script>"));
+    }
+}

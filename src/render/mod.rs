@@ -1,0 +1,597 @@
+//! Render: the resolved site → HTML pages (minijinja templates of the theme) and the
+//! theme's assets. Pages are independent, so they render in parallel (rayon); the
+//! template environment and the syntax set are built once and shared.
+//!
+//! Pages: home, system, run, report, record (published or not), the status index and
+//! one page per status.
+
+mod highlight;
+pub mod markdown;
+mod theme;
+pub mod views;
+
+pub use theme::Theme;
+
+use std::collections::BTreeMap;
+
+use minijinja::{context, Environment};
+use rayon::prelude::*;
+
+use crate::model::{At, Owner, Publication, Record, RecordId, Report, Run, Site, System};
+use crate::recognise::{slugify, IdScheme};
+use crate::urls;
+use markdown::{escape, render_fragment, render_inline, render_report, short_revision, Linker};
+use views::*;
+
+/// A finished output file: its path below the output folder and its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputFile {
+    /// Relative path (`fractal/index.html`).
+    pub path: std::path::PathBuf,
+    /// Contents.
+    pub bytes: Vec<u8>,
+}
+
+/// A failure of the theme: a template that does not compile or render.
+#[derive(Debug, thiserror::Error)]
+#[error("template error: {0:#}")]
+pub struct RenderError(#[from] minijinja::Error);
+
+/// One page to render.
+enum Job<'a> {
+    Home,
+    Statuses,
+    Status(usize),
+    System(&'a System),
+    Run(&'a System, &'a Run),
+    Report(&'a System, &'a Run, usize),
+    Record(&'a System, &'a Run, &'a Record),
+}
+
+/// Warnings for quotes whose language has no highlighting grammar: they are shown plain.
+pub fn language_warnings(site: &Site) -> Vec<crate::model::Diagnostic> {
+    let mut out = Vec::new();
+    for report in site.systems.iter().flat_map(|s| &s.runs).flat_map(|r| &r.reports) {
+        for quote in &report.quotes {
+            if let Some(language) = &quote.language {
+                if !highlight::knows_language(language) {
+                    out.push(
+                        crate::model::Diagnostic::warning(quote.location.clone(), format!("no highlighting grammar for `{language}`; the quote is shown without colours"))
+                            .with_help("use a known fence language (python, rust, bash, javascript, …)"),
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Renders every page and asset of the site.
+pub fn render(site: &Site, scheme: &IdScheme, theme: &Theme) -> Result<Vec<OutputFile>, RenderError> {
+    let env = theme.environment()?;
+    let mut jobs = vec![Job::Home, Job::Statuses];
+    jobs.extend((0..site.statuses.len()).map(Job::Status));
+    for system in &site.systems {
+        jobs.push(Job::System(system));
+        for run in &system.runs {
+            jobs.push(Job::Run(system, run));
+            jobs.extend((0..run.reports.len()).map(|r| Job::Report(system, run, r)));
+            jobs.extend(run.records.values().map(|record| Job::Record(system, run, record)));
+        }
+    }
+    let renderer = Renderer { site, scheme, env: &env };
+    let mut files: Vec<OutputFile> = jobs.par_iter().map(|job| renderer.page(job)).collect::<Result<_, _>>()?;
+    files.push(OutputFile { path: "assets/highlight.css".into(), bytes: highlight::stylesheet().into_bytes() });
+    for (name, bytes) in theme.assets() {
+        files.push(OutputFile { path: format!("assets/{name}").into(), bytes: bytes.clone() });
+    }
+    Ok(files)
+}
+
+struct Renderer<'a> {
+    site: &'a Site,
+    scheme: &'a IdScheme,
+    env: &'a Environment<'a>,
+}
+
+impl Renderer<'_> {
+    fn page(&self, job: &Job<'_>) -> Result<OutputFile, RenderError> {
+        let (url, template, ctx) = match job {
+            Job::Home => (urls::home(), "home.html", self.home()),
+            Job::Statuses => (urls::statuses(), "statuses.html", self.statuses()),
+            Job::Status(i) => (urls::status(&self.site.statuses[*i].name), "status.html", self.status(*i)),
+            Job::System(system) => (urls::system(&system.slug), "system.html", self.system(system)),
+            Job::Run(system, run) => (urls::run(&system.slug, &run.slug), "run.html", self.run(system, run)),
+            Job::Report(system, run, r) => {
+                let report = &run.reports[*r];
+                (urls::report(&system.slug, &run.slug, &report.slug), "report.html", self.report(system, run, report))
+            }
+            Job::Record(system, run, record) => {
+                (urls::record(&system.slug, &run.slug, &record.id), "record.html", self.record(system, run, record))
+            }
+        };
+        let html = self.env.get_template(template)?.render(context! { site => self.site_view(), ..ctx })?;
+        Ok(OutputFile { path: urls::output_path(&url), bytes: html.into_bytes() })
+    }
+
+    fn site_view(&self) -> SiteView {
+        SiteView {
+            title: self.site.title.clone(),
+            home: urls::home(),
+            statuses_url: urls::statuses(),
+            stylesheets: vec![urls::asset("style.css"), urls::asset("highlight.css")],
+        }
+    }
+
+    fn linker<'b>(&'b self, system: &'b System, run: &'b Run) -> Linker<'b> {
+        Linker { system: &system.slug, run, scheme: self.scheme }
+    }
+
+    fn status_counts(&self, records: &mut dyn Iterator<Item = &Record>, vocabulary: Option<&[String]>) -> Vec<StatusCount> {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for record in records {
+            let mut names: Vec<&str> = record.statuses.iter().map(|s| s.value.as_str()).collect();
+            names.sort_unstable();
+            names.dedup();
+            for name in names {
+                *counts.entry(name).or_default() += 1;
+            }
+        }
+        self.site
+            .statuses
+            .iter()
+            .filter(|s| vocabulary.is_none_or(|v| v.contains(&s.name)))
+            .map(|s| StatusCount {
+                name: s.name.clone(),
+                class: slugify(&s.name),
+                meaning: s.meaning.clone(),
+                url: urls::status(&s.name),
+                count: counts.get(s.name.as_str()).copied().unwrap_or(0),
+            })
+            .collect()
+    }
+
+    fn run_summary(&self, system: &System, run: &Run) -> RunSummary {
+        let published = run.records.values().filter(|r| r.publication == Publication::Published);
+        RunSummary {
+            name: run.name.clone(),
+            url: urls::run(&system.slug, &run.slug),
+            revision: short_revision(&run.revision).to_string(),
+            date: run.date.clone(),
+            lens: run.lens.clone(),
+            reports: run.reports.len(),
+            records: published.clone().count(),
+            unpublished: run.records.len() - published.clone().count(),
+            statuses: self.status_counts(&mut published.clone(), Some(&run.vocabulary)).into_iter().filter(|s| s.count > 0).collect(),
+        }
+    }
+
+    fn system_summary(&self, system: &System) -> SystemSummary {
+        SystemSummary {
+            name: system.name.clone(),
+            url: urls::system(&system.slug),
+            repository: system.repository.clone(),
+            summary_html: system.summary.as_deref().map(|s| render_plain_markdown(s)),
+            runs: system.runs.iter().map(|run| self.run_summary(system, run)).collect(),
+        }
+    }
+
+    fn home(&self) -> minijinja::Value {
+        let all = self.site.systems.iter().flat_map(|s| &s.runs).flat_map(|r| r.records.values());
+        let published = all.filter(|r| r.publication == Publication::Published);
+        let totals = self.status_counts(&mut published.clone(), None);
+        context! {
+            title => self.site.title.clone(),
+            systems => self.site.systems.iter().map(|s| self.system_summary(s)).collect::<Vec<_>>(),
+            statuses => totals,
+            records => published.count(),
+        }
+    }
+
+    fn statuses(&self) -> minijinja::Value {
+        let all = self.site.systems.iter().flat_map(|s| &s.runs).flat_map(|r| r.records.values());
+        let mut published = all.filter(|r| r.publication == Publication::Published);
+        context! {
+            title => "Records by status",
+            breadcrumbs => vec![Link { name: self.site.title.clone(), url: urls::home() }],
+            statuses => self.status_counts(&mut published, None),
+        }
+    }
+
+    fn status(&self, index: usize) -> minijinja::Value {
+        let status = &self.site.statuses[index];
+        let mut listings = Vec::new();
+        for system in &self.site.systems {
+            for run in &system.runs {
+                for record in run.records.values() {
+                    let claims: Vec<_> = record.statuses.iter().filter(|s| s.value == status.name).collect();
+                    if claims.is_empty() {
+                        continue;
+                    }
+                    let detail = claims
+                        .iter()
+                        .map(|c| claim_detail(&c.dimension, c.qualifier.as_deref(), c.part.as_deref()))
+                        .filter(|d| !d.is_empty())
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                    listings.push(StatusListing {
+                        system: system.name.clone(),
+                        run: run.name.clone(),
+                        run_url: urls::run(&system.slug, &run.slug),
+                        record: self.record_summary(system, run, record),
+                        detail,
+                    });
+                }
+            }
+        }
+        context! {
+            title => format!("Status: {}", status.name),
+            breadcrumbs => vec![
+                Link { name: self.site.title.clone(), url: urls::home() },
+                Link { name: "Statuses".into(), url: urls::statuses() },
+            ],
+            status => StatusCount { name: status.name.clone(), class: slugify(&status.name), meaning: status.meaning.clone(), url: urls::status(&status.name), count: listings.len() },
+            records => listings,
+        }
+    }
+
+    fn system(&self, system: &System) -> minijinja::Value {
+        context! {
+            title => system.name.clone(),
+            breadcrumbs => vec![Link { name: self.site.title.clone(), url: urls::home() }],
+            system => self.system_summary(system),
+        }
+    }
+
+    fn badges(&self, record: &Record) -> Vec<StatusBadge> {
+        record
+            .statuses
+            .iter()
+            .map(|s| StatusBadge {
+                name: s.value.clone(),
+                class: slugify(&s.value),
+                dimension: s.dimension.clone(),
+                qualifier: s.qualifier.clone(),
+                part: s.part.clone(),
+                meaning: self.site.statuses.iter().find(|d| d.name == s.value).map(|d| d.meaning.clone()).unwrap_or_default(),
+                url: urls::status(&s.value),
+            })
+            .collect()
+    }
+
+    fn record_summary(&self, system: &System, run: &Run, record: &Record) -> RecordSummary {
+        RecordSummary {
+            id: record.id.to_string(),
+            url: urls::record(&system.slug, &run.slug, &record.id),
+            label: record.label.clone(),
+            kind: record.kind.clone(),
+            statuses: self.badges(record),
+        }
+    }
+
+    fn breadcrumbs(&self, system: &System, run: Option<&Run>) -> Vec<Link> {
+        let mut crumbs = vec![
+            Link { name: self.site.title.clone(), url: urls::home() },
+            Link { name: system.name.clone(), url: urls::system(&system.slug) },
+        ];
+        if let Some(run) = run {
+            crumbs.push(Link { name: run.name.clone(), url: urls::run(&system.slug, &run.slug) });
+        }
+        crumbs
+    }
+
+    fn run(&self, system: &System, run: &Run) -> minijinja::Value {
+        let linker = self.linker(system, run);
+        let reports: Vec<ReportSummary> = run
+            .reports
+            .iter()
+            .map(|report| ReportSummary {
+                title: report.title.clone(),
+                url: urls::report(&system.slug, &run.slug, &report.slug),
+                report_type: report.report_type.clone(),
+                records: report.declarations.iter().map(|d| &d.id).collect::<std::collections::BTreeSet<_>>().len(),
+                quotes: report.quotes.len(),
+            })
+            .collect();
+        let sources: Vec<SourceView> = run
+            .sources
+            .iter()
+            .map(|s| {
+                let revision = s.revision.clone().unwrap_or_else(|| run.revision.clone());
+                SourceView {
+                    id: s.id.clone(),
+                    anchor: markdown::source_anchor(&s.id),
+                    title: s.title.clone(),
+                    repository: s.repository.clone(),
+                    tree_url: s.repository.as_deref().and_then(|r| urls::repository_file(r, &revision, s.path.as_deref().unwrap_or(""), None)),
+                    revision,
+                    path: s.path.clone(),
+                    note_html: s.note.as_deref().map(|n| render_inline(n, &linker)),
+                }
+            })
+            .collect();
+        let published: Vec<&Record> = run.records.values().filter(|r| r.publication == Publication::Published).collect();
+        let mut matrix: BTreeMap<&str, MatrixRow> = BTreeMap::new();
+        for record in &published {
+            let row = matrix.entry(record.kind.as_str()).or_insert_with(|| MatrixRow {
+                kind: record.kind.clone(),
+                kind_name: self.site.kinds.get(&record.kind).cloned().unwrap_or_default(),
+                counts: vec![0; run.vocabulary.len()],
+                none: 0,
+                total: 0,
+            });
+            row.total += 1;
+            let mut any = false;
+            for (i, status) in run.vocabulary.iter().enumerate() {
+                if record.statuses.iter().any(|s| &s.value == status) {
+                    row.counts[i] += 1;
+                    any = true;
+                }
+            }
+            if !any {
+                row.none += 1;
+            }
+        }
+        let unpublished: Vec<UnpublishedGroup> = run
+            .unpublished
+            .iter()
+            .enumerate()
+            .map(|(i, set)| UnpublishedGroup {
+                name: set.name.clone(),
+                patterns: set.ids.clone(),
+                note_html: set.note.as_deref().map(|n| render_inline(n, &linker)),
+                records: run
+                    .records
+                    .values()
+                    .filter(|r| r.publication == Publication::Unpublished(i))
+                    .map(|r| {
+                        let first = r.backlinks.first().or(r.annotations.first());
+                        let (first, first_at) = match first {
+                            Some(at) if r.backlinks.first().is_some() => {
+                                let m = &run.reports[at.report].mentions[at.index];
+                                (self.section_link(system, run, at.report, m.section), m.location.to_string())
+                            }
+                            Some(at) => {
+                                let a = &run.reports[at.report].annotations[at.index];
+                                (self.section_link(system, run, at.report, a.section), a.location.to_string())
+                            }
+                            None => (Link { name: String::new(), url: String::new() }, String::new()),
+                        };
+                        UnpublishedRef {
+                            id: r.id.to_string(),
+                            url: urls::record(&system.slug, &run.slug, &r.id),
+                            references: r.backlinks.len(),
+                            first,
+                            first_at,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        context! {
+            title => format!("{} — {}", system.name, run.name),
+            breadcrumbs => self.breadcrumbs(system, None),
+            system => Link { name: system.name.clone(), url: urls::system(&system.slug) },
+            run => context! {
+                name => run.name.clone(),
+                revision => run.revision.clone(),
+                revision_url => system.repository.as_deref().and_then(|r| urls::repository_file(r, &run.revision, "", None)),
+                date => run.date.clone(),
+                lens => run.lens.clone(),
+                applicability_ends => run.applicability_ends.clone(),
+                vocabulary => self.site.statuses.iter().filter(|s| run.vocabulary.contains(&s.name)).map(|s| StatusCount {
+                    name: s.name.clone(), class: slugify(&s.name), meaning: s.meaning.clone(), url: urls::status(&s.name), count: 0,
+                }).collect::<Vec<_>>(),
+                summary => self.run_summary(system, run),
+            },
+            reports => reports,
+            sources => sources,
+            matrix => matrix.into_values().collect::<Vec<_>>(),
+            records => published.iter().map(|r| self.record_summary(system, run, r)).collect::<Vec<_>>(),
+            unpublished => unpublished,
+        }
+    }
+
+    fn section_link(&self, system: &System, run: &Run, report: usize, section: Option<usize>) -> Link {
+        let r = &run.reports[report];
+        let base = urls::report(&system.slug, &run.slug, &r.slug);
+        match section.and_then(|s| r.sections.get(s)) {
+            Some(s) => Link { name: format!("{} § {}", r.title, s.title), url: format!("{base}#{}", s.anchor) },
+            None => Link { name: r.title.clone(), url: base },
+        }
+    }
+
+    fn report(&self, system: &System, run: &Run, report: &Report) -> minijinja::Value {
+        let linker = self.linker(system, run);
+        let mut declared: Vec<Link> = Vec::new();
+        for d in &report.declarations {
+            if !declared.iter().any(|l| l.name == d.id.as_str()) {
+                declared.push(Link { name: d.id.to_string(), url: format!("#{}", d.anchor) });
+            }
+        }
+        context! {
+            title => report.title.clone(),
+            breadcrumbs => self.breadcrumbs(system, Some(run)),
+            report => context! {
+                title => report.title.clone(),
+                report_type => report.report_type.clone(),
+                schema => report.schema.clone(),
+                file => report.file.display().to_string(),
+                html => render_report(report, &linker),
+                toc => report.sections.iter().filter(|s| s.level <= 3).map(|s| TocEntry { anchor: s.anchor.clone(), title: s.title.clone(), level: s.level }).collect::<Vec<_>>(),
+                declared => declared,
+            },
+            run => context! { name => run.name.clone(), revision => run.revision.clone(), url => urls::run(&system.slug, &run.slug) },
+        }
+    }
+
+    fn record(&self, system: &System, run: &Run, record: &Record) -> minijinja::Value {
+        let linker = self.linker(system, run);
+        let report_anchor = |report: usize, anchor: &str| {
+            let r = &run.reports[report];
+            Link { name: r.title.clone(), url: format!("{}#{anchor}", urls::report(&system.slug, &run.slug, &r.slug)) }
+        };
+        let mut entries: Vec<Entry> = Vec::new();
+        for at in &record.declarations {
+            let report = &run.reports[at.report];
+            let d = &report.declarations[at.index];
+            let (form, fields, body_html) = match &d.form {
+                crate::model::DeclarationForm::Heading { .. } => {
+                    ("heading", Vec::new(), d.body.clone().map(|b| render_fragment(&report.markdown[b], &linker)))
+                }
+                crate::model::DeclarationForm::TableRow { .. } => (
+                    "row",
+                    d.fields.iter().map(|f| FieldView { name: f.name.clone(), value_html: render_inline(&f.value, &linker) }).collect(),
+                    None,
+                ),
+            };
+            let part = match &d.form {
+                crate::model::DeclarationForm::TableRow { part, .. } => part.clone(),
+                _ => None,
+            };
+            entries.push(Entry {
+                form,
+                at: report_anchor(at.report, &d.anchor),
+                source: d.location.to_string(),
+                part,
+                label: d.label.clone(),
+                fields,
+                body_html,
+            });
+        }
+        let annotations: Vec<Entry> = record
+            .annotations
+            .iter()
+            .map(|at| {
+                let report = &run.reports[at.report];
+                let a = &report.annotations[at.index];
+                Entry {
+                    form: "annotation",
+                    at: report_anchor(at.report, &a.anchor),
+                    source: a.location.to_string(),
+                    part: None,
+                    label: None,
+                    fields: Vec::new(),
+                    body_html: Some(render_fragment(&report.markdown[a.body.clone()], &linker)),
+                }
+            })
+            .collect();
+        let citations: Vec<CitationView> = record
+            .citations
+            .iter()
+            .map(|at| {
+                let c = &run.reports[at.report].citations[at.index];
+                let source = c.source.as_deref().or(run.default_source.as_deref());
+                let path = c.path.clone().unwrap_or_default();
+                let lines = if c.lines.is_empty() {
+                    String::new()
+                } else {
+                    format!(":{}", c.lines.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))
+                };
+                CitationView {
+                    text: format!("{}{path}{lines}", source.map(|s| format!("{s} ")).unwrap_or_default()),
+                    url: linker.file_url(source, &path, &c.lines),
+                }
+            })
+            .collect();
+        let quotes: Vec<CitationView> = record
+            .quotes
+            .iter()
+            .map(|at| {
+                let q = &run.reports[at.report].quotes[at.index];
+                let source = q.source.as_deref().or(run.default_source.as_deref());
+                CitationView {
+                    text: format!("{}{}", source.map(|s| format!("{s} ")).unwrap_or_default(), q.path),
+                    url: linker.file_url(source, &q.path, &q.lines),
+                }
+            })
+            .collect();
+        let references: Vec<RecordSummary> = record
+            .references
+            .iter()
+            .filter_map(|id| run.records.get(id))
+            .map(|r| self.record_summary(system, run, r))
+            .collect();
+        let backlinks: Vec<BacklinkView> = record.backlinks.iter().map(|at| self.backlink(system, run, record, *at)).collect();
+        let unpublished = match &record.publication {
+            Publication::Unpublished(set) => run.unpublished.get(*set).map(|s| {
+                context! { name => s.name.clone(), note_html => s.note.as_deref().map(|n| render_inline(n, &linker)) }
+            }),
+            Publication::Published => None,
+        };
+        context! {
+            title => match &record.label { Some(l) => format!("{} — {l}", record.id), None => record.id.to_string() },
+            breadcrumbs => self.breadcrumbs(system, Some(run)),
+            record => context! {
+                id => record.id.to_string(),
+                label => record.label.clone(),
+                kind => record.kind.clone(),
+                kind_name => self.site.kinds.get(&record.kind).cloned(),
+                family => record.family.clone(),
+                family_name => record.family.as_ref().and_then(|f| self.site.families.get(f).cloned()),
+                unpublished => unpublished,
+                statuses => self.badges(record),
+                parts => record.parts.clone(),
+                entries => entries,
+                annotations => annotations,
+                quotes => quotes,
+                citations => citations,
+                references => references,
+                backlinks => backlinks,
+            },
+            run => context! { name => run.name.clone(), revision => run.revision.clone(), url => urls::run(&system.slug, &run.slug) },
+        }
+    }
+
+    fn backlink(&self, system: &System, run: &Run, record: &Record, at: At) -> BacklinkView {
+        let report = &run.reports[at.report];
+        let mention = &report.mentions[at.index];
+        let from = match mention.owner {
+            Some(Owner::Declaration(d)) => Some(report.declarations[d].id.clone()),
+            Some(Owner::Annotation(a)) => Some(report.annotations[a].target.clone()),
+            None => None,
+        };
+        let from = from.filter(|id| id != &record.id).map(|id: RecordId| Link {
+            name: match mention.owner {
+                Some(Owner::Annotation(_)) => format!("annotation on {id}"),
+                _ => id.to_string(),
+            },
+            url: urls::record(&system.slug, &run.slug, &id),
+        });
+        BacklinkView {
+            context_html: mark(&mention.context, record.id.as_str()),
+            at: self.section_link(system, run, at.report, mention.section),
+            from,
+            source: mention.location.to_string(),
+        }
+    }
+}
+
+/// `dimension: qualifier (part)` for a status claim, empty when there is nothing to add.
+fn claim_detail(dimension: &str, qualifier: Option<&str>, part: Option<&str>) -> String {
+    let mut out = dimension.to_string();
+    if let Some(q) = qualifier {
+        out = if out.is_empty() { q.to_string() } else { format!("{out}, {q}") };
+    }
+    if let Some(p) = part {
+        out = if out.is_empty() { format!("part: {p}") } else { format!("{out} (part: {p})") };
+    }
+    out
+}
+
+/// Escapes a citing sentence and marks each occurrence of `id`.
+fn mark(sentence: &str, id: &str) -> String {
+    escape(sentence).replace(&escape(id), &format!("<mark>{}</mark>", escape(id)))
+}
+
+/// Markdown outside any run (a system summary): no record links.
+fn render_plain_markdown(text: &str) -> String {
+    let mut html = String::new();
+    let events = pulldown_cmark::Parser::new_ext(text, crate::parse::markdown_options()).map(|e| match e {
+        pulldown_cmark::Event::Html(h) | pulldown_cmark::Event::InlineHtml(h) => pulldown_cmark::Event::Text(h),
+        other => other,
+    });
+    pulldown_cmark::html::push_html(&mut html, events);
+    let trimmed = html.trim();
+    trimmed.strip_prefix("<p>").and_then(|s| s.strip_suffix("</p>")).filter(|s| !s.contains("<p>")).unwrap_or(trimmed).to_string()
+}

@@ -1,0 +1,94 @@
+//! The theme: minijinja templates and static assets. The default theme is compiled into
+//! the binary from `themes/default/`, so casebook works with no theme folder; a site's
+//! `themes/<name>/templates/*.html` and `themes/<name>/assets/*` override it file by file.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use minijinja::{Environment, UndefinedBehavior};
+
+use crate::model::{Diagnostic, Location};
+
+const BUILT_IN_TEMPLATES: [(&str, &str); 9] = [
+    ("base.html", include_str!("../../themes/default/templates/base.html")),
+    ("home.html", include_str!("../../themes/default/templates/home.html")),
+    ("system.html", include_str!("../../themes/default/templates/system.html")),
+    ("runs-table.html", include_str!("../../themes/default/templates/runs-table.html")),
+    ("run.html", include_str!("../../themes/default/templates/run.html")),
+    ("report.html", include_str!("../../themes/default/templates/report.html")),
+    ("record.html", include_str!("../../themes/default/templates/record.html")),
+    ("statuses.html", include_str!("../../themes/default/templates/statuses.html")),
+    ("status.html", include_str!("../../themes/default/templates/status.html")),
+];
+
+const BUILT_IN_ASSETS: [(&str, &[u8]); 1] = [("style.css", include_bytes!("../../themes/default/assets/style.css"))];
+
+/// Templates and assets, by file name.
+#[derive(Debug, Clone)]
+pub struct Theme {
+    templates: BTreeMap<String, String>,
+    assets: BTreeMap<String, Vec<u8>>,
+}
+
+impl Theme {
+    /// The built-in default theme.
+    pub fn built_in() -> Self {
+        Theme {
+            templates: BUILT_IN_TEMPLATES.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect(),
+            assets: BUILT_IN_ASSETS.iter().map(|(n, b)| (n.to_string(), b.to_vec())).collect(),
+        }
+    }
+
+    /// The theme `name` of the site at `root`: the built-in theme overridden by the files
+    /// of `root/themes/name/`. A theme other than `default` must exist on disk.
+    pub fn load(root: &Path, name: &str) -> Result<Self, Diagnostic> {
+        let mut theme = Theme::built_in();
+        let dir = root.join("themes").join(name);
+        if !dir.is_dir() {
+            if name == "default" {
+                return Ok(theme);
+            }
+            return Err(Diagnostic::error(Location::file(&dir), format!("theme `{name}` does not exist"))
+                .with_help("create the folder, or set `theme: default` in casebook.yaml"));
+        }
+        for (sub, is_template) in [("templates", true), ("assets", false)] {
+            let folder = dir.join(sub);
+            if !folder.is_dir() {
+                continue;
+            }
+            for entry in walkdir::WalkDir::new(&folder).min_depth(1).max_depth(1).sort_by_file_name() {
+                let entry = entry.map_err(|e| Diagnostic::error(Location::file(&folder), format!("cannot read: {e}")))?;
+                if !entry.file_type().is_file() {
+                    continue;
+                }
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let bytes = std::fs::read(entry.path())
+                    .map_err(|e| Diagnostic::error(Location::file(entry.path()), format!("cannot read: {e}")))?;
+                if is_template {
+                    let text = String::from_utf8(bytes)
+                        .map_err(|_| Diagnostic::error(Location::file(entry.path()), "template is not valid UTF-8"))?;
+                    theme.templates.insert(name, text);
+                } else {
+                    theme.assets.insert(name, bytes);
+                }
+            }
+        }
+        Ok(theme)
+    }
+
+    /// A template environment: autoescaping for `.html`, and strict undefined values so
+    /// that a misspelt variable is an error rather than an empty string.
+    pub fn environment(&self) -> Result<Environment<'static>, minijinja::Error> {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        for (name, source) in &self.templates {
+            env.add_template_owned(name.clone(), source.clone())?;
+        }
+        Ok(env)
+    }
+
+    /// Asset files by name.
+    pub fn assets(&self) -> &BTreeMap<String, Vec<u8>> {
+        &self.assets
+    }
+}

@@ -1,0 +1,268 @@
+//! What templates see: plain serialisable views built from the model. Templates never
+//! reach into the model, so a theme can be rewritten without touching the pipeline.
+
+use serde::Serialize;
+
+/// A link with a label.
+#[derive(Debug, Serialize, Clone)]
+pub struct Link {
+    /// Shown text.
+    pub name: String,
+    /// Site-absolute URL.
+    pub url: String,
+}
+
+/// Site-wide values every page has.
+#[derive(Debug, Serialize)]
+pub struct SiteView {
+    /// Site title.
+    pub title: String,
+    /// Home URL.
+    pub home: String,
+    /// Status page URL.
+    pub statuses_url: String,
+    /// Stylesheets.
+    pub stylesheets: Vec<String>,
+}
+
+/// A status with its meaning and count.
+#[derive(Debug, Serialize, Clone)]
+pub struct StatusCount {
+    /// Status name.
+    pub name: String,
+    /// CSS-safe form of the name.
+    pub class: String,
+    /// One-line meaning.
+    pub meaning: String,
+    /// Its page.
+    pub url: String,
+    /// How many records carry it.
+    pub count: usize,
+}
+
+/// A run in a listing.
+#[derive(Debug, Serialize)]
+pub struct RunSummary {
+    /// Run name.
+    pub name: String,
+    /// Its page.
+    pub url: String,
+    /// Short revision.
+    pub revision: String,
+    /// Date, if known.
+    pub date: Option<String>,
+    /// Lens, if given.
+    pub lens: Option<String>,
+    /// Number of reports.
+    pub reports: usize,
+    /// Number of published records.
+    pub records: usize,
+    /// Number of referenced but unpublished records.
+    pub unpublished: usize,
+    /// Records by status (vocabulary order, zero counts left out).
+    pub statuses: Vec<StatusCount>,
+}
+
+/// A system in a listing or on its page.
+#[derive(Debug, Serialize)]
+pub struct SystemSummary {
+    /// Display name.
+    pub name: String,
+    /// Its page.
+    pub url: String,
+    /// Repository URL.
+    pub repository: Option<String>,
+    /// Summary as HTML.
+    pub summary_html: Option<String>,
+    /// Its runs.
+    pub runs: Vec<RunSummary>,
+}
+
+/// A status carried by a record.
+#[derive(Debug, Serialize, Clone)]
+pub struct StatusBadge {
+    /// Status name.
+    pub name: String,
+    /// CSS-safe form of the name.
+    pub class: String,
+    /// Dimension (`operation conclusion`), possibly empty.
+    pub dimension: String,
+    /// Qualifier (`listing`).
+    pub qualifier: Option<String>,
+    /// Part it applies to.
+    pub part: Option<String>,
+    /// Meaning of the status.
+    pub meaning: String,
+    /// The status's page.
+    pub url: String,
+}
+
+/// A record in a listing.
+#[derive(Debug, Serialize, Clone)]
+pub struct RecordSummary {
+    /// ID.
+    pub id: String,
+    /// Its page.
+    pub url: String,
+    /// Label.
+    pub label: Option<String>,
+    /// Kind code.
+    pub kind: String,
+    /// Statuses.
+    pub statuses: Vec<StatusBadge>,
+}
+
+/// One cell of the kind × status matrix.
+#[derive(Debug, Serialize)]
+pub struct MatrixRow {
+    /// Kind code.
+    pub kind: String,
+    /// Kind name.
+    pub kind_name: String,
+    /// Counts per status, in the order of the run's vocabulary.
+    pub counts: Vec<usize>,
+    /// Records with no status.
+    pub none: usize,
+    /// All records of the kind.
+    pub total: usize,
+}
+
+/// A source register entry.
+#[derive(Debug, Serialize)]
+pub struct SourceView {
+    /// `SRC-1`.
+    pub id: String,
+    /// Anchor on the run page.
+    pub anchor: String,
+    /// Title.
+    pub title: String,
+    /// Repository URL.
+    pub repository: Option<String>,
+    /// Link to the repository at the revision.
+    pub tree_url: Option<String>,
+    /// Revision.
+    pub revision: String,
+    /// Path within the repository.
+    pub path: Option<String>,
+    /// Note as HTML.
+    pub note_html: Option<String>,
+}
+
+/// A referenced but unpublished record on its run's page.
+#[derive(Debug, Serialize)]
+pub struct UnpublishedRef {
+    /// ID.
+    pub id: String,
+    /// Its (stub) page.
+    pub url: String,
+    /// Number of references.
+    pub references: usize,
+    /// Where it is first referenced.
+    pub first: Link,
+    /// File and line of the first reference.
+    pub first_at: String,
+}
+
+/// One set of unpublished records.
+#[derive(Debug, Serialize)]
+pub struct UnpublishedGroup {
+    /// Name of the set.
+    pub name: String,
+    /// Patterns.
+    pub patterns: Vec<String>,
+    /// Note as HTML.
+    pub note_html: Option<String>,
+    /// Its records.
+    pub records: Vec<UnpublishedRef>,
+}
+
+/// A report in a listing.
+#[derive(Debug, Serialize)]
+pub struct ReportSummary {
+    /// Title.
+    pub title: String,
+    /// Its page.
+    pub url: String,
+    /// Type.
+    pub report_type: Option<String>,
+    /// Records declared in it.
+    pub records: usize,
+    /// Quotes in it.
+    pub quotes: usize,
+}
+
+/// A heading in a report's table of contents.
+#[derive(Debug, Serialize)]
+pub struct TocEntry {
+    /// Anchor.
+    pub anchor: String,
+    /// Heading text.
+    pub title: String,
+    /// Level (1–6).
+    pub level: u8,
+}
+
+/// A place in a report where a record is declared or annotated.
+#[derive(Debug, Serialize)]
+pub struct Entry {
+    /// `heading`, `row` or `annotation`.
+    pub form: &'static str,
+    /// Report title and link to the anchor.
+    pub at: Link,
+    /// File and line in the sources.
+    pub source: String,
+    /// The part, for rows of parts.
+    pub part: Option<String>,
+    /// Label given here.
+    pub label: Option<String>,
+    /// Fields (rows only; a heading's fields are in its body).
+    pub fields: Vec<FieldView>,
+    /// Body as HTML (headings and annotations).
+    pub body_html: Option<String>,
+}
+
+/// A field.
+#[derive(Debug, Serialize)]
+pub struct FieldView {
+    /// Name.
+    pub name: String,
+    /// Value as HTML.
+    pub value_html: String,
+}
+
+/// A citation on a record page.
+#[derive(Debug, Serialize)]
+pub struct CitationView {
+    /// What is cited, as written.
+    pub text: String,
+    /// The file at the frozen revision, when the source has a repository.
+    pub url: Option<String>,
+}
+
+/// A record that cites this one, with the citing sentence.
+#[derive(Debug, Serialize)]
+pub struct BacklinkView {
+    /// The citing sentence, escaped, the ID marked.
+    pub context_html: String,
+    /// The report section that holds it.
+    pub at: Link,
+    /// The record whose text holds it.
+    pub from: Option<Link>,
+    /// File and line.
+    pub source: String,
+}
+
+/// A record on a status page.
+#[derive(Debug, Serialize)]
+pub struct StatusListing {
+    /// System name.
+    pub system: String,
+    /// Run name.
+    pub run: String,
+    /// Run page.
+    pub run_url: String,
+    /// The record.
+    pub record: RecordSummary,
+    /// The dimensions and parts this status is on.
+    pub detail: String,
+}

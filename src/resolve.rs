@@ -1,0 +1,460 @@
+//! Resolve: turn each run's parsed reports into its record graph. Runs are independent,
+//! so they resolve in parallel.
+//!
+//! For every run: collect declarations into records (parts, labels, statuses checked
+//! against the vocabulary), reject duplicate declarations, attach annotations, resolve
+//! every reference (a backlink on its target, or an unpublished record, or an error with
+//! a near-miss suggestion), and attach quotes and citations to their records after
+//! checking their `SRC-n` against the source register. Every pass is linear in the size
+//! of the run except near-miss suggestions, which compare each distinct unknown ID with
+//! the run's published IDs of similar length.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use globset::{Glob, GlobMatcher};
+use rayon::prelude::*;
+
+use crate::config::{is_iso_date, SiteConfig, StatusDef};
+use crate::model::{
+    At, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Site, System,
+};
+use crate::parse::{locate, ParsedRun, ParsedSystem};
+use crate::recognise::{self, IdScheme};
+
+/// Resolves every run. The site is returned even when there are errors, so that `check`
+/// can report everything; `build` refuses to write when any diagnostic is an error.
+pub fn resolve(systems: Vec<ParsedSystem>, config: &SiteConfig, scheme: &IdScheme) -> (Site, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let resolved: Vec<(System, Vec<Diagnostic>)> = systems
+        .into_par_iter()
+        .map(|system| {
+            let results: Vec<(Run, Vec<Diagnostic>)> =
+                system.runs.into_par_iter().map(|run| resolve_run(run, scheme, &config.statuses)).collect();
+            let mut found = Vec::new();
+            let mut runs = Vec::new();
+            for (run, d) in results {
+                runs.push(run);
+                found.extend(d);
+            }
+            let system = System {
+                slug: system.slug,
+                name: system.meta.name,
+                repository: system.meta.repository,
+                summary: system.meta.summary,
+                runs,
+            };
+            (system, found)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (system, d) in resolved {
+        out.push(system);
+        diagnostics.extend(d);
+    }
+    let site = Site {
+        title: config.title.clone(),
+        statuses: config.statuses.clone(),
+        kinds: config.ids.kinds.clone(),
+        families: config.ids.families.clone(),
+        systems: out,
+    };
+    (site, diagnostics)
+}
+
+struct RunContext<'a> {
+    file: Arc<std::path::Path>,
+    text: &'a str,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl RunContext<'_> {
+    /// A diagnostic at the first occurrence of `needle` in run.yaml.
+    fn at_key(&mut self, error: bool, needle: &str, message: String, help: String) {
+        let (line, col, source) = locate(self.text, needle);
+        let location = Location::new(self.file.clone(), line, col);
+        let d = if error { Diagnostic::error(location, message) } else { Diagnostic::warning(location, message) };
+        self.diagnostics.push(d.with_source(source, needle.chars().count()).with_help(help));
+    }
+}
+
+fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef]) -> (Run, Vec<Diagnostic>) {
+    let ParsedRun { slug, meta, file, text, reports } = parsed;
+    let mut cx = RunContext { file: file.clone(), text: &text, diagnostics: Vec::new() };
+
+    for (key, value) in [("date", &meta.date), ("applicability_ends", &meta.applicability_ends)] {
+        if let Some(value) = value {
+            if !is_iso_date(value) {
+                cx.at_key(true, value, format!("`{key}` must be a date written YYYY-MM-DD, not `{value}`"), format!("write {key}: 2026-08-20"));
+            }
+        }
+    }
+
+    // The vocabulary in force, in the site's order.
+    let vocabulary: Vec<String> = match &meta.vocabulary {
+        Some(names) => {
+            for name in names {
+                if !statuses.iter().any(|s| &s.name == name) {
+                    let help = suggestion(name, statuses.iter().map(|s| s.name.as_str()))
+                        .map(|s| format!("did you mean `{s}`?"))
+                        .unwrap_or_else(|| "add it to `statuses` in casebook.yaml".to_string());
+                    cx.at_key(true, name, format!("`{name}` is not a status of the site vocabulary"), help);
+                }
+            }
+            statuses.iter().filter(|s| names.contains(&s.name)).map(|s| s.name.clone()).collect()
+        }
+        None => statuses.iter().map(|s| s.name.clone()).collect(),
+    };
+
+    let mut seen_sources = std::collections::HashSet::new();
+    for source in &meta.sources {
+        if !seen_sources.insert(source.id.as_str()) {
+            cx.at_key(true, &format!("id: {}", source.id), format!("{} is registered twice", source.id), "give each source its own SRC-n".into());
+        }
+    }
+    let default_source = meta.default_source.clone().or_else(|| meta.sources.first().map(|s| s.id.clone()));
+    if let Some(d) = &meta.default_source {
+        if !meta.sources.iter().any(|s| &s.id == d) {
+            cx.at_key(true, d, format!("default_source {d} is not in this run's source register"), "register it under `sources`".into());
+        }
+    }
+
+    let matchers: Vec<(usize, GlobMatcher)> = meta
+        .unpublished
+        .iter()
+        .enumerate()
+        .flat_map(|(i, set)| set.ids.iter().map(move |p| (i, p)))
+        .filter_map(|(i, pattern)| match Glob::new(pattern) {
+            Ok(glob) => Some((i, glob.compile_matcher())),
+            Err(e) => {
+                cx.at_key(true, pattern, format!("`{pattern}` is not a valid ID pattern: {e}"), "use `*` and `?` wildcards, e.g. RT-*".into());
+                None
+            }
+        })
+        .collect();
+
+    let mut records: BTreeMap<RecordId, Record> = BTreeMap::new();
+    declare_records(&reports, scheme, statuses, &vocabulary, &mut records, &mut cx.diagnostics);
+
+    // Published IDs by length, for near-miss suggestions.
+    let published: Vec<RecordId> = records.keys().cloned().collect();
+    let published_families: std::collections::BTreeSet<String> = records.values().filter_map(|r| r.family.clone()).collect();
+    let mut unknown: HashMap<RecordId, Unknown> = HashMap::new();
+    let unpublished_set = |id: &RecordId| matchers.iter().find(|(_, m)| m.is_match(id.as_str())).map(|(i, _)| *i);
+
+    for (r, report) in reports.iter().enumerate() {
+        for (a, annotation) in report.annotations.iter().enumerate() {
+            let at = At { report: r, index: a };
+            let lookup = Lookup { published: &published, published_families: &published_families, unpublished_set: &unpublished_set, scheme };
+            if let Some(record) = target_record(&annotation.target, &mut records, &lookup, &mut unknown, &annotation.location, report) {
+                record.annotations.push(at);
+            }
+        }
+        for (m, mention) in report.mentions.iter().enumerate() {
+            let at = At { report: r, index: m };
+            let owner_id = owner_record(report, mention.owner);
+            if owner_id.as_ref() == Some(&mention.target) {
+                continue;
+            }
+            let lookup = Lookup { published: &published, published_families: &published_families, unpublished_set: &unpublished_set, scheme };
+            if let Some(record) = target_record(&mention.target, &mut records, &lookup, &mut unknown, &mention.location, report) {
+                record.backlinks.push(at);
+            } else {
+                continue;
+            }
+            if let (Some(Owner::Declaration(_)), Some(owner_id)) = (mention.owner, owner_id) {
+                if let Some(owner) = records.get_mut(&owner_id) {
+                    owner.references.push(mention.target.clone());
+                }
+            }
+        }
+    }
+
+    // Quotes and citations: check the source, attach to their record.
+    for (r, report) in reports.iter().enumerate() {
+        for (q, quote) in report.quotes.iter().enumerate() {
+            if let Some(source) = &quote.source {
+                check_source(source, &meta.sources, &quote.location, report, &mut cx.diagnostics);
+            }
+            if let Some(id) = owner_record(report, quote.owner) {
+                if let Some(record) = records.get_mut(&id) {
+                    record.quotes.push(At { report: r, index: q });
+                }
+            }
+        }
+        for (c, citation) in report.citations.iter().enumerate() {
+            match &citation.source {
+                Some(source) if citation.names_source => {
+                    check_source(source, &meta.sources, &citation.location, report, &mut cx.diagnostics)
+                }
+                None if default_source.is_none() => {
+                    cx.diagnostics.push(
+                        Diagnostic::warning(citation.location.clone(), "this citation names no source and the run has no source register")
+                            .with_help(format!("add `sources:` to {}", file.display())),
+                    );
+                }
+                _ => {}
+            }
+            if citation.path.is_none() {
+                continue;
+            }
+            if let Some(id) = owner_record(report, citation.owner) {
+                if let Some(record) = records.get_mut(&id) {
+                    record.citations.push(At { report: r, index: c });
+                }
+            }
+        }
+    }
+
+    report_unknown(unknown, &meta.unpublished, &mut cx.diagnostics);
+    for record in records.values_mut() {
+        record.references.sort();
+        record.references.dedup();
+    }
+
+    let run = Run {
+        name: meta.name.clone().unwrap_or_else(|| slug.clone()),
+        slug,
+        revision: meta.revision,
+        date: meta.date,
+        lens: meta.lens,
+        applicability_ends: meta.applicability_ends,
+        vocabulary,
+        sources: meta.sources,
+        default_source,
+        unpublished: meta.unpublished,
+        reports,
+        records,
+    };
+    (run, cx.diagnostics)
+}
+
+/// The record whose text holds an item: the declaration's record or the annotated one.
+fn owner_record(report: &Report, owner: Option<Owner>) -> Option<RecordId> {
+    match owner? {
+        Owner::Declaration(i) => Some(report.declarations[i].id.clone()),
+        Owner::Annotation(i) => Some(report.annotations[i].target.clone()),
+    }
+}
+
+fn declare_records(
+    reports: &[Report],
+    scheme: &IdScheme,
+    statuses: &[StatusDef],
+    vocabulary: &[String],
+    records: &mut BTreeMap<RecordId, Record>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    for (r, report) in reports.iter().enumerate() {
+        for (d, declaration) in report.declarations.iter().enumerate() {
+            let at = At { report: r, index: d };
+            if let Some(existing) = records.get(&declaration.id) {
+                if let Some(clash) = duplicate_of(existing, declaration, r, reports) {
+                    diagnostics.push(
+                        Diagnostic::error(declaration.location.clone(), format!("{} is declared twice", declaration.id))
+                            .with_source(source_line(report, declaration.location.line), declaration.id.as_str().chars().count())
+                            .with_help(format!("it is already declared at {clash}; rename one, or use `(part: …)` rows for parts of one record")),
+                    );
+                    continue;
+                }
+            }
+            let class = scheme.classify(declaration.id.as_str());
+            let record = records.entry(declaration.id.clone()).or_insert_with(|| Record {
+                id: declaration.id.clone(),
+                kind: class.as_ref().map(|c| c.kind.clone()).unwrap_or_default(),
+                family: class.and_then(|c| c.family),
+                label: None,
+                publication: Publication::Published,
+                declarations: Vec::new(),
+                annotations: Vec::new(),
+                backlinks: Vec::new(),
+                references: Vec::new(),
+                quotes: Vec::new(),
+                citations: Vec::new(),
+                statuses: Vec::new(),
+                parts: Vec::new(),
+            });
+            record.declarations.push(at);
+            if record.label.is_none() {
+                record.label = declaration.label.clone();
+            }
+            if let DeclarationForm::TableRow { part: Some(part), .. } = &declaration.form {
+                if !record.parts.contains(part) {
+                    record.parts.push(part.clone());
+                }
+            }
+            for claim in &declaration.statuses {
+                if !statuses.iter().any(|s| s.name == claim.value) {
+                    let help = suggestion(&claim.value, statuses.iter().map(|s| s.name.as_str()))
+                        .map(|s| format!("did you mean `{s}`?"))
+                        .unwrap_or_else(|| format!("use one of: {}", vocabulary.join(", ")));
+                    diagnostics.push(
+                        Diagnostic::error(claim.location.clone(), format!("unknown status `{}` on {}", claim.value, declaration.id))
+                            .with_source(source_line(report, claim.location.line), claim.value.chars().count())
+                            .with_help(help),
+                    );
+                } else if !vocabulary.contains(&claim.value) {
+                    diagnostics.push(
+                        Diagnostic::error(claim.location.clone(), format!("status `{}` is not in this run's vocabulary", claim.value))
+                            .with_source(source_line(report, claim.location.line), claim.value.chars().count())
+                            .with_help(format!("this run allows: {}; or add it to `vocabulary` in run.yaml", vocabulary.join(", "))),
+                    );
+                } else {
+                    record.statuses.push(claim.clone());
+                }
+            }
+        }
+    }
+}
+
+/// Where an earlier declaration clashes with `new`: headings are exclusive, and a row may
+/// repeat an ID only as another part, or in another table.
+fn duplicate_of(existing: &Record, new: &crate::model::Declaration, new_report: usize, reports: &[Report]) -> Option<Location> {
+    for at in &existing.declarations {
+        let old = &reports[at.report].declarations[at.index];
+        let clash = match (&old.form, &new.form) {
+            (DeclarationForm::Heading { .. }, _) | (_, DeclarationForm::Heading { .. }) => true,
+            (DeclarationForm::TableRow { table: t1, part: p1 }, DeclarationForm::TableRow { table: t2, part: p2 }) => {
+                at.report == new_report && t1 == t2 && p1 == p2
+            }
+        };
+        if clash {
+            return Some(old.location.clone());
+        }
+    }
+    None
+}
+
+/// An unknown ID, gathered so that each is reported once per run.
+struct Unknown {
+    first: Location,
+    first_line: String,
+    count: usize,
+    near: Option<RecordId>,
+    /// Its family, when that family is published in this run.
+    family: Option<String>,
+    set: Option<usize>,
+}
+
+/// What a reference is resolved against.
+struct Lookup<'a> {
+    published: &'a [RecordId],
+    published_families: &'a std::collections::BTreeSet<String>,
+    unpublished_set: &'a dyn Fn(&RecordId) -> Option<usize>,
+    scheme: &'a IdScheme,
+}
+
+/// The record a reference or annotation points at: a published one, or an unpublished
+/// one created on first reference. `None` (and an entry in `unknown`) when the ID is a
+/// near miss of a published ID, belongs to a published family, or matches no
+/// `unpublished` pattern.
+fn target_record<'r>(
+    id: &RecordId,
+    records: &'r mut BTreeMap<RecordId, Record>,
+    lookup: &Lookup<'_>,
+    unknown: &mut HashMap<RecordId, Unknown>,
+    location: &Location,
+    report: &Report,
+) -> Option<&'r mut Record> {
+    if records.get(id).is_some_and(|r| r.publication == Publication::Published) {
+        return records.get_mut(id);
+    }
+    let entry = unknown.entry(id.clone()).or_insert_with(|| {
+        let near = lookup.published.iter().filter(|p| recognise::is_near_miss(id.as_str(), p.as_str())).min_by_key(|p| {
+            strsim::damerau_levenshtein(&id.as_str().to_lowercase(), &p.as_str().to_lowercase())
+        });
+        Unknown {
+            first: location.clone(),
+            first_line: source_line(report, location.line),
+            count: 0,
+            near: near.cloned(),
+            family: lookup.scheme.classify(id.as_str()).and_then(|c| c.family).filter(|f| lookup.published_families.contains(f)),
+            set: (lookup.unpublished_set)(id),
+        }
+    });
+    entry.count += 1;
+    if entry.near.is_some() || entry.family.is_some() {
+        return None;
+    }
+    let set = entry.set?;
+    let class = lookup.scheme.classify(id.as_str());
+    Some(records.entry(id.clone()).or_insert_with(|| Record {
+        id: id.clone(),
+        kind: class.as_ref().map(|c| c.kind.clone()).unwrap_or_default(),
+        family: class.and_then(|c| c.family),
+        label: None,
+        publication: Publication::Unpublished(set),
+        declarations: Vec::new(),
+        annotations: Vec::new(),
+        backlinks: Vec::new(),
+        references: Vec::new(),
+        quotes: Vec::new(),
+        citations: Vec::new(),
+        statuses: Vec::new(),
+        parts: Vec::new(),
+    }))
+}
+
+fn report_unknown(
+    unknown: HashMap<RecordId, Unknown>,
+    sets: &[crate::config::UnpublishedDef],
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    for (id, u) in unknown {
+        let len = id.as_str().chars().count();
+        let more = match u.count {
+            1 => String::new(),
+            n => format!(" ({n} references; the first is here)"),
+        };
+        let d = if let Some(near) = &u.near {
+            Diagnostic::error(u.first, format!("unknown record {id}; did you mean {near}?{more}"))
+                .with_help(format!("{near} is declared in this run; fix the spelling"))
+        } else if let Some(family) = &u.family {
+            Diagnostic::error(u.first, format!("unknown record {id}: family {family} is published in this run, but {id} is not declared{more}"))
+                .with_help("declare it or fix the spelling; records of a published family must all be published")
+        } else if let Some(set) = u.set {
+            Diagnostic::warning(u.first, format!("reference to unpublished record {id} ({}){more}", sets[set].name))
+        } else {
+            Diagnostic::error(u.first, format!("unknown record {id}: it is not declared in this run{more}"))
+                .with_help("declare it, fix the spelling, or list the report it belongs to under `unpublished` in run.yaml")
+        };
+        diagnostics.push(d.with_source(u.first_line, len));
+    }
+}
+
+fn check_source(
+    source: &str,
+    register: &[crate::config::SourceDef],
+    location: &Location,
+    report: &Report,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    if register.iter().any(|s| s.id == source) {
+        return;
+    }
+    let help = if register.is_empty() {
+        "this run has no source register; add `sources:` to its run.yaml".to_string()
+    } else {
+        format!("register it under `sources` in run.yaml (registered: {})", register.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", "))
+    };
+    diagnostics.push(
+        Diagnostic::error(location.clone(), format!("{source} is not in this run's source register"))
+            .with_source(source_line(report, location.line), source.chars().count())
+            .with_help(help),
+    );
+}
+
+/// The closest name within edit distance 2.
+fn suggestion<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    names
+        .map(|n| (strsim::damerau_levenshtein(wanted, n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, n)| n)
+}
+
+/// The text of a file line of a report.
+fn source_line(report: &Report, line: u32) -> String {
+    let index = line.saturating_sub(report.body_line) as usize;
+    report.markdown.lines().nth(index).unwrap_or("").to_string()
+}
