@@ -26,7 +26,8 @@ impl BuildOptions {
     /// Options for the site at `root`, written to `root/public`.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         let root = root.into();
-        BuildOptions { output: root.join("public"), root, base_url: None }
+        let output = if root == std::path::Path::new(".") { PathBuf::from("public") } else { root.join("public") };
+        BuildOptions { output, root, base_url: None }
     }
 }
 
@@ -103,7 +104,8 @@ pub fn build(options: &BuildOptions) -> Result<Outcome, PipelineError> {
 
 fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineError> {
     let started = Instant::now();
-    let content = options.root.join("content");
+    // `./content/x.md` reads worse than `content/x.md` in diagnostics.
+    let content = if options.root == std::path::Path::new(".") { PathBuf::from("content") } else { options.root.join("content") };
     let (tree, mut diagnostics) = discover::discover(&content);
     let (parsed, found) = parse::parse(&tree);
     diagnostics.extend(found);

@@ -51,7 +51,8 @@ impl Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file.display(), self.line, self.col)
+        let path = self.file.strip_prefix(".").unwrap_or(&self.file);
+        write!(f, "{}:{}:{}", path.display(), self.line, self.col)
     }
 }
 
@@ -107,6 +108,9 @@ impl Diagnostic {
     }
 }
 
+/// Source lines longer than this many characters are shown as a window around the span.
+const MAX_SHOWN: usize = 100;
+
 /// Renders as `file:line:col: severity: message`, then the source line with a caret
 /// under the span, then `help: …`.
 impl fmt::Display for Diagnostic {
@@ -116,10 +120,26 @@ impl fmt::Display for Diagnostic {
             let number = self.location.line.to_string();
             let pad = " ".repeat(number.len());
             // Tabs would misplace the caret; show them as single spaces.
-            let shown: String = line.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
-            write!(f, "\n{pad} |\n{number} | {shown}\n{pad} | ")?;
-            let before = (self.location.col as usize).saturating_sub(1);
-            write!(f, "{}{}", " ".repeat(before), "^".repeat(self.span_chars as usize))?;
+            let chars: Vec<char> = line.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
+            let col = (self.location.col as usize).saturating_sub(1).min(chars.len());
+            let span = (self.span_chars as usize).max(1);
+            // Long lines (table rows) are cut to a window around the span.
+            let (start, end) = if chars.len() <= MAX_SHOWN {
+                (0, chars.len())
+            } else {
+                let start = col.saturating_sub(MAX_SHOWN / 3);
+                (start, (start + MAX_SHOWN).min(chars.len()))
+            };
+            let mut shown: String = chars[start..end].iter().collect();
+            let mut caret_at = col - start;
+            if start > 0 {
+                shown.insert(0, '…');
+                caret_at += 1;
+            }
+            if end < chars.len() {
+                shown.push('…');
+            }
+            write!(f, "\n{pad} |\n{number} | {shown}\n{pad} | {}{}", " ".repeat(caret_at), "^".repeat(span))?;
         }
         if let Some(help) = &self.help {
             write!(f, "\n  = help: {help}")?;
@@ -135,4 +155,32 @@ pub fn sort_diagnostics(diagnostics: &mut Vec<Diagnostic>) {
         (&a.location, a.severity, &a.message).cmp(&(&b.location, b.severity, &b.message))
     });
     diagnostics.dedup();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_location_source_caret_and_help() {
+        let d = Diagnostic::error(Location::new(Path::new("./c/r.md").into(), 12, 5), "unknown record MEM-OBJ-rw")
+            .with_source("See MEM-OBJ-rw here.", 10)
+            .with_help("fix it");
+        assert_eq!(
+            d.to_string(),
+            "c/r.md:12:5: error: unknown record MEM-OBJ-rw\n   |\n12 | See MEM-OBJ-rw here.\n   |     ^^^^^^^^^^\n  = help: fix it"
+        );
+    }
+
+    #[test]
+    fn long_lines_are_cut_around_the_span() {
+        let line = format!("{}TARGET{}", "a".repeat(300), "b".repeat(300));
+        let d = Diagnostic::warning(Location::new(Path::new("r.md").into(), 1, 301), "m").with_source(line, 6);
+        let text = d.to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[2].len() < 120, "{}", lines[2]);
+        let source_col = lines[2].find("TARGET").unwrap();
+        let caret_col = lines[3].find('^').unwrap();
+        assert_eq!(lines[2][..source_col].chars().count(), lines[3][..caret_col].chars().count());
+    }
 }

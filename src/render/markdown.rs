@@ -71,15 +71,32 @@ pub fn source_anchor(source: &str) -> String {
     recognise::slugify(source)
 }
 
+/// What is being rendered, which decides anchors and where `Key: value` paragraphs are
+/// shown as fields.
+#[derive(Clone, Copy)]
+enum Scope<'a> {
+    /// A whole report: headings and rows get their anchors; fields inside record bodies.
+    Report(&'a Report),
+    /// The body of a heading record: every `Key: value` paragraph is a field.
+    RecordBody,
+    /// Anything else.
+    Plain,
+}
+
 /// Renders a whole report: headings take the anchors `parse` gave them and ID-first
 /// rows get their record anchors.
 pub fn render_report(report: &Report, linker: &Linker<'_>) -> String {
-    render(&report.markdown, linker, Some(report))
+    render(&report.markdown, linker, Scope::Report(report))
 }
 
-/// Renders a fragment (a record body, an annotation, a field value) without anchors.
+/// Renders the body of a heading record, its fields marked.
+pub fn render_record_body(markdown: &str, linker: &Linker<'_>) -> String {
+    render(markdown, linker, Scope::RecordBody)
+}
+
+/// Renders a fragment (an annotation, a note, a field value) without anchors.
 pub fn render_fragment(markdown: &str, linker: &Linker<'_>) -> String {
-    render(markdown, linker, None)
+    render(markdown, linker, Scope::Plain)
 }
 
 /// Renders a one-paragraph fragment without its `<p>` wrapper, for table cells.
@@ -92,15 +109,47 @@ pub fn render_inline(markdown: &str, linker: &Linker<'_>) -> String {
     }
 }
 
-fn render(markdown: &str, linker: &Linker<'_>, report: Option<&Report>) -> String {
-    let events: Vec<(Event<'_>, Range<usize>)> =
+fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
+    let report = match scope {
+        Scope::Report(report) => Some(report),
+        _ => None,
+    };
+    let in_record_body = |offset: usize| match scope {
+        Scope::Report(report) => report.declarations.iter().any(|d| d.body.as_ref().is_some_and(|b| b.contains(&offset))),
+        Scope::RecordBody => true,
+        Scope::Plain => false,
+    };
+    let mut events: Vec<(Event<'_>, Range<usize>)> =
         pulldown_cmark::Parser::new_ext(markdown, markdown_options()).into_offset_iter().collect();
     let mut out: Vec<Event<'_>> = Vec::with_capacity(events.len());
     let mut state = State::default();
     let mut i = 0;
     while i < events.len() {
+        if let (Event::Start(Tag::Paragraph), range) = &events[i] {
+            if state.list_items == 0 && in_record_body(range.start) {
+                if let Some((Event::Text(text), _)) = events.get(i + 1) {
+                    if let Some((key, value_at)) = recognise::field(text) {
+                        let key_html = format!("<span class=\"field-key\">{}:</span> ", escape(key));
+                        let rest = CowStr::from(text[value_at..].to_string());
+                        events[i + 1].0 = Event::Text(rest);
+                        out.push(Event::Start(Tag::Paragraph));
+                        out.push(Event::Html(key_html.into()));
+                        i += 1;
+                        continue;
+                    }
+                }
+            }
+        }
         let (event, _) = &events[i];
         match event {
+            Event::Start(Tag::Item) => {
+                state.list_items += 1;
+                out.push(event.clone());
+            }
+            Event::End(TagEnd::Item) => {
+                state.list_items -= 1;
+                out.push(event.clone());
+            }
             Event::Start(Tag::Heading { level, classes, attrs, .. }) => {
                 let anchor = report.and_then(|r| r.sections.get(state.headings)).map(|s| CowStr::from(s.anchor.clone()));
                 state.headings += 1;
@@ -220,6 +269,7 @@ fn render(markdown: &str, linker: &Linker<'_>, report: Option<&Report>) -> Strin
 #[derive(Default)]
 struct State {
     headings: usize,
+    list_items: usize,
     /// One entry per open link: whether it was kept.
     links: Vec<bool>,
     images: usize,

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use crate::model::{At, Owner, Publication, Record, RecordId, Report, Run, Site, System};
 use crate::recognise::{slugify, IdScheme};
 use crate::urls;
-use markdown::{escape, render_fragment, render_inline, render_report, short_revision, Linker};
+use markdown::{escape, render_fragment, render_inline, render_record_body, render_report, short_revision, Linker};
 use views::*;
 
 /// A finished output file: its path below the output folder and its bytes.
@@ -259,13 +259,17 @@ impl Renderer<'_> {
             .collect()
     }
 
+    /// A record in a listing: each status once, whatever its dimensions and parts.
     fn record_summary(&self, system: &System, run: &Run, record: &Record) -> RecordSummary {
+        let mut statuses = self.badges(record);
+        let mut seen = std::collections::BTreeSet::new();
+        statuses.retain(|s| seen.insert(s.name.clone()));
         RecordSummary {
             id: record.id.to_string(),
             url: urls::record(&system.slug, &run.slug, &record.id),
             label: record.label.clone(),
             kind: record.kind.clone(),
-            statuses: self.badges(record),
+            statuses,
         }
     }
 
@@ -437,7 +441,7 @@ impl Renderer<'_> {
             let d = &report.declarations[at.index];
             let (form, fields, body_html) = match &d.form {
                 crate::model::DeclarationForm::Heading { .. } => {
-                    ("heading", Vec::new(), d.body.clone().map(|b| render_fragment(&report.markdown[b], &linker)))
+                    ("heading", Vec::new(), d.body.clone().map(|b| render_record_body(&report.markdown[b], &linker)))
                 }
                 crate::model::DeclarationForm::TableRow { .. } => (
                     "row",

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use minijinja::{Environment, UndefinedBehavior};
+use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 
 use crate::model::{Diagnostic, Location};
 
@@ -81,6 +81,15 @@ impl Theme {
     pub fn environment(&self) -> Result<Environment<'static>, minijinja::Error> {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
+        // minijinja's HTML escaping also writes `/` as `&#x2f;`; URLs stay readable (and
+        // matchable by `postprocess`) when only `& < > "` are escaped, which is enough
+        // for text and double-quoted attributes.
+        env.set_formatter(|out, state, value| match (state.auto_escape(), value.as_str()) {
+            (AutoEscape::Html, Some(text)) if !value.is_safe() => {
+                out.write_str(&crate::render::markdown::escape(text)).map_err(minijinja::Error::from)
+            }
+            _ => minijinja::escape_formatter(out, state, value),
+        });
         for (name, source) in &self.templates {
             env.add_template_owned(name.clone(), source.clone())?;
         }

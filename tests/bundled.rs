@@ -1,0 +1,223 @@
+//! The bundled analyses (content/), built through the library: every record the seeds
+//! declare has a page, every reference links or is listed as unpublished with its
+//! location, every quote is highlighted with its path, and builds are byte-identical.
+
+mod common;
+
+use common::{bundled, files_below};
+
+const FRACTAL_RUN: &str = "/fractal/aas-2026-08-20-fractal-01/";
+const EXIA_RUN: &str = "/exia-seed/c7497ac/";
+const SYNTHESIS_RUN: &str = "/fractal/6a226e7/";
+
+/// Records declared in ../shared/seeds/000 (Fractal, memory / context, run 1): the §1
+/// inventory rows, the §3 route rows, the §5 BAP rows and the §7 requests. Read from the
+/// seed, not from casebook's output.
+const DECLARED_IN_000: [&str; 28] = [
+    "OBJ-02", "OBJ-03", "OBJ-04", "OBJ-05", "OBJ-06", "OBJ-07", "OBJ-08", "OBJ-09", "OBJ-11", "OBJ-12", "OBJ-13",
+    "OBJ-17", "RTE-06", "RTE-07", "RTE-08", "RTE-09", "RTE-11", "RTE-19", "BAP-02", "BAP-03", "BAP-04", "BAP-05",
+    "BAP-06", "NEW-1", "NEW-2", "NEW-3", "NEW-4", "NEW-5",
+];
+
+/// Records declared by headings in ../shared/seeds/001 (EXIA SEED memory report).
+const DECLARED_IN_001: [&str; 10] = [
+    "MEM-CMP-memoire", "MEM-OBJ-raw", "MEM-OBJ-registre", "MEM-OBJ-page-facts", "MEM-OBJ-page-metadata",
+    "MEM-OBJ-summary", "MEM-OBJ-keywords", "MEM-OBJ-thesaurus", "MEM-OBJ-graphe", "MEM-OBJ-journals",
+];
+
+/// Records ../shared/seeds/003 (Fractal synthesis, run 2) refers to; it declares none.
+const REFERENCED_IN_003: [&str; 25] = [
+    "EPI-CLM-context-rot", "EPI-CLM-readable-trace", "EPI-RTE-contract-tests", "EPI-RTE-event-projection",
+    "EPI-RTE-summary-render", "MEM-OBJ-session-history", "MEM-OBJ-session-summary", "MEM-OBJ-turn-usage",
+    "MEM-RTE-checkpoint-update", "MEM-RTE-session-context", "MEM-RTE-session-reload", "RT-BAP-workspace-guidance",
+    "RT-CLM-hook-accounting", "RT-CLM-result-contract", "RT-CMP-main-lm", "RT-CMP-sub-lm", "RT-OBJ-edit-workspace",
+    "RT-OBJ-session-state", "RT-RTE-budget-exhaustion", "RT-RTE-config-change", "RT-RTE-direct-agent",
+    "RT-RTE-headless-turn", "RT-RTE-interactive-interrupt", "RT-RTE-package-release", "WF-RTE-audit-repair",
+];
+
+fn record_url(run: &str, id: &str) -> String {
+    format!("{run}records/{id}/")
+}
+
+#[test]
+fn every_declared_record_has_a_published_page() {
+    let built = bundled();
+    for (run, ids) in [(FRACTAL_RUN, &DECLARED_IN_000[..]), (EXIA_RUN, &DECLARED_IN_001[..])] {
+        for id in ids {
+            let page = built.page(&record_url(run, id));
+            assert!(page.contains(&format!("<span class=\"rec-id\">{id}</span>")), "{id}: page does not name the record");
+            assert!(page.contains("Declared in"), "{id}: page does not say where it is declared");
+            assert!(!page.contains("Not published in this site"), "{id} is declared but shown as unpublished");
+        }
+    }
+}
+
+#[test]
+fn labels_parts_and_statuses_come_from_the_source() {
+    let built = bundled();
+    let raw = built.page(&record_url(EXIA_RUN, "MEM-OBJ-raw"));
+    assert!(raw.contains("<span class=\"label\">Raw conversation batches</span>"));
+    let obj06 = built.page(&record_url(FRACTAL_RUN, "OBJ-06"));
+    assert!(obj06.contains("TurnUsage"));
+    assert!(obj06.contains("part: token/cost/duration/iteration counters") && obj06.contains("part: context_tokens"));
+    assert!(obj06.contains("status-implemented"));
+    // OBJ-02 is declared in §1 and appears again as a row of §4: one page, two entries.
+    let obj02 = built.page(&record_url(FRACTAL_RUN, "OBJ-02"));
+    assert!(obj02.contains("Declared in") && obj02.contains("Also in"));
+    assert!(obj02.contains("(a) Context presence"));
+}
+
+#[test]
+fn records_referenced_but_unpublished_have_a_page_and_are_listed_on_their_run() {
+    let built = bundled();
+    let run_page = built.page(SYNTHESIS_RUN);
+    for id in REFERENCED_IN_003 {
+        let page = built.page(&record_url(SYNTHESIS_RUN, id));
+        assert!(page.contains("Not published in this site"), "{id}: no unpublished notice");
+        assert!(page.contains("Referenced by"), "{id}: no backlinks");
+        assert!(run_page.contains(&format!("href=\"{}\">{id}</a>", record_url(SYNTHESIS_RUN, id))), "{id} missing from the run's unresolved references");
+    }
+    // The location of the first reference is shown with file and line.
+    assert!(run_page.contains("content/fractal/6a226e7/synthesis.md:"));
+    let summary = built.outcome.summary.as_ref().unwrap();
+    assert!(summary.unpublished >= REFERENCED_IN_003.len());
+}
+
+/// `html` without the elements named `tag` (and their content).
+fn without(html: &str, tag: &str) -> String {
+    let (open, close) = (format!("<{tag}"), format!("</{tag}>"));
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(at) = rest.find(&open) {
+        out.push_str(&rest[..at]);
+        let end = rest[at..].find(&close).map(|e| at + e + close.len()).unwrap_or(rest.len());
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The text of `html`, tags (and so attributes) removed.
+fn strip_tags(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn every_reference_in_every_report_is_a_link() {
+    let built = bundled();
+    let scheme = casebook::recognise::IdScheme::new(&casebook::config::IdConfig::default()).unwrap();
+    for (run, report) in [(FRACTAL_RUN, "memory"), (EXIA_RUN, "memory"), (SYNTHESIS_RUN, "synthesis")] {
+        let page = built.page(&format!("{run}{report}/"));
+        let prose = &page[page.find("<div class=\"prose\">").unwrap()..];
+        assert!(!prose.contains("rec unknown"), "{run}{report}: an ID did not resolve");
+        // Take away links and code: no record ID may be left in the text.
+        let text = strip_tags(&without(&without(prose, "a"), "pre"));
+        let left: Vec<&str> = scheme.find_ids(&text).into_iter().map(|m| &text[m.range]).collect();
+        assert!(left.is_empty(), "{run}{report}: IDs not linked: {left:?}");
+    }
+    // Links point at pages that exist.
+    let fractal = built.page(&format!("{FRACTAL_RUN}memory/"));
+    let mut internal = 0;
+    for href in fractal.split("href=\"").skip(1).map(|s| &s[..s.find('"').unwrap()]) {
+        if href.starts_with('/') {
+            let path = href.split('#').next().unwrap();
+            assert!(built.exists(path), "broken internal link {href}");
+            internal += 1;
+        }
+    }
+    assert!(internal > 150, "only {internal} internal links");
+}
+
+#[test]
+fn backlinks_show_the_citing_sentence() {
+    let built = bundled();
+    let page = built.page(&record_url(EXIA_RUN, "MEM-OBJ-raw"));
+    assert!(page.contains("Memory-specific lineage: <mark>MEM-OBJ-raw</mark> is the raw source, not derived knowledge."));
+    assert!(page.contains("annotation on RT-RTE-conversation-ingest"));
+}
+
+#[test]
+fn every_quote_is_highlighted_with_its_path() {
+    let built = bundled();
+    let html = built.page(&format!("{EXIA_RUN}memory/"));
+    let figures: Vec<&str> = html.split("<figure class=\"quote\">").skip(1).map(|s| &s[..s.find("</figure>").unwrap()]).collect();
+    // ../shared/seeds/001 quotes 17 snippets, each followed by `--- path`.
+    assert_eq!(figures.len(), 17);
+    for figure in figures {
+        assert!(figure.contains("data-lang=\"python\""), "{figure}");
+        assert!(figure.contains("class=\"hl-"), "not highlighted: {figure}");
+        assert!(figure.contains("<span class=\"quote-path\">plugin/exia_seed/"), "no path: {figure}");
+        assert!(figure.contains("@ c7497ac"), "no revision: {figure}");
+    }
+    // Quotes are also on their record's page.
+    let graphe = built.page(&record_url(EXIA_RUN, "MEM-OBJ-graphe"));
+    assert!(graphe.contains("PREUVES_LISTEES"));
+}
+
+#[test]
+fn citations_link_to_the_file_at_the_frozen_revision() {
+    let built = bundled();
+    let html = built.page(&format!("{FRACTAL_RUN}memory/"));
+    assert!(html.contains("href=\"https://github.com/Trampoline-AI/fractal/blob/5954a07d464feeaf6c311a9fa5ca2e54200a6794/src/fractal/session.py#L368-L390\""));
+    // A source without a repository is shown, not linked.
+    assert!(html.contains("<span class=\"cite\">SRC-3 docs/session-management.md:26-28</span>"));
+}
+
+#[test]
+fn the_run_page_has_the_register_matrix_and_reports() {
+    let built = bundled();
+    let page = built.page(FRACTAL_RUN);
+    for needle in ["id=\"src-1\"", "predict-rlm 0.7.0", "Records by kind and status", "operative object", "Memory / context report"] {
+        assert!(page.contains(needle), "run page lacks {needle}");
+    }
+    let home = built.page("/");
+    assert!(home.contains("Fractal") && home.contains("EXIA SEED"));
+    let status = built.page("/statuses/implemented/");
+    assert!(status.contains("OBJ-03") && !status.contains("MEM-OBJ-raw"));
+}
+
+#[test]
+fn builds_are_byte_identical_whatever_the_thread_count() {
+    let first = bundled();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    let second = pool.install(|| common::build_site(&common::repo(), |_| {}));
+    let (a, b) = (first.out(), second.out());
+    assert_eq!(files_below(&a), files_below(&b));
+    for file in files_below(&a) {
+        assert!(std::fs::read(a.join(&file)).unwrap() == std::fs::read(b.join(&file)).unwrap(), "{} differs", file.display());
+    }
+}
+
+#[test]
+fn a_sub_path_base_url_keeps_every_internal_link_inside_the_site() {
+    let built = common::build_site(&common::repo(), |o| o.base_url = Some("https://example.org/preview/pr-12/".into()));
+    let out = built.out();
+    let mut checked = 0;
+    for file in files_below(&out).into_iter().filter(|f| f.extension().is_some_and(|e| e == "html")) {
+        let html = std::fs::read_to_string(out.join(&file)).unwrap();
+        for attr in ["href=\"", "src=\""] {
+            for value in html.split(attr).skip(1).map(|s| &s[..s.find('"').unwrap()]) {
+                if value.starts_with("http") || value.starts_with('#') || value.starts_with("mailto:") {
+                    continue;
+                }
+                let path = value.split('#').next().unwrap();
+                let inside = path.strip_prefix("/preview/pr-12/").unwrap_or_else(|| panic!("{}: {value} ignores the base path", file.display()));
+                let target = out.join(inside);
+                let target = if path.ends_with('/') { target.join("index.html") } else { target };
+                assert!(target.is_file(), "{}: {value} does not resolve", file.display());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} links checked");
+}
