@@ -14,6 +14,8 @@ use crate::model::{Diagnostic, Location};
 /// The files of a site, grouped as systems, runs and reports, in name order.
 #[derive(Debug, Default)]
 pub struct SourceTree {
+    /// The site root (the folder holding `content/`); pages show source paths relative to it.
+    pub root: PathBuf,
     /// `content/casebook.yaml`, if present.
     pub config: Option<PathBuf>,
     /// Systems in folder-name order.
@@ -56,7 +58,8 @@ pub fn is_valid_slug(slug: &str) -> bool {
 
 /// Lists the site under `content`. Problems are diagnostics; the tree holds what is usable.
 pub fn discover(content: &Path) -> (SourceTree, Vec<Diagnostic>) {
-    let mut tree = SourceTree::default();
+    let root = content.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut tree = SourceTree { root, ..SourceTree::default() };
     let mut diagnostics = Vec::new();
     if !content.is_dir() {
         diagnostics.push(

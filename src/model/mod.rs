@@ -76,6 +76,13 @@ pub struct Run {
     pub records: BTreeMap<RecordId, Record>,
 }
 
+impl Report {
+    /// `content/…/report.md:LINE`, for pages.
+    pub fn source_at(&self, line: u32) -> String {
+        format!("{}:{line}", self.source_path)
+    }
+}
+
 impl Run {
     /// The register entry of `id` (`SRC-1`).
     pub fn source(&self, id: &str) -> Option<&SourceDef> {
@@ -96,8 +103,10 @@ pub struct Report {
     pub schema: Option<String>,
     /// Position among the run's reports.
     pub order: Option<i64>,
-    /// The report file.
+    /// The report file, as read.
     pub file: Arc<Path>,
+    /// The report file relative to the site root, `/`-separated: what pages show.
+    pub source_path: String,
     /// The Markdown body (front matter removed).
     pub markdown: Arc<str>,
     /// File line of the first body line.

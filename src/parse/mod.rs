@@ -76,7 +76,7 @@ pub fn parse(tree: &SourceTree) -> (Option<ParsedSite>, Vec<Diagnostic>) {
         }
     };
     let results: Vec<(Option<ParsedSystem>, Vec<Diagnostic>)> =
-        tree.systems.par_iter().map(|system| parse_system(system, &scheme)).collect();
+        tree.systems.par_iter().map(|system| parse_system(system, &tree.root, &scheme)).collect();
     let mut systems = Vec::new();
     for (system, found) in results {
         diagnostics.extend(found);
@@ -85,14 +85,14 @@ pub fn parse(tree: &SourceTree) -> (Option<ParsedSite>, Vec<Diagnostic>) {
     (Some(ParsedSite { config, scheme, systems }), diagnostics)
 }
 
-fn parse_system(dir: &SystemDir, scheme: &IdScheme) -> (Option<ParsedSystem>, Vec<Diagnostic>) {
+fn parse_system(dir: &SystemDir, root: &Path, scheme: &IdScheme) -> (Option<ParsedSystem>, Vec<Diagnostic>) {
     let meta = match read_text(&dir.meta).and_then(|text| parse_yaml::<SystemMeta>(&text, &dir.meta, 1)) {
         Ok(meta) => meta,
         Err(d) => return (None, vec![d]),
     };
     let mut diagnostics = Vec::new();
     let results: Vec<(Option<ParsedRun>, Vec<Diagnostic>)> =
-        dir.runs.par_iter().map(|run| parse_run(run, scheme)).collect();
+        dir.runs.par_iter().map(|run| parse_run(run, root, scheme)).collect();
     let mut runs = Vec::new();
     for (run, found) in results {
         diagnostics.extend(found);
@@ -101,7 +101,7 @@ fn parse_system(dir: &SystemDir, scheme: &IdScheme) -> (Option<ParsedSystem>, Ve
     (Some(ParsedSystem { slug: dir.slug.clone(), meta, runs }), diagnostics)
 }
 
-fn parse_run(dir: &RunDir, scheme: &IdScheme) -> (Option<ParsedRun>, Vec<Diagnostic>) {
+fn parse_run(dir: &RunDir, root: &Path, scheme: &IdScheme) -> (Option<ParsedRun>, Vec<Diagnostic>) {
     let text = match read_text(&dir.meta) {
         Ok(text) => text,
         Err(d) => return (None, vec![d]),
@@ -117,7 +117,7 @@ fn parse_run(dir: &RunDir, scheme: &IdScheme) -> (Option<ParsedRun>, Vec<Diagnos
         .map(|path| {
             let slug = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             match read_text(path) {
-                Ok(text) => parse_report(path, &slug, &text, scheme),
+                Ok(text) => parse_report(path, &relative_to(root, path), &slug, &text, scheme),
                 Err(d) => (None, vec![d]),
             }
         })
@@ -170,6 +170,13 @@ fn order_report_files(
         }
     }
     files
+}
+
+/// `path` relative to `root` with `/` separators, whatever the platform or the way the
+/// root was given, so pages built from any checkout are identical.
+fn relative_to(root: &Path, path: &Path) -> String {
+    let relative = path.strip_prefix(root).unwrap_or(path);
+    relative.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
 }
 
 /// The 1-based line and column of the first occurrence of `needle` in `text`, with that

@@ -50,7 +50,14 @@ pub fn split_front_matter<'a>(text: &'a str, file: &Path) -> Result<(Option<&'a 
 
 /// Parses one report. `slug` is its file stem. A report whose front matter is broken is
 /// not returned; its diagnostics say why.
-pub fn parse_report(file: &Path, slug: &str, text: &str, scheme: &IdScheme) -> (Option<Report>, Vec<Diagnostic>) {
+/// `source_path` is the file's path relative to the site root, shown on pages.
+pub fn parse_report(
+    file: &Path,
+    source_path: &str,
+    slug: &str,
+    text: &str,
+    scheme: &IdScheme,
+) -> (Option<Report>, Vec<Diagnostic>) {
     let (yaml, body, body_line) = match split_front_matter(text, file) {
         Ok(parts) => parts,
         Err(d) => return (None, vec![d]),
@@ -74,6 +81,7 @@ pub fn parse_report(file: &Path, slug: &str, text: &str, scheme: &IdScheme) -> (
         schema: front.schema,
         order: front.order,
         file,
+        source_path: source_path.to_string(),
         markdown: Arc::from(body),
         body_line,
         sections: parts.sections,
@@ -351,7 +359,7 @@ impl<'a> Scanner<'a> {
             self.diagnostics.push(
                 Diagnostic::error(location, "this code fence is never closed, so the rest of the report is code")
                     .with_source(line, fence.chars().count())
-                    .with_help(format!("close the block with a line holding `{fence}`")),
+                    .with_help(format!("close the block with a line holding only {fence}")),
             );
         }
     }
@@ -595,7 +603,7 @@ mod tests {
 
     fn parse(md: &str) -> (Report, Vec<Diagnostic>) {
         let scheme = IdScheme::new(&IdConfig::default()).unwrap();
-        let (report, diagnostics) = parse_report(Path::new("r.md"), "r", md, &scheme);
+        let (report, diagnostics) = parse_report(Path::new("r.md"), "r.md", "r", md, &scheme);
         (report.expect("report parses"), diagnostics)
     }
 
@@ -610,7 +618,7 @@ mod tests {
     #[test]
     fn unclosed_front_matter_is_an_error() {
         let scheme = IdScheme::new(&IdConfig::default()).unwrap();
-        let (report, diagnostics) = parse_report(Path::new("r.md"), "r", "---\ntitle: x\n# body\n", &scheme);
+        let (report, diagnostics) = parse_report(Path::new("r.md"), "r.md", "r", "---\ntitle: x\n# body\n", &scheme);
         assert!(report.is_none());
         assert!(diagnostics[0].message.contains("never closed"));
     }

@@ -353,11 +353,11 @@ impl Renderer<'_> {
                         let (first, first_at) = match first {
                             Some(at) if r.backlinks.first().is_some() => {
                                 let m = &run.reports[at.report].mentions[at.index];
-                                (self.section_link(system, run, at.report, m.section), m.location.to_string())
+                                (self.section_link(system, run, at.report, m.section), run.reports[at.report].source_at(m.location.line))
                             }
                             Some(at) => {
                                 let a = &run.reports[at.report].annotations[at.index];
-                                (self.section_link(system, run, at.report, a.section), a.location.to_string())
+                                (self.section_link(system, run, at.report, a.section), run.reports[at.report].source_at(a.location.line))
                             }
                             None => (Link { name: String::new(), url: String::new() }, String::new()),
                         };
@@ -420,7 +420,7 @@ impl Renderer<'_> {
                 title => report.title.clone(),
                 report_type => report.report_type.clone(),
                 schema => report.schema.clone(),
-                file => report.file.display().to_string(),
+                file => report.source_path.clone(),
                 html => render_report(report, &linker),
                 toc => report.sections.iter().filter(|s| s.level <= 3).map(|s| TocEntry { anchor: s.anchor.clone(), title: s.title.clone(), level: s.level }).collect::<Vec<_>>(),
                 declared => declared,
@@ -456,7 +456,7 @@ impl Renderer<'_> {
             entries.push(Entry {
                 form,
                 at: report_anchor(at.report, &d.anchor),
-                source: d.location.to_string(),
+                source: report.source_at(d.location.line),
                 part,
                 label: d.label.clone(),
                 fields,
@@ -472,7 +472,7 @@ impl Renderer<'_> {
                 Entry {
                     form: "annotation",
                     at: report_anchor(at.report, &a.anchor),
-                    source: a.location.to_string(),
+                    source: report.source_at(a.location.line),
                     part: None,
                     label: None,
                     fields: Vec::new(),
@@ -566,7 +566,7 @@ impl Renderer<'_> {
             context_html: mark(&mention.context, record.id.as_str()),
             at: self.section_link(system, run, at.report, mention.section),
             from,
-            source: mention.location.to_string(),
+            source: report.source_at(mention.location.line),
         }
     }
 }

@@ -1,0 +1,111 @@
+//! The `casebook` binary end to end: exit codes, diagnostics on stderr, the summary, and
+//! the promise that a failed build leaves the previous output untouched.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{copy_tree, repo};
+
+fn casebook(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_casebook"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("the binary runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The broken fixture, copied, with a report that is not UTF-8 added (kept out of the
+/// repository so that every committed file is text).
+fn broken_site() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("tests/sites/broken"), dir.path());
+    std::fs::write(dir.path().join("content/lab/run-a/latin1.md"), b"---\ntitle: x\n---\n\nok \xff bad\n").unwrap();
+    dir
+}
+
+#[test]
+fn check_on_the_shipped_content_passes_and_lists_unpublished_references() {
+    let output = casebook(&repo(), &["check"]);
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert!(err.contains("warning: reference to unpublished record RT-RTE-memory-delivery (runtime report)"), "{err}");
+    assert!(err.contains("warning: reference to unpublished record CMP-12 (evidence packet)"), "{err}");
+    assert!(!err.contains("error:"), "{err}");
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(out.contains("records      38 published"), "{out}");
+}
+
+#[test]
+fn a_misspelt_reference_to_a_published_record_fails_with_a_suggestion() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("content"), &dir.path().join("content"));
+    let report = dir.path().join("content/exia-seed/c7497ac/memory.md");
+    let text = std::fs::read_to_string(&report).unwrap();
+    let line = "Memory-specific lineage: MEM-OBJ-raw is the raw source";
+    assert!(text.contains(line));
+    std::fs::write(&report, text.replace(line, "Memory-specific lineage: MEM-OBJ-rw is the raw source")).unwrap();
+    let line_number = text.lines().position(|l| l.starts_with("Memory-specific lineage:")).unwrap() + 1;
+
+    let output = casebook(dir.path(), &["check", "--root", "."]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    let expected = format!("content/exia-seed/c7497ac/memory.md:{line_number}:26: error: unknown record MEM-OBJ-rw; did you mean MEM-OBJ-raw?");
+    assert!(err.contains(&expected), "expected `{expected}` in:\n{err}");
+}
+
+#[test]
+fn the_broken_site_yields_every_expected_diagnostic() {
+    let dir = broken_site();
+    let output = casebook(dir.path(), &["check", "--root", "."]);
+    assert_eq!(output.status.code(), Some(1));
+    insta::assert_snapshot!(stderr(&output));
+}
+
+#[test]
+fn a_failed_build_leaves_the_previous_output_untouched() {
+    let dir = broken_site();
+    let public = dir.path().join("public");
+    std::fs::create_dir(&public).unwrap();
+    std::fs::write(public.join(".casebook"), "").unwrap();
+    std::fs::write(public.join("index.html"), "the previous site").unwrap();
+
+    let output = casebook(dir.path(), &["build", "--root", "."]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("public was left untouched"), "{}", stderr(&output));
+    assert_eq!(std::fs::read_to_string(public.join("index.html")).unwrap(), "the previous site");
+    let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(names.iter().all(|n| !n.contains("staging")), "{names:?}");
+}
+
+#[test]
+fn build_writes_the_site_and_prints_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    let output = casebook(&repo(), &["build", "--quiet", "--jobs", "2", "--output", out.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let summary = String::from_utf8_lossy(&output.stdout);
+    for row in ["systems      2", "runs         3", "reports      3", "quotes       17", "pages"] {
+        assert!(summary.contains(row), "summary lacks `{row}`:\n{summary}");
+    }
+    assert!(out.join("index.html").is_file() && out.join("assets/style.css").is_file());
+    assert!(!stderr(&output).contains("warning"), "--quiet prints no warnings");
+}
+
+#[test]
+fn refuses_to_replace_a_folder_it_did_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let precious = dir.path().join("precious");
+    std::fs::create_dir(&precious).unwrap();
+    std::fs::write(precious.join("notes.txt"), "keep me").unwrap();
+    let output = casebook(&repo(), &["build", "-q", "-o", precious.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("was not written by casebook"));
+    assert_eq!(std::fs::read_to_string(precious.join("notes.txt")).unwrap(), "keep me");
+}
