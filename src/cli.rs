@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::model::Severity;
 use crate::pipeline::{self, BuildOptions, Outcome};
+use crate::resolve::UNPUBLISHED_REFERENCE;
 
 /// Publish evidence-based analyses of software systems as a website.
 #[derive(Debug, Parser)]
@@ -53,8 +54,11 @@ pub struct Common {
     #[arg(short, long, value_name = "N")]
     pub jobs: Option<usize>,
     /// Print errors only, not warnings.
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
+    /// Also list each reference to an unpublished record (`check` always does).
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// Runs the command line and returns the process exit code.
@@ -80,7 +84,7 @@ pub fn main() -> ExitCode {
     };
     let result = pool.install(|| if build { pipeline::build(&options) } else { pipeline::check(&options) });
     match result {
-        Ok(outcome) => report(&outcome, &options, build, common.quiet),
+        Ok(outcome) => report(&outcome, &options, build, common),
         Err(e) => {
             eprintln!("casebook: error: {e}");
             ExitCode::from(2)
@@ -88,15 +92,26 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn report(outcome: &Outcome, options: &BuildOptions, build: bool, quiet: bool) -> ExitCode {
+fn report(outcome: &Outcome, options: &BuildOptions, build: bool, common: &Common) -> ExitCode {
     let stderr = std::io::stderr();
     let mut err = stderr.lock();
+    // A build lists references to unpublished records only on request: they are
+    // expected, and `check` is where one reads them.
+    let list_unpublished = !build || common.verbose;
+    let mut unlisted = 0;
     for d in &outcome.diagnostics {
-        if quiet && d.severity == Severity::Warning {
-            continue;
+        if d.severity == Severity::Warning {
+            if common.quiet {
+                continue;
+            }
+            if d.code == Some(UNPUBLISHED_REFERENCE) && !list_unpublished {
+                unlisted += 1;
+                continue;
+            }
         }
         let _ = writeln!(err, "{d}\n");
     }
+
     let errors = outcome.diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = outcome.diagnostics.len() - errors;
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
@@ -126,8 +141,9 @@ fn report(outcome: &Outcome, options: &BuildOptions, build: bool, quiet: bool) -
         ("citations", s.citations.to_string()),
         ("pages", format!("{} ({})", s.pages, plural(s.files, "file"))),
         ("diagnostics", format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))),
+        ("", if unlisted > 0 { format!("({unlisted} of them: references to unpublished records; `casebook check` lists them)") } else { String::new() }),
     ];
-    for (name, value) in rows {
+    for (name, value) in rows.iter().filter(|(_, value)| !value.is_empty()) {
         let _ = writeln!(out, "  {name:<12} {value}");
     }
     ExitCode::SUCCESS

@@ -22,6 +22,10 @@ use crate::model::{
 use crate::parse::{locate, ParsedRun, ParsedSystem};
 use crate::recognise::{self, IdScheme};
 
+/// The code of the warning for a reference to an unpublished record: expected in a
+/// partly published analysis, so `build` counts these instead of listing them.
+pub const UNPUBLISHED_REFERENCE: &str = "unpublished-reference";
+
 /// Resolves every run. The site is returned even when there are errors, so that `check`
 /// can report everything; `build` refuses to write when any diagnostic is an error.
 pub fn resolve(systems: Vec<ParsedSystem>, config: &SiteConfig, scheme: &IdScheme) -> (Site, Vec<Diagnostic>) {
@@ -414,6 +418,7 @@ fn report_unknown(
                 .with_help("declare it or fix the spelling; records of a published family must all be published")
         } else if let Some(set) = u.set {
             Diagnostic::warning(u.first, format!("reference to unpublished record {id} ({}){more}", sets[set].name))
+                .with_code(UNPUBLISHED_REFERENCE)
         } else {
             Diagnostic::error(u.first, format!("unknown record {id}: it is not declared in this run{more}"))
                 .with_help("declare it, fix the spelling, or list the report it belongs to under `unpublished` in run.yaml")

@@ -109,3 +109,27 @@ fn refuses_to_replace_a_folder_it_did_not_write() {
     assert!(stderr(&output).contains("was not written by casebook"));
     assert_eq!(std::fs::read_to_string(precious.join("notes.txt")).unwrap(), "keep me");
 }
+
+#[test]
+fn the_readme_example_builds_and_fails_exactly_as_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("tests/sites/readme"), dir.path());
+    let output = casebook(dir.path(), &["build", "--root", "."]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = dir.path().join("public/fractal/aas-2026-08-20-fractal-01");
+    for page in ["records/OBJ-03", "records/OBJ-04", "records/CMP-12", "memory"] {
+        assert!(run.join(page).join("index.html").is_file(), "no page {page}");
+    }
+    let obj04 = std::fs::read_to_string(run.join("records/OBJ-04/index.html")).unwrap();
+    assert!(obj04.contains("https://github.com/Trampoline-AI/fractal/blob/5954a07d464feeaf6c311a9fa5ca2e54200a6794/src/fractal/session.py#L278-L279"));
+
+    let report = dir.path().join("content/fractal/aas-2026-08-20-fractal-01/memory.md");
+    let text = std::fs::read_to_string(&report).unwrap();
+    std::fs::write(&report, text.replace("see OBJ-03.", "see OBJ-3.")).unwrap();
+    let output = casebook(dir.path(), &["check", "--root", "."]);
+    assert_eq!(output.status.code(), Some(1));
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let block = readme.split("```\ncontent/fractal/").nth(1).expect("README shows the error").split("```").next().unwrap();
+    let documented = format!("content/fractal/{block}");
+    assert!(stderr(&output).contains(documented.trim_end()), "README's error is not what casebook prints:\n{}", stderr(&output));
+}

@@ -72,6 +72,9 @@ pub struct Diagnostic {
     pub span_chars: u32,
     /// What to do about it.
     pub help: Option<String>,
+    /// A stable name for the kind of finding, for those a tool may want to filter
+    /// (`unpublished-reference`).
+    pub code: Option<&'static str>,
 }
 
 impl Diagnostic {
@@ -86,7 +89,7 @@ impl Diagnostic {
     }
 
     fn new(severity: Severity, location: Location, message: impl Into<String>) -> Self {
-        Diagnostic { severity, location, message: message.into(), source_line: None, span_chars: 1, help: None }
+        Diagnostic { severity, location, message: message.into(), source_line: None, span_chars: 1, help: None, code: None }
     }
 
     /// Attaches the source line and the length of the span to underline.
@@ -99,6 +102,12 @@ impl Diagnostic {
     /// Attaches a hint.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
+        self
+    }
+
+    /// Names the kind of finding.
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        self.code = Some(code);
         self
     }
 

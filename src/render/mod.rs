@@ -120,6 +120,7 @@ impl Renderer<'_> {
             home: urls::home(),
             statuses_url: urls::statuses(),
             stylesheets: vec![urls::asset("style.css"), urls::asset("highlight.css")],
+            favicon: urls::asset("favicon.svg"),
         }
     }
 

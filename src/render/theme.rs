@@ -21,7 +21,10 @@ const BUILT_IN_TEMPLATES: [(&str, &str); 9] = [
     ("status.html", include_str!("../../themes/default/templates/status.html")),
 ];
 
-const BUILT_IN_ASSETS: [(&str, &[u8]); 1] = [("style.css", include_bytes!("../../themes/default/assets/style.css"))];
+const BUILT_IN_ASSETS: [(&str, &[u8]); 2] = [
+    ("favicon.svg", include_bytes!("../../themes/default/assets/favicon.svg")),
+    ("style.css", include_bytes!("../../themes/default/assets/style.css")),
+];
 
 /// Templates and assets, by file name.
 #[derive(Debug, Clone)]

@@ -23,6 +23,8 @@ pub struct SiteView {
     pub statuses_url: String,
     /// Stylesheets.
     pub stylesheets: Vec<String>,
+    /// The icon.
+    pub favicon: String,
 }
 
 /// A status with its meaning and count.
