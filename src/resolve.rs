@@ -263,20 +263,9 @@ fn declare_records(
                 }
             }
             let class = scheme.classify(declaration.id.as_str());
-            let record = records.entry(declaration.id.clone()).or_insert_with(|| Record {
-                id: declaration.id.clone(),
-                kind: class.as_ref().map(|c| c.kind.clone()).unwrap_or_default(),
-                family: class.and_then(|c| c.family),
-                label: None,
-                publication: Publication::Published,
-                declarations: Vec::new(),
-                annotations: Vec::new(),
-                backlinks: Vec::new(),
-                references: Vec::new(),
-                quotes: Vec::new(),
-                citations: Vec::new(),
-                statuses: Vec::new(),
-                parts: Vec::new(),
+            let record = records.entry(declaration.id.clone()).or_insert_with(|| {
+                let (kind, family) = class.map(|c| (c.kind, c.family)).unwrap_or_default();
+                Record::new(declaration.id.clone(), kind, family, Publication::Published)
             });
             record.declarations.push(at);
             if record.label.is_none() {
@@ -382,20 +371,9 @@ fn target_record<'r>(
     }
     let set = entry.set?;
     let class = lookup.scheme.classify(id.as_str());
-    Some(records.entry(id.clone()).or_insert_with(|| Record {
-        id: id.clone(),
-        kind: class.as_ref().map(|c| c.kind.clone()).unwrap_or_default(),
-        family: class.and_then(|c| c.family),
-        label: None,
-        publication: Publication::Unpublished(set),
-        declarations: Vec::new(),
-        annotations: Vec::new(),
-        backlinks: Vec::new(),
-        references: Vec::new(),
-        quotes: Vec::new(),
-        citations: Vec::new(),
-        statuses: Vec::new(),
-        parts: Vec::new(),
+    Some(records.entry(id.clone()).or_insert_with(|| {
+        let (kind, family) = class.map(|c| (c.kind, c.family)).unwrap_or_default();
+        Record::new(id.clone(), kind, family, Publication::Unpublished(set))
     }))
 }
 

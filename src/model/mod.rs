@@ -319,6 +319,27 @@ pub enum Publication {
     Unpublished(usize),
 }
 
+impl Record {
+    /// A record with nothing attached yet.
+    pub fn new(id: RecordId, kind: String, family: Option<String>, publication: Publication) -> Self {
+        Record {
+            id,
+            kind,
+            family,
+            label: None,
+            publication,
+            declarations: Vec::new(),
+            annotations: Vec::new(),
+            backlinks: Vec::new(),
+            references: Vec::new(),
+            quotes: Vec::new(),
+            citations: Vec::new(),
+            statuses: Vec::new(),
+            parts: Vec::new(),
+        }
+    }
+}
+
 /// A record of a run, resolved: where it is declared, annotated and referenced.
 #[derive(Debug, Clone)]
 pub struct Record {

@@ -172,7 +172,7 @@ impl Renderer<'_> {
             name: system.name.clone(),
             url: urls::system(&system.slug),
             repository: system.repository.clone(),
-            summary_html: system.summary.as_deref().map(|s| render_plain_markdown(s)),
+            summary_html: system.summary.as_deref().map(render_plain_markdown),
             runs: system.runs.iter().map(|run| self.run_summary(system, run)).collect(),
         }
     }
@@ -352,7 +352,7 @@ impl Renderer<'_> {
                     .map(|r| {
                         let first = r.backlinks.first().or(r.annotations.first());
                         let (first, first_at) = match first {
-                            Some(at) if r.backlinks.first().is_some() => {
+                            Some(at) if !r.backlinks.is_empty() => {
                                 let m = &run.reports[at.report].mentions[at.index];
                                 (self.section_link(system, run, at.report, m.section), run.reports[at.report].source_at(m.location.line))
                             }
@@ -589,11 +589,19 @@ fn mark(sentence: &str, id: &str) -> String {
     escape(sentence).replace(&escape(id), &format!("<mark>{}</mark>", escape(id)))
 }
 
-/// Markdown outside any run (a system summary): no record links.
+/// Markdown outside any run (a system summary): no record links, and the same rules for
+/// untrusted content as reports (raw HTML shown as text, unsafe link schemes removed).
 fn render_plain_markdown(text: &str) -> String {
+    use pulldown_cmark::{Event, Tag};
     let mut html = String::new();
     let events = pulldown_cmark::Parser::new_ext(text, crate::parse::markdown_options()).map(|e| match e {
-        pulldown_cmark::Event::Html(h) | pulldown_cmark::Event::InlineHtml(h) => pulldown_cmark::Event::Text(h),
+        Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
+        Event::Start(Tag::Link { link_type, dest_url, title, id }) if !markdown::is_safe_url(&dest_url) => {
+            Event::Start(Tag::Link { link_type, dest_url: "".into(), title, id })
+        }
+        Event::Start(Tag::Image { link_type, dest_url, title, id }) if !markdown::is_safe_url(&dest_url) => {
+            Event::Start(Tag::Image { link_type, dest_url: "".into(), title, id })
+        }
         other => other,
     });
     pulldown_cmark::html::push_html(&mut html, events);

@@ -1,6 +1,6 @@
 //! Shared helpers: build a site through the library into a temporary folder, once per
 //! test binary, and read its pages.
-#![allow(dead_code)]
+#![allow(dead_code, unreachable_pub)]
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
