@@ -1,6 +1,6 @@
-//! The command line: `casebook build` and `casebook check`. A thin shell over
-//! [`crate::pipeline`]: parse flags, run, print diagnostics and the summary, pick the
-//! exit code (0 success, 1 errors in the content, 2 usage, theme or output problems).
+//! The command line: `build`, `check`, `diff` and `init`. A thin shell over the library:
+//! parse flags, run, print diagnostics and the summary, pick the exit code (0 success,
+//! 1 errors in the content, 2 usage, theme, input or output problems).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -35,6 +35,30 @@ pub enum Command {
         /// Base URL or path the site is served under (overrides casebook.yaml).
         #[arg(long, value_name = "URL")]
         base_url: Option<String>,
+        /// records.json of the published site: fail if one of its record pages would
+        /// disappear without an entry in content/redirects.yaml.
+        #[arg(long, value_name = "FILE")]
+        previous_manifest: Option<PathBuf>,
+    },
+    /// Report what changed between two versions of an analysis: records added, removed
+    /// and changed, status transitions, newly dangling references.
+    Diff {
+        /// The old version: a records.json, a built site folder, or a site root.
+        old: PathBuf,
+        /// The new version: a records.json, a built site folder, or a site root.
+        new: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = DiffFormat::Markdown)]
+        format: DiffFormat,
+        /// Write the report to this file instead of standard output.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Create a new site (config, an example system, the default theme) in DIR.
+    Init {
+        /// The folder to create the site in.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
     },
     /// Check the content (every stage but writing) and report diagnostics.
     Check {
@@ -44,7 +68,16 @@ pub enum Command {
     },
 }
 
-/// Options of every subcommand.
+/// How `diff` writes its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    /// Markdown, for a pull request comment or a job summary.
+    Markdown,
+    /// JSON, schema `casebook.diff/1`.
+    Json,
+}
+
+/// Options of `build` and `check`.
 #[derive(Debug, Args)]
 pub struct Common {
     /// The site's root: the folder holding content/, themes/ and static/.
@@ -67,13 +100,16 @@ pub fn main() -> ExitCode {
     let (common, build) = match &cli.command {
         Command::Build { common, .. } => (common, true),
         Command::Check { common } => (common, false),
+        Command::Diff { old, new, format, output } => return diff(old, new, *format, output.as_deref()),
+        Command::Init { dir } => return init(dir),
     };
     let mut options = BuildOptions::new(&common.root);
-    if let Command::Build { output, base_url, .. } = &cli.command {
+    if let Command::Build { output, base_url, previous_manifest, .. } = &cli.command {
         if let Some(output) = output {
             options.output = output.clone();
         }
         options.base_url = base_url.clone();
+        options.previous_manifest = previous_manifest.clone();
     }
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(common.jobs.unwrap_or(0)).build() {
         Ok(pool) => pool,
@@ -90,6 +126,64 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn init(dir: &std::path::Path) -> ExitCode {
+    match crate::init::init(dir) {
+        Ok(files) => {
+            println!("casebook: created a site in {} ({} files)", dir.display(), files.len());
+            println!("  build it:  casebook build --root {}", dir.display());
+            println!("  then open: {}", dir.join("public/index.html").display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("casebook: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Reads one side of a diff: a manifest file, a built site folder or a site root.
+fn load_manifest(path: &std::path::Path) -> Result<crate::manifest::Manifest, String> {
+    let file = if path.is_dir() && path.join("records.json").is_file() { path.join("records.json") } else { path.to_path_buf() };
+    if file.is_file() {
+        let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        return crate::manifest::Manifest::from_json(&text).map_err(|e| format!("{}: {e}", file.display()));
+    }
+    if path.join("content").is_dir() {
+        let (manifest, diagnostics) = pipeline::manifest_of(path, None);
+        let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+        if errors > 0 {
+            eprintln!("casebook: note: {} has {errors} errors in its content (`casebook check --root {}` lists them); comparing what resolves", path.display(), path.display());
+        }
+        return manifest.ok_or_else(|| format!("{}: the site configuration is unusable; run `casebook check --root {}`", path.display(), path.display()));
+    }
+    Err(format!("{} is neither a records.json, a built site, nor a site root with content/", path.display()))
+}
+
+fn diff(old: &std::path::Path, new: &std::path::Path, format: DiffFormat, output: Option<&std::path::Path>) -> ExitCode {
+    let (old, new) = match (load_manifest(old), load_manifest(new)) {
+        (Ok(old), Ok(new)) => (old, new),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("casebook: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let changes = crate::diff::diff(&old, &new);
+    let text = match format {
+        DiffFormat::Markdown => changes.to_markdown(),
+        DiffFormat::Json => changes.to_json(),
+    };
+    match output {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, text) {
+                eprintln!("casebook: error: cannot write {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+        None => print!("{text}"),
+    }
+    ExitCode::SUCCESS
 }
 
 fn report(outcome: &Outcome, options: &BuildOptions, build: bool, common: &Common) -> ExitCode {

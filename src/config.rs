@@ -170,6 +170,16 @@ pub struct UnpublishedDef {
     pub note: Option<String>,
 }
 
+/// An entry of `content/redirects.yaml`: a page that moved.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Redirect {
+    /// The old path (`/fractal/run/records/OBJ-01/`).
+    pub from: String,
+    /// The new path, or an absolute URL.
+    pub to: String,
+}
+
 /// A report's YAML front matter.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -183,6 +193,9 @@ pub struct FrontMatter {
     pub schema: Option<String>,
     /// Position among the run's reports.
     pub order: Option<i64>,
+    /// Where the document this report was converted from can be read (a URL or a path in
+    /// the site, such as a file of `static/`).
+    pub original: Option<String>,
 }
 
 /// Parses YAML into `T`; a failure becomes a diagnostic at the right line of `file`.

@@ -18,6 +18,8 @@ pub struct SourceTree {
     pub root: PathBuf,
     /// `content/casebook.yaml`, if present.
     pub config: Option<PathBuf>,
+    /// `content/redirects.yaml`, if present.
+    pub redirects: Option<PathBuf>,
     /// Systems in folder-name order.
     pub systems: Vec<SystemDir>,
 }
@@ -76,8 +78,10 @@ pub fn discover(content: &Path) -> (SourceTree, Vec<Diagnostic>) {
             }
         } else if name == "casebook.yaml" {
             tree.config = Some(entry);
+        } else if name == "redirects.yaml" {
+            tree.redirects = Some(entry);
         } else {
-            diagnostics.push(ignored(&entry, "only casebook.yaml and system folders belong at the top of content/"));
+            diagnostics.push(ignored(&entry, "only casebook.yaml, redirects.yaml and system folders belong at the top of content/"));
         }
     }
     (tree, diagnostics)

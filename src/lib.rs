@@ -13,7 +13,10 @@
 //! 3. [`resolve`]: reports → the record graph of each run, with diagnostics;
 //! 4. [`render`]: the graph → HTML pages, in parallel;
 //! 5. [`postprocess`]: page-level HTML rewrites (anchors, external links, base URL);
-//! 6. [`write`]: the output folder, replaced only when the build succeeded.
+//! 6. [`publish`]: the record manifest, sitemap, feeds, redirects and the anchor contract;
+//! 7. [`write`]: the output folder, replaced only when the build succeeded.
+//!
+//! [`diff`] compares two record manifests for pull-request reviews.
 //!
 //! The model types live in [`model`]; every stage speaks them.
 //!
@@ -28,11 +31,15 @@
 
 pub mod cli;
 pub mod config;
+pub mod diff;
 pub mod discover;
+pub mod init;
+pub mod manifest;
 pub mod model;
 pub mod parse;
 pub mod pipeline;
 pub mod postprocess;
+pub mod publish;
 pub mod recognise;
 pub mod render;
 pub mod resolve;

@@ -1,5 +1,5 @@
 //! The pipeline, and the only module that knows the order of the stages:
-//! discover → parse → resolve → render → post-process → write.
+//! discover → parse → resolve → render → post-process → publish → write.
 //!
 //! `check` runs every stage but the last; `build` writes only when no stage reported an
 //! error, so the previous output survives any failed build.
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::model::{sort_diagnostics, Diagnostic, Publication, Site};
 use crate::render::{self, Theme};
-use crate::{discover, parse, postprocess, resolve, write};
+use crate::{discover, parse, postprocess, publish, resolve, write};
 
 /// What to build and where.
 #[derive(Debug, Clone)]
@@ -20,6 +20,9 @@ pub struct BuildOptions {
     pub output: PathBuf,
     /// Overrides `base_url` of casebook.yaml.
     pub base_url: Option<String>,
+    /// The manifest of the previously published site: a record page it lists may not
+    /// disappear without a redirect.
+    pub previous_manifest: Option<PathBuf>,
 }
 
 impl BuildOptions {
@@ -27,7 +30,7 @@ impl BuildOptions {
     pub fn new(root: impl Into<PathBuf>) -> Self {
         let root = root.into();
         let output = if root == std::path::Path::new(".") { PathBuf::from("public") } else { root.join("public") };
-        BuildOptions { output, root, base_url: None }
+        BuildOptions { output, root, base_url: None, previous_manifest: None }
     }
 }
 
@@ -69,6 +72,8 @@ pub struct Outcome {
     pub elapsed: Duration,
     /// True when files were written.
     pub written: bool,
+    /// The record manifest, when the site rendered.
+    pub manifest: Option<crate::manifest::Manifest>,
 }
 
 impl Outcome {
@@ -90,6 +95,14 @@ pub enum PipelineError {
     /// Writing the output failed.
     #[error(transparent)]
     Write(#[from] write::WriteError),
+    /// The previous manifest could not be read.
+    #[error("cannot use the previous manifest {path}: {message}")]
+    PreviousManifest {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
 }
 
 /// Runs every stage but writing.
@@ -111,9 +124,19 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
     diagnostics.extend(found);
     let Some(parsed) = parsed else {
         sort_diagnostics(&mut diagnostics);
-        return Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false });
+        return Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false, manifest: None });
     };
-    let parse::ParsedSite { config, scheme, systems } = parsed;
+    let previous = match &options.previous_manifest {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| PipelineError::PreviousManifest { path: path.clone(), message: e.to_string() })?;
+            let manifest = crate::manifest::Manifest::from_json(&text)
+                .map_err(|message| PipelineError::PreviousManifest { path: path.clone(), message })?;
+            Some(manifest)
+        }
+        None => None,
+    };
+    let parse::ParsedSite { config, scheme, systems, redirects } = parsed;
     let base_url = options.base_url.clone().unwrap_or_else(|| config.base_url.clone());
     let (site, found) = resolve::resolve(systems, &config, &scheme);
     diagnostics.extend(found);
@@ -126,21 +149,40 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
         }
     };
     let mut summary = summarise(&site);
-    sort_diagnostics(&mut diagnostics);
-    let errors = diagnostics.iter().any(Diagnostic::is_error);
     let mut written = false;
-    if let (false, Some(theme)) = (errors, theme) {
+    let mut manifest = None;
+    if let (false, Some(theme)) = (diagnostics.iter().any(Diagnostic::is_error), theme) {
         let mut files = render::render(&site, &scheme, &theme)?;
         postprocess::postprocess(&mut files, &base_url)?;
         summary.pages = files.iter().filter(|f| f.path.extension().is_some_and(|e| e == "html")).count();
+        diagnostics.extend(publish::check_anchors(previous.as_ref(), &files, &redirects.entries, &redirects.file, &redirects.text));
+        let (records, extra) = publish::publish(&site, &files, &base_url, &redirects.entries);
+        files.extend(extra);
         summary.files = files.len();
-        if write_output {
+        manifest = Some(records);
+        if write_output && !diagnostics.iter().any(Diagnostic::is_error) {
             let static_dir = options.root.join("static");
             write::write_site(&options.output, &files, Some(&static_dir), &options.root)?;
             written = true;
         }
     }
-    Ok(Outcome { diagnostics, summary: Some(summary), elapsed: started.elapsed(), written })
+    sort_diagnostics(&mut diagnostics);
+    Ok(Outcome { diagnostics, summary: Some(summary), elapsed: started.elapsed(), written, manifest })
+}
+
+/// The record manifest of the site at `root`, without rendering: for `casebook diff`
+/// on a content tree. Diagnostics come along; a manifest is made even when some are
+/// errors, since a diff of a broken tree is still worth reading.
+pub fn manifest_of(root: &std::path::Path, base_url: Option<&str>) -> (Option<crate::manifest::Manifest>, Vec<Diagnostic>) {
+    let (tree, mut diagnostics) = discover::discover(&root.join("content"));
+    let (parsed, found) = parse::parse(&tree);
+    diagnostics.extend(found);
+    let Some(parsed) = parsed else { return (None, diagnostics) };
+    let base = base_url.map(str::to_string).unwrap_or_else(|| parsed.config.base_url.clone());
+    let (site, found) = resolve::resolve(parsed.systems, &parsed.config, &parsed.scheme);
+    diagnostics.extend(found);
+    sort_diagnostics(&mut diagnostics);
+    (Some(crate::manifest::manifest(&site, &base)), diagnostics)
 }
 
 fn summarise(site: &Site) -> Summary {

@@ -366,6 +366,10 @@ fn target_record<'r>(
         }
     });
     entry.count += 1;
+    if *location < entry.first {
+        entry.first = location.clone();
+        entry.first_line = source_line(report, location.line);
+    }
     if entry.near.is_some() || entry.family.is_some() {
         return None;
     }

@@ -67,6 +67,18 @@ fn stage(staging: &Path, files: &[OutputFile], static_dir: Option<&Path>) -> Res
         fs::remove_dir_all(staging).map_err(io_error(staging))?;
     }
     fs::create_dir_all(staging).map_err(io_error(staging))?;
+    let mut folders: Vec<PathBuf> = files.iter().filter_map(|f| staging.join(&f.path).parent().map(Path::to_path_buf)).collect();
+    folders.sort();
+    folders.dedup();
+    for folder in &folders {
+        fs::create_dir_all(folder).map_err(io_error(folder))?;
+    }
+    use rayon::prelude::*;
+    files.par_iter().try_for_each(|file| {
+        let target = staging.join(&file.path);
+        fs::write(&target, &file.bytes).map_err(io_error(&target))
+    })?;
+    // Static files come last, so a site can replace any generated file (robots.txt…).
     if let Some(dir) = static_dir.filter(|d| d.is_dir()) {
         for entry in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name() {
             let entry = entry.map_err(|e| WriteError::Io { path: dir.to_path_buf(), source: e.into() })?;
@@ -81,17 +93,6 @@ fn stage(staging: &Path, files: &[OutputFile], static_dir: Option<&Path>) -> Res
             fs::copy(entry.path(), &target).map_err(io_error(entry.path()))?;
         }
     }
-    let mut folders: Vec<PathBuf> = files.iter().filter_map(|f| staging.join(&f.path).parent().map(Path::to_path_buf)).collect();
-    folders.sort();
-    folders.dedup();
-    for folder in &folders {
-        fs::create_dir_all(folder).map_err(io_error(folder))?;
-    }
-    use rayon::prelude::*;
-    files.par_iter().try_for_each(|file| {
-        let target = staging.join(&file.path);
-        fs::write(&target, &file.bytes).map_err(io_error(&target))
-    })?;
     let marker = staging.join(MARKER);
     fs::write(&marker, "This folder is casebook's output; the next build replaces it.\n").map_err(io_error(&marker))
 }

@@ -103,6 +103,8 @@ pub struct Report {
     pub schema: Option<String>,
     /// Position among the run's reports.
     pub order: Option<i64>,
+    /// Where the original document can be read.
+    pub original: Option<String>,
     /// The report file, as read.
     pub file: Arc<Path>,
     /// The report file relative to the site root, `/`-separated: what pages show.

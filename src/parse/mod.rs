@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::config::{parse_yaml, RunMeta, SiteConfig, SystemMeta};
+use crate::config::{parse_yaml, Redirect, RunMeta, SiteConfig, SystemMeta};
 use crate::discover::{RunDir, SourceTree, SystemDir};
 use crate::model::{Diagnostic, Location, Report};
 use crate::recognise::IdScheme;
@@ -28,6 +28,19 @@ pub struct ParsedSite {
     pub scheme: IdScheme,
     /// Systems in slug order.
     pub systems: Vec<ParsedSystem>,
+    /// `content/redirects.yaml`.
+    pub redirects: Redirects,
+}
+
+/// The redirects file, parsed, with its text to point diagnostics at.
+#[derive(Debug, Default)]
+pub struct Redirects {
+    /// Where it is (or would be).
+    pub file: std::path::PathBuf,
+    /// Its text.
+    pub text: String,
+    /// Its entries.
+    pub entries: Vec<Redirect>,
 }
 
 /// A parsed system.
@@ -82,7 +95,16 @@ pub fn parse(tree: &SourceTree) -> (Option<ParsedSite>, Vec<Diagnostic>) {
         diagnostics.extend(found);
         systems.extend(system);
     }
-    (Some(ParsedSite { config, scheme, systems }), diagnostics)
+    let mut redirects = Redirects { file: tree.root.join("content").join("redirects.yaml"), ..Redirects::default() };
+    if let Some(path) = &tree.redirects {
+        match read_text(path).and_then(|text| parse_yaml::<Vec<Redirect>>(&text, path, 1).map(|entries| (text, entries))) {
+            Ok((text, entries)) => {
+                redirects = Redirects { file: path.clone(), text, entries };
+            }
+            Err(d) => diagnostics.push(d),
+        }
+    }
+    (Some(ParsedSite { config, scheme, systems, redirects }), diagnostics)
 }
 
 fn parse_system(dir: &SystemDir, root: &Path, scheme: &IdScheme) -> (Option<ParsedSystem>, Vec<Diagnostic>) {

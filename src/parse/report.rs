@@ -80,6 +80,7 @@ pub fn parse_report(
         report_type: front.report_type,
         schema: front.schema,
         order: front.order,
+        original: front.original.filter(|url| crate::render::markdown::is_safe_url(url)),
         file,
         source_path: source_path.to_string(),
         markdown: Arc::from(body),

@@ -39,6 +39,7 @@ pub struct RenderError(#[from] minijinja::Error);
 
 /// One page to render.
 enum Job<'a> {
+    NotFound,
     Home,
     Statuses,
     Status(usize),
@@ -69,7 +70,12 @@ pub fn language_warnings(site: &Site) -> Vec<crate::model::Diagnostic> {
 /// Renders every page and asset of the site.
 pub fn render(site: &Site, scheme: &IdScheme, theme: &Theme) -> Result<Vec<OutputFile>, RenderError> {
     let env = theme.environment()?;
-    let mut jobs = vec![Job::Home, Job::Statuses];
+    // Assets are named by their content (`style.1a2b3c4d.css`), so hosts can cache them
+    // for ever and a new build never serves a stale stylesheet.
+    let mut assets: Vec<(String, Vec<u8>)> = vec![("highlight.css".to_string(), highlight::stylesheet().into_bytes())];
+    assets.extend(theme.assets().iter().map(|(name, bytes)| (name.clone(), bytes.clone())));
+    let asset_urls: BTreeMap<String, String> = assets.iter().map(|(name, bytes)| (name.clone(), fingerprinted(name, bytes))).collect();
+    let mut jobs = vec![Job::NotFound, Job::Home, Job::Statuses];
     jobs.extend((0..site.statuses.len()).map(Job::Status));
     for system in &site.systems {
         jobs.push(Job::System(system));
@@ -79,24 +85,37 @@ pub fn render(site: &Site, scheme: &IdScheme, theme: &Theme) -> Result<Vec<Outpu
             jobs.extend(run.records.values().map(|record| Job::Record(system, run, record)));
         }
     }
-    let renderer = Renderer { site, scheme, env: &env };
+    let renderer = Renderer { site, scheme, env: &env, assets: &asset_urls };
     let mut files: Vec<OutputFile> = jobs.par_iter().map(|job| renderer.page(job)).collect::<Result<_, _>>()?;
-    files.push(OutputFile { path: "assets/highlight.css".into(), bytes: highlight::stylesheet().into_bytes() });
-    for (name, bytes) in theme.assets() {
-        files.push(OutputFile { path: format!("assets/{name}").into(), bytes: bytes.clone() });
+    for (name, bytes) in assets {
+        files.push(OutputFile { path: urls::output_path(&asset_urls[&name]), bytes });
     }
     Ok(files)
+}
+
+/// `/assets/style.1a2b3c4d.css` for `style.css`: the name carries a hash of the content.
+fn fingerprinted(name: &str, bytes: &[u8]) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(bytes);
+    let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    match name.rsplit_once('.') {
+        Some((stem, extension)) => urls::asset(&format!("{stem}.{hash}.{extension}")),
+        None => urls::asset(&format!("{name}.{hash}")),
+    }
 }
 
 struct Renderer<'a> {
     site: &'a Site,
     scheme: &'a IdScheme,
     env: &'a Environment<'a>,
+    /// Asset name → fingerprinted URL.
+    assets: &'a BTreeMap<String, String>,
 }
 
 impl Renderer<'_> {
     fn page(&self, job: &Job<'_>) -> Result<OutputFile, RenderError> {
         let (url, template, ctx) = match job {
+            Job::NotFound => ("/404.html".to_string(), "404.html", context! { title => "Page not found" }),
             Job::Home => (urls::home(), "home.html", self.home()),
             Job::Statuses => (urls::statuses(), "statuses.html", self.statuses()),
             Job::Status(i) => (urls::status(&self.site.statuses[*i].name), "status.html", self.status(*i)),
@@ -119,8 +138,8 @@ impl Renderer<'_> {
             title: self.site.title.clone(),
             home: urls::home(),
             statuses_url: urls::statuses(),
-            stylesheets: vec![urls::asset("style.css"), urls::asset("highlight.css")],
-            favicon: urls::asset("favicon.svg"),
+            stylesheets: ["style.css", "highlight.css"].iter().filter_map(|n| self.assets.get(*n).cloned()).collect(),
+            favicon: self.assets.get("favicon.svg").cloned().unwrap_or_default(),
         }
     }
 
@@ -421,6 +440,7 @@ impl Renderer<'_> {
                 title => report.title.clone(),
                 report_type => report.report_type.clone(),
                 schema => report.schema.clone(),
+                original => report.original.clone(),
                 file => report.source_path.clone(),
                 html => render_report(report, &linker),
                 toc => report.sections.iter().filter(|s| s.level <= 3).map(|s| TocEntry { anchor: s.anchor.clone(), title: s.title.clone(), level: s.level }).collect::<Vec<_>>(),

@@ -9,7 +9,8 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 
 use crate::model::{Diagnostic, Location};
 
-const BUILT_IN_TEMPLATES: [(&str, &str); 9] = [
+const BUILT_IN_TEMPLATES: [(&str, &str); 10] = [
+    ("404.html", include_str!("../../themes/default/templates/404.html")),
     ("base.html", include_str!("../../themes/default/templates/base.html")),
     ("home.html", include_str!("../../themes/default/templates/home.html")),
     ("system.html", include_str!("../../themes/default/templates/system.html")),
@@ -97,6 +98,11 @@ impl Theme {
             env.add_template_owned(name.clone(), source.clone())?;
         }
         Ok(env)
+    }
+
+    /// Template sources by name.
+    pub fn templates(&self) -> &BTreeMap<String, String> {
+        &self.templates
     }
 
     /// Asset files by name.

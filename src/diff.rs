@@ -1,0 +1,246 @@
+//! `casebook diff`: what changed in the analysis between two manifests. Records added,
+//! removed and changed (and which parts of them), status transitions, and references
+//! that newly point at records that are not published. Rendered as Markdown for a pull
+//! request comment or as JSON (schema `casebook.diff/1`, docs/manifest.md).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::manifest::{Manifest, RecordEntry};
+use crate::render::markdown::escape;
+
+/// The schema name and version of the JSON output.
+pub const SCHEMA: &str = "casebook.diff/1";
+
+/// The changes between two manifests.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, Default)]
+pub struct Diff {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// Published in NEW, not in OLD.
+    pub added: Vec<RecordRef>,
+    /// Published in OLD, not in NEW.
+    pub removed: Vec<RecordRef>,
+    /// Published in both, with different content.
+    pub changed: Vec<Changed>,
+    /// Statuses that moved, per record, part and dimension.
+    pub status_transitions: Vec<Transition>,
+    /// References that point at an unpublished or unknown record in NEW and did not in OLD.
+    pub newly_dangling: Vec<Dangling>,
+}
+
+/// A record, named.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RecordRef {
+    /// System slug.
+    pub system: String,
+    /// Run slug.
+    pub run: String,
+    /// ID.
+    pub id: String,
+    /// Label.
+    pub label: Option<String>,
+    /// Its page (in NEW for added and changed records, in OLD for removed ones).
+    pub url: String,
+}
+
+/// A changed record and what changed.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Changed {
+    /// The record.
+    #[serde(flatten)]
+    pub record: RecordRef,
+    /// Names of the parts that differ: `label`, `statuses`, `parts`, `references`, `body`,
+    /// `annotations`, `field:<name>`.
+    pub fields: Vec<String>,
+}
+
+/// A status that moved.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Transition {
+    /// The record.
+    #[serde(flatten)]
+    pub record: RecordRef,
+    /// The part, if the status is on one.
+    pub part: Option<String>,
+    /// The dimension, empty for a plain status.
+    pub dimension: String,
+    /// Statuses before (empty when there was none).
+    pub from: Vec<String>,
+    /// Statuses after (empty when there is none).
+    pub to: Vec<String>,
+}
+
+/// A reference that newly dangles.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Dangling {
+    /// System slug.
+    pub system: String,
+    /// Run slug.
+    pub run: String,
+    /// The referencing record.
+    pub from: String,
+    /// The referenced ID.
+    pub to: String,
+}
+
+type Key = (String, String, String);
+
+fn key(r: &RecordEntry) -> Key {
+    (r.system.clone(), r.run.clone(), r.id.clone())
+}
+
+fn named(r: &RecordEntry) -> RecordRef {
+    RecordRef { system: r.system.clone(), run: r.run.clone(), id: r.id.clone(), label: r.label.clone(), url: r.url.clone() }
+}
+
+/// Compares two manifests.
+pub fn diff(old: &Manifest, new: &Manifest) -> Diff {
+    let published = |m: &Manifest| -> BTreeMap<Key, RecordEntry> {
+        m.records.iter().filter(|r| r.published).map(|r| (key(r), r.clone())).collect()
+    };
+    let (before, after) = (published(old), published(new));
+    let mut out = Diff { schema: SCHEMA.to_string(), ..Diff::default() };
+    for (k, r) in &after {
+        match before.get(k) {
+            None => out.added.push(named(r)),
+            Some(o) if o.hash != r.hash => {
+                let names: BTreeSet<&String> = o.digests.keys().chain(r.digests.keys()).collect();
+                let fields = names.into_iter().filter(|n| o.digests.get(*n) != r.digests.get(*n)).cloned().collect();
+                out.changed.push(Changed { record: named(r), fields });
+                out.status_transitions.extend(transitions(o, r));
+            }
+            Some(_) => {}
+        }
+    }
+    out.removed = before.iter().filter(|(k, _)| !after.contains_key(*k)).map(|(_, r)| named(r)).collect();
+
+    // A reference dangles when its target is not published in the same run.
+    let dangling = |m: &BTreeMap<Key, RecordEntry>, all: &Manifest| -> BTreeSet<(String, String, String, String)> {
+        all.records
+            .iter()
+            .filter(|r| r.published)
+            .flat_map(|r| r.references.iter().map(move |t| (r.system.clone(), r.run.clone(), r.id.clone(), t.clone())))
+            .filter(|(s, run, _, t)| !m.contains_key(&(s.clone(), run.clone(), t.clone())))
+            .collect()
+    };
+    let was = dangling(&before, old);
+    out.newly_dangling = dangling(&after, new)
+        .into_iter()
+        .filter(|d| !was.contains(d))
+        .map(|(system, run, from, to)| Dangling { system, run, from, to })
+        .collect();
+    out
+}
+
+fn transitions(old: &RecordEntry, new: &RecordEntry) -> Vec<Transition> {
+    let group = |r: &RecordEntry| -> BTreeMap<(Option<String>, String), BTreeSet<String>> {
+        let mut map: BTreeMap<(Option<String>, String), BTreeSet<String>> = BTreeMap::new();
+        for s in &r.statuses {
+            let shown = match &s.qualifier {
+                Some(q) => format!("{} ({q})", s.value),
+                None => s.value.clone(),
+            };
+            map.entry((s.part.clone(), s.dimension.clone())).or_default().insert(shown);
+        }
+        map
+    };
+    let (before, after) = (group(old), group(new));
+    let keys: BTreeSet<&(Option<String>, String)> = before.keys().chain(after.keys()).collect();
+    keys.into_iter()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .map(|k| Transition {
+            record: named(new),
+            part: k.0.clone(),
+            dimension: k.1.clone(),
+            from: before.get(k).map(|s| s.iter().cloned().collect()).unwrap_or_default(),
+            to: after.get(k).map(|s| s.iter().cloned().collect()).unwrap_or_default(),
+        })
+        .collect()
+}
+
+impl Diff {
+    /// True when nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty()
+            && self.removed.is_empty()
+            && self.changed.is_empty()
+            && self.status_transitions.is_empty()
+            && self.newly_dangling.is_empty()
+    }
+
+    /// The JSON report.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a diff serialises");
+        text.push('\n');
+        text
+    }
+
+    /// The Markdown report, for a pull request comment or a job summary. Records link to
+    /// their pages (in the new site, or the old one for removed records).
+    pub fn to_markdown(&self) -> String {
+        let mut md = String::from("## What changed in the analysis\n\n");
+        if self.is_empty() {
+            md.push_str("No record was added, removed or changed.\n");
+            return md;
+        }
+        md.push_str(&format!(
+            "| added | removed | changed | status transitions | newly dangling references |\n|---:|---:|---:|---:|---:|\n| {} | {} | {} | {} | {} |\n",
+            self.added.len(),
+            self.removed.len(),
+            self.changed.len(),
+            self.status_transitions.len(),
+            self.newly_dangling.len()
+        ));
+        if !self.status_transitions.is_empty() {
+            md.push_str("\n### Status transitions\n\n| record | run | on | from | to |\n|---|---|---|---|---|\n");
+            for t in &self.status_transitions {
+                let on = match (&t.part, t.dimension.as_str()) {
+                    (Some(p), "") => format!("part {}", cell(p)),
+                    (Some(p), d) => format!("{}, part {}", cell(d), cell(p)),
+                    (None, "") => "status".to_string(),
+                    (None, d) => cell(d),
+                };
+                let list = |v: &[String]| if v.is_empty() { "—".to_string() } else { v.iter().map(|s| format!("`{}`", s.replace('`', "'"))).collect::<Vec<_>>().join(", ") };
+                md.push_str(&format!("| {} | {} | {on} | {} | {} |\n", link(&t.record), run(&t.record), list(&t.from), list(&t.to)));
+            }
+        }
+        for (title, records) in [("Added", &self.added), ("Removed", &self.removed)] {
+            if records.is_empty() {
+                continue;
+            }
+            md.push_str(&format!("\n### {title}\n\n| record | run | label |\n|---|---|---|\n"));
+            for r in records.iter() {
+                md.push_str(&format!("| {} | {} | {} |\n", link(r), run(r), cell(r.label.as_deref().unwrap_or(""))));
+            }
+        }
+        if !self.changed.is_empty() {
+            md.push_str("\n### Changed\n\n| record | run | what changed |\n|---|---|---|\n");
+            for c in &self.changed {
+                let fields = c.fields.iter().map(|f| cell(f)).collect::<Vec<_>>().join(", ");
+                md.push_str(&format!("| {} | {} | {fields} |\n", link(&c.record), run(&c.record)));
+            }
+        }
+        if !self.newly_dangling.is_empty() {
+            md.push_str("\n### References that newly point at unpublished records\n\n| from | to | run |\n|---|---|---|\n");
+            for d in &self.newly_dangling {
+                md.push_str(&format!("| `{}` | `{}` | {} / {} |\n", d.from, d.to, cell(&d.system), cell(&d.run)));
+            }
+        }
+        md
+    }
+}
+
+/// Text safe in a Markdown table cell: no pipes, no line breaks, no HTML.
+fn cell(text: &str) -> String {
+    escape(text).replace('|', "\\|").replace('\n', " ")
+}
+
+fn link(r: &RecordRef) -> String {
+    format!("[`{}`]({})", r.id, r.url.replace(' ', "%20").replace(')', "%29"))
+}
+
+fn run(r: &RecordRef) -> String {
+    format!("{} / {}", cell(&r.system), cell(&r.run))
+}

@@ -1,0 +1,219 @@
+//! The record manifest: every record of the site as data (`records.json`, one JSON
+//! document, and `records.jsonl`, one record per line), for other tools, agents and
+//! `casebook diff`. The schema is versioned and documented in docs/manifest.md; fields
+//! are only ever added within a version.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::model::{DeclarationForm, Publication, Record, Run, Site, System};
+use crate::urls;
+
+/// The schema name and version written in every manifest.
+pub const SCHEMA: &str = "casebook.records/1";
+
+/// The whole manifest.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Manifest {
+    /// Always [`SCHEMA`] for this version.
+    pub schema: String,
+    /// The site's title.
+    pub title: String,
+    /// The base URL the site was built for.
+    pub base_url: String,
+    /// Every record, published or only referenced, by system, run and ID.
+    pub records: Vec<RecordEntry>,
+}
+
+/// One record.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RecordEntry {
+    /// System slug.
+    pub system: String,
+    /// Run slug.
+    pub run: String,
+    /// The run's frozen revision.
+    pub revision: String,
+    /// Record ID.
+    pub id: String,
+    /// Kind code.
+    pub kind: String,
+    /// Family code.
+    pub family: Option<String>,
+    /// Label.
+    pub label: Option<String>,
+    /// True when declared in a report of the run.
+    pub published: bool,
+    /// For unpublished records, the `unpublished` set of run.yaml they fall in.
+    pub unpublished_in: Option<String>,
+    /// Statuses, in declaration order.
+    pub statuses: Vec<StatusEntry>,
+    /// Parts, in order.
+    pub parts: Vec<String>,
+    /// The record page's path below the base URL (`fractal/…/records/OBJ-03/`).
+    pub path: String,
+    /// The record page's URL with the base URL.
+    pub url: String,
+    /// Where it is declared (empty for unpublished records).
+    pub declared: Vec<Place>,
+    /// IDs its own text references, sorted.
+    pub references: Vec<String>,
+    /// SHA-256 of its content (label, statuses, parts, fields, body, annotations,
+    /// references), independent of where in the files it stands.
+    pub hash: String,
+    /// A short hash per part of its content, so a diff can say what changed:
+    /// `label`, `statuses`, `parts`, `references`, `body`, `annotations`, `field:<name>`.
+    pub digests: BTreeMap<String, String>,
+}
+
+/// A status on a record.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct StatusEntry {
+    /// Dimension, empty for a plain status.
+    pub dimension: String,
+    /// Status name.
+    pub value: String,
+    /// Qualifier.
+    pub qualifier: Option<String>,
+    /// Part.
+    pub part: Option<String>,
+}
+
+/// A place in the sources.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Place {
+    /// File relative to the site root.
+    pub file: String,
+    /// Line.
+    pub line: u32,
+    /// The report's slug.
+    pub report: String,
+    /// The anchor on the report page.
+    pub anchor: String,
+}
+
+/// Builds the manifest of a resolved site. `base_url` is what pages were built for.
+pub fn manifest(site: &Site, base_url: &str) -> Manifest {
+    let base = base_url.trim_end_matches('/');
+    let mut records = Vec::new();
+    for system in &site.systems {
+        for run in &system.runs {
+            for record in run.records.values() {
+                records.push(entry(system, run, record, base));
+            }
+        }
+    }
+    Manifest { schema: SCHEMA.to_string(), title: site.title.clone(), base_url: base_url.to_string(), records }
+}
+
+fn entry(system: &System, run: &Run, record: &Record, base: &str) -> RecordEntry {
+    let url_path = urls::record(&system.slug, &run.slug, &record.id);
+    let mut digests = BTreeMap::new();
+    let mut put = |name: String, content: &str| {
+        digests.insert(name, short_hash(content));
+    };
+    put("label".into(), record.label.as_deref().unwrap_or(""));
+    let statuses: Vec<StatusEntry> = record
+        .statuses
+        .iter()
+        .map(|s| StatusEntry { dimension: s.dimension.clone(), value: s.value.clone(), qualifier: s.qualifier.clone(), part: s.part.clone() })
+        .collect();
+    let mut sorted = statuses.clone();
+    sorted.sort();
+    put("statuses".into(), &serde_json::to_string(&sorted).expect("statuses serialise"));
+    put("parts".into(), &record.parts.join("\n"));
+    let references: Vec<String> = record.references.iter().map(ToString::to_string).collect();
+    put("references".into(), &references.join("\n"));
+    let mut declared = Vec::new();
+    let mut body = String::new();
+    let mut fields: BTreeMap<String, String> = BTreeMap::new();
+    for at in &record.declarations {
+        let report = &run.reports[at.report];
+        let d = &report.declarations[at.index];
+        declared.push(Place { file: report.source_path.clone(), line: d.location.line, report: report.slug.clone(), anchor: d.anchor.clone() });
+        let part = match &d.form {
+            DeclarationForm::TableRow { part: Some(part), .. } => format!("{part}: "),
+            _ => String::new(),
+        };
+        for field in &d.fields {
+            let value = fields.entry(field.name.clone()).or_default();
+            value.push_str(&format!("{part}{}\n", field.value));
+        }
+        if let Some(range) = &d.body {
+            body.push_str(report.markdown[range.clone()].trim());
+            body.push('\n');
+        }
+    }
+    for (name, value) in &fields {
+        put(format!("field:{name}"), value);
+    }
+    if !body.is_empty() {
+        put("body".into(), &body);
+    }
+    let annotations: String = record
+        .annotations
+        .iter()
+        .map(|at| run.reports[at.report].markdown[run.reports[at.report].annotations[at.index].body.clone()].trim().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    if !annotations.is_empty() {
+        put("annotations".into(), &annotations);
+    }
+    let hash = hex(&Sha256::digest(serde_json::to_string(&digests).expect("digests serialise")));
+    let (published, unpublished_in) = match &record.publication {
+        Publication::Published => (true, None),
+        Publication::Unpublished(set) => (false, run.unpublished.get(*set).map(|s| s.name.clone())),
+    };
+    RecordEntry {
+        system: system.slug.clone(),
+        run: run.slug.clone(),
+        revision: run.revision.clone(),
+        id: record.id.to_string(),
+        kind: record.kind.clone(),
+        family: record.family.clone(),
+        label: record.label.clone(),
+        published,
+        unpublished_in,
+        statuses,
+        parts: record.parts.clone(),
+        path: url_path.trim_start_matches('/').to_string(),
+        url: format!("{base}{url_path}"),
+        declared,
+        references,
+        hash,
+        digests,
+    }
+}
+
+fn short_hash(content: &str) -> String {
+    hex(&Sha256::digest(content.as_bytes())[..8])
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Manifest {
+    /// `records.json`: the whole manifest, pretty-printed, ending in a newline.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a manifest serialises");
+        text.push('\n');
+        text
+    }
+
+    /// `records.jsonl`: one record per line.
+    pub fn to_json_lines(&self) -> String {
+        self.records.iter().map(|r| serde_json::to_string(r).expect("a record serialises") + "\n").collect()
+    }
+
+    /// Reads `records.json`, checking the schema.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let manifest: Manifest = serde_json::from_str(text).map_err(|e| format!("not a casebook manifest: {e}"))?;
+        if manifest.schema != SCHEMA {
+            return Err(format!("manifest schema `{}` is not `{SCHEMA}`", manifest.schema));
+        }
+        Ok(manifest)
+    }
+}

@@ -1,0 +1,176 @@
+//! Publishing: the record manifest, `casebook diff`, the anchor contract with redirects,
+//! sitemap, robots, feeds, the 404 page, `casebook init`.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use casebook::manifest::Manifest;
+use common::{bundled, copy_tree, repo};
+
+const FRACTAL_REPORT: &str = "content/fractal/aas-2026-08-20-fractal-01/memory.md";
+
+fn casebook(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_casebook")).args(args).current_dir(dir).output().expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A copy of the bundled site with OBJ-12's status changed and the NEW-3 row removed.
+fn edited_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("content"), &dir.path().join("content"));
+    let path = dir.path().join(FRACTAL_REPORT);
+    let source = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = source.lines().map(str::to_string).collect();
+    let obj12 = lines.iter().position(|l| l.starts_with("| OBJ-12 ")).unwrap();
+    assert!(lines[obj12].ends_with("| implemented |"));
+    lines[obj12] = lines[obj12].replace("| implemented |", "| absent |");
+    lines.retain(|l| !l.starts_with("| NEW-3 |"));
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    dir
+}
+
+#[test]
+fn the_manifest_lists_every_record_with_a_documented_schema() {
+    let built = bundled();
+    let json = std::fs::read_to_string(built.out().join("records.json")).unwrap();
+    let manifest = Manifest::from_json(&json).unwrap();
+    let published: Vec<_> = manifest.records.iter().filter(|r| r.published).collect();
+    assert_eq!(published.len(), 38);
+    let raw = manifest.records.iter().find(|r| r.id == "MEM-OBJ-raw").unwrap();
+    assert_eq!((raw.system.as_str(), raw.run.as_str(), raw.kind.as_str()), ("exia-seed", "c7497ac", "OBJ"));
+    assert_eq!(raw.label.as_deref(), Some("Raw conversation batches"));
+    assert_eq!(raw.declared[0].file, "content/exia-seed/c7497ac/memory.md");
+    assert_eq!(raw.hash.len(), 64);
+    assert!(built.exists(&format!("/{}", raw.path)));
+    let unpublished = manifest.records.iter().find(|r| r.id == "RT-RTE-memory-delivery").unwrap();
+    assert_eq!((unpublished.published, unpublished.unpublished_in.as_deref()), (false, Some("runtime report")));
+    let lines = std::fs::read_to_string(built.out().join("records.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), manifest.records.len());
+    // Every JSON key of a record is documented.
+    let doc = std::fs::read_to_string(repo().join("docs/manifest.md")).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for key in value["records"][0].as_object().unwrap().keys() {
+        assert!(doc.contains(&format!("`{key}`")), "docs/manifest.md does not document `{key}`");
+    }
+}
+
+#[test]
+fn diff_reports_exactly_a_status_change_and_a_removed_record() {
+    let edited = edited_copy();
+    let output = casebook(&repo(), &["diff", "--format", "json", ".", edited.path().to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let diff: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(diff["schema"], "casebook.diff/1");
+    assert_eq!(diff["added"].as_array().unwrap().len(), 0);
+    let removed: Vec<&str> = diff["removed"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(removed, ["NEW-3"]);
+    let transitions = diff["status_transitions"].as_array().unwrap();
+    assert_eq!(transitions.len(), 1);
+    assert_eq!(transitions[0]["id"], "OBJ-12");
+    assert_eq!(transitions[0]["from"], serde_json::json!(["implemented"]));
+    assert_eq!(transitions[0]["to"], serde_json::json!(["absent"]));
+    let changed: Vec<&str> = diff["changed"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(changed, ["OBJ-12"], "only the record whose status changed");
+    assert_eq!(diff["newly_dangling"].as_array().unwrap().len(), 0);
+
+    // The Markdown form, for a pull request comment.
+    let output = casebook(&repo(), &["diff", ".", edited.path().to_str().unwrap()]);
+    let md = text(&output.stdout);
+    assert!(md.contains("| 0 | 1 | 1 | 1 | 0 |"), "{md}");
+    assert!(md.contains("`implemented` | `absent`"), "{md}");
+    assert!(md.contains("[`NEW-3`](/fractal/aas-2026-08-20-fractal-01/records/NEW-3/)"), "{md}");
+}
+
+#[test]
+fn diff_of_a_site_with_itself_is_empty_and_reads_built_sites_too() {
+    let built = bundled();
+    let output = casebook(&repo(), &["diff", built.out().to_str().unwrap(), "."]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("No record was added, removed or changed."));
+}
+
+#[test]
+fn a_vanished_record_fails_the_build_until_a_redirect_says_where_it_went() {
+    let previous = bundled().out().join("records.json");
+    let edited = edited_copy();
+    let previous_arg = previous.to_str().unwrap();
+    let output = casebook(edited.path(), &["build", "--root", ".", "--previous-manifest", previous_arg]);
+    assert_eq!(output.status.code(), Some(1));
+    let err = text(&output.stderr);
+    assert!(err.contains("error: published record NEW-3 (fractal / aas-2026-08-20-fractal-01) is gone"), "{err}");
+    let original = std::fs::read_to_string(repo().join(FRACTAL_REPORT)).unwrap();
+    let line = original.lines().position(|l| l.starts_with("| NEW-3 |")).unwrap() + 1;
+    assert!(err.contains(&format!("{FRACTAL_REPORT}:{line}:")), "names where it was declared:\n{err}");
+    assert!(!edited.path().join("public").exists());
+
+    std::fs::write(
+        edited.path().join("content/redirects.yaml"),
+        "- from: /fractal/aas-2026-08-20-fractal-01/records/NEW-3/\n  to: /fractal/aas-2026-08-20-fractal-01/records/NEW-2/\n",
+    )
+    .unwrap();
+    let output = casebook(edited.path(), &["build", "--root", ".", "-q", "--previous-manifest", previous_arg, "--base-url", "/pr-7/"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let redirects = std::fs::read_to_string(edited.path().join("public/_redirects")).unwrap();
+    assert!(redirects.contains("/pr-7/fractal/aas-2026-08-20-fractal-01/records/NEW-3/ /pr-7/fractal/aas-2026-08-20-fractal-01/records/NEW-2/ 301"), "{redirects}");
+}
+
+#[test]
+fn a_redirect_to_a_missing_page_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("content"), &dir.path().join("content"));
+    std::fs::write(dir.path().join("content/redirects.yaml"), "- from: /old/\n  to: /no/such/page/\n").unwrap();
+    let output = casebook(dir.path(), &["check", "--root", "."]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output.stderr).contains("content/redirects.yaml:2:7: error: redirect target /no/such/page/ is not a page of this site"), "{}", text(&output.stderr));
+}
+
+#[test]
+fn sitemap_robots_feeds_and_404_follow_an_absolute_base_url() {
+    let built = common::build_site(&repo(), |o| o.base_url = Some("https://example.org/preview/pr-12/".into()));
+    let out = built.out();
+    let sitemap = std::fs::read_to_string(out.join("sitemap.xml")).unwrap();
+    assert!(sitemap.contains("<loc>https://example.org/preview/pr-12/exia-seed/c7497ac/records/MEM-OBJ-raw/</loc>"));
+    assert!(!sitemap.contains("404"));
+    let pages = common::files_below(&out).into_iter().filter(|f| f.extension().is_some_and(|e| e == "html")).count();
+    assert_eq!(sitemap.matches("<loc>").count(), pages - 1, "every page but 404.html");
+    let robots = std::fs::read_to_string(out.join("robots.txt")).unwrap();
+    assert!(robots.contains("Sitemap: https://example.org/preview/pr-12/sitemap.xml"));
+    let feed = std::fs::read_to_string(out.join("feed.xml")).unwrap();
+    assert!(feed.contains("<updated>2026-08-20T00:00:00+00:00</updated>"), "dates come from content: {feed}");
+    assert!(feed.contains("href=\"https://example.org/preview/pr-12/fractal/aas-2026-08-20-fractal-01/memory/\""));
+    assert!(out.join("fractal/feed.xml").is_file() && out.join("exia-seed/feed.xml").is_file());
+    let not_found = std::fs::read_to_string(out.join("404.html")).unwrap();
+    assert!(not_found.contains("href=\"/preview/pr-12/\""), "404 links honour the base path");
+    let manifest = Manifest::from_json(&std::fs::read_to_string(out.join("records.json")).unwrap()).unwrap();
+    assert!(manifest.records.iter().all(|r| r.url.starts_with("https://example.org/preview/pr-12/")));
+}
+
+#[test]
+fn assets_are_fingerprinted() {
+    let home = bundled().page("/");
+    let href = home.split("<link rel=\"stylesheet\" href=\"").nth(1).unwrap().split('"').next().unwrap();
+    let name = href.strip_prefix("/assets/style.").and_then(|s| s.strip_suffix(".css")).unwrap_or_else(|| panic!("{href}"));
+    assert!(name.len() == 8 && name.chars().all(|c| c.is_ascii_hexdigit()), "{href}");
+    assert!(bundled().exists(href));
+}
+
+#[test]
+fn init_creates_a_site_that_builds_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("analyses");
+    let output = casebook(dir.path(), &["init", "analyses"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(site.join("themes/default/templates/record.html").is_file());
+    let output = casebook(&site, &["build"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("records      2 published"), "{}", text(&output.stdout));
+    assert!(site.join("public/example/first-run/records/MEM-OBJ-notes/index.html").is_file());
+    // A second init into the same folder refuses.
+    let again = casebook(dir.path(), &["init", "analyses"]);
+    assert_eq!(again.status.code(), Some(2));
+}
