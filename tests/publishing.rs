@@ -174,3 +174,23 @@ fn init_creates_a_site_that_builds_at_once() {
     let again = casebook(dir.path(), &["init", "analyses"]);
     assert_eq!(again.status.code(), Some(2));
 }
+
+#[test]
+fn pages_satisfy_the_content_security_policy_netlify_sends() {
+    let config = std::fs::read_to_string(repo().join("netlify.toml")).unwrap();
+    let csp = config.lines().find_map(|l| l.trim().strip_prefix("Content-Security-Policy = ")).expect("netlify.toml sets a CSP");
+    assert!(csp.contains("default-src 'none'") && csp.contains("style-src 'self'") && !csp.contains("unsafe-inline"));
+    assert!(config.contains("for = \"/assets/*\"") && config.contains("immutable"));
+    let out = bundled().out();
+    for file in common::files_below(&out).into_iter().filter(|f| f.extension().is_some_and(|e| e == "html")) {
+        let html = std::fs::read_to_string(out.join(&file)).unwrap();
+        // Inline styles and scripts, and event handler attributes, are what such a policy blocks.
+        assert!(!html.contains(" style=\"") && !html.contains("<style"), "{}: inline style", file.display());
+        assert!(!html.contains("<script"), "{}: script", file.display());
+        let lower = html.to_lowercase();
+        for handler in [" onclick=", " onload=", " onerror=", " onmouseover="] {
+            assert!(!lower.contains(handler), "{}: {handler}", file.display());
+        }
+        assert!(!lower.contains("href=\"javascript:"), "{}: javascript: link", file.display());
+    }
+}
