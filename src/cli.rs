@@ -54,6 +54,8 @@ pub enum Command {
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Search a built site offline, from its tantivy index.
+    Search(SearchArgs),
     /// Create a new site (config, an example system, the default theme) in DIR.
     Init {
         /// The folder to create the site in.
@@ -66,6 +68,41 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
+}
+
+/// Arguments of `casebook search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The query: words, "phrases", field:value, AND / OR / NOT (docs/search.md).
+    #[arg(required = true, num_args = 1.., value_name = "QUERY")]
+    pub query: Vec<String>,
+    /// Only this system (its folder name).
+    #[arg(long)]
+    pub system: Option<String>,
+    /// Only this run (its folder name).
+    #[arg(long)]
+    pub run: Option<String>,
+    /// Only records of this kind (OBJ, RTE, CLM…).
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Only records of this family (MEM, RT…).
+    #[arg(long)]
+    pub family: Option<String>,
+    /// Only records with this status.
+    #[arg(long)]
+    pub status: Option<String>,
+    /// Only records, sections or reports.
+    #[arg(long = "type", value_name = "TYPE", value_parser = ["record", "section", "report"])]
+    pub doc_type: Option<String>,
+    /// How many results.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Print JSON (schema casebook.search/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// A built site, or its search/tantivy folder.
+    #[arg(long, default_value = "public", value_name = "DIR")]
+    pub index: PathBuf,
 }
 
 /// How `diff` writes its report.
@@ -102,6 +139,7 @@ pub fn main() -> ExitCode {
         Command::Check { common } => (common, false),
         Command::Diff { old, new, format, output } => return diff(old, new, *format, output.as_deref()),
         Command::Init { dir } => return init(dir),
+        Command::Search(args) => return search(args),
     };
     let mut options = BuildOptions::new(&common.root);
     if let Command::Build { output, base_url, previous_manifest, .. } = &cli.command {
@@ -126,6 +164,56 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn search(args: &SearchArgs) -> ExitCode {
+    use std::io::IsTerminal;
+    let request = crate::search::Request {
+        query: args.query.join(" "),
+        system: args.system.clone(),
+        run: args.run.clone(),
+        kind: args.kind.clone(),
+        family: args.family.clone(),
+        status: args.status.clone(),
+        doc_type: args.doc_type.clone(),
+        limit: args.limit,
+    };
+    let results = match crate::search::Searcher::open(&args.index).and_then(|s| s.search(&request)) {
+        Ok(results) => results,
+        Err(e) => {
+            eprintln!("casebook: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&results).expect("results serialise"));
+        return ExitCode::SUCCESS;
+    }
+    let (on, off) = if std::io::stdout().is_terminal() { ("\x1b[1m", "\x1b[0m") } else { ("[", "]") };
+    for hit in &results.results {
+        let name = hit.id.clone().or_else(|| hit.section.clone()).unwrap_or_else(|| hit.title.clone());
+        let label = hit.label.as_deref().map(|l| format!("  {l}")).unwrap_or_default();
+        let _ = writeln!(out, "{:>2}. {name}{label}", hit.rank);
+        let _ = writeln!(out, "    {} / {} · {} · {}", hit.system_name, hit.run, hit.doc_type, hit.url);
+        let mut snippet = String::new();
+        let mut at = 0;
+        for &(start, end) in &hit.highlights {
+            snippet.push_str(&hit.snippet[at..start]);
+            snippet.push_str(on);
+            snippet.push_str(&hit.snippet[start..end]);
+            snippet.push_str(off);
+            at = end;
+        }
+        snippet.push_str(&hit.snippet[at..]);
+        let snippet = snippet.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !snippet.is_empty() {
+            let _ = writeln!(out, "    {snippet}");
+        }
+    }
+    let shown = results.results.len();
+    let _ = writeln!(out, "{} of {} result{}", shown, results.total, if results.total == 1 { "" } else { "s" });
+    ExitCode::SUCCESS
 }
 
 fn init(dir: &std::path::Path) -> ExitCode {

@@ -1,5 +1,5 @@
 //! The pipeline, and the only module that knows the order of the stages:
-//! discover → parse → resolve → render → post-process → publish → write.
+//! discover → parse → resolve → render → post-process → publish → index → write.
 //!
 //! `check` runs every stage but the last; `build` writes only when no stage reported an
 //! error, so the previous output survives any failed build.
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::model::{sort_diagnostics, Diagnostic, Publication, Site};
 use crate::render::{self, Theme};
-use crate::{discover, parse, postprocess, publish, resolve, write};
+use crate::{discover, index, parse, postprocess, publish, resolve, write};
 
 /// What to build and where.
 #[derive(Debug, Clone)]
@@ -95,6 +95,9 @@ pub enum PipelineError {
     /// Writing the output failed.
     #[error(transparent)]
     Write(#[from] write::WriteError),
+    /// A search indexer failed.
+    #[error(transparent)]
+    Index(#[from] crate::index::IndexError),
     /// The previous manifest could not be read.
     #[error("cannot use the previous manifest {path}: {message}")]
     PreviousManifest {
@@ -158,6 +161,11 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
         diagnostics.extend(publish::check_anchors(previous.as_ref(), &files, &redirects.entries, &redirects.file, &redirects.text));
         let (records, extra) = publish::publish(&site, &files, &base_url, &redirects.entries);
         files.extend(extra);
+        let docs = index::documents(&site);
+        let published_base = records.base_url.clone();
+        let (tantivy, browser) = rayon::join(|| index::tantivy_files(&docs, &published_base), || index::browser_files(&docs));
+        files.extend(tantivy?);
+        files.extend(browser?);
         summary.files = files.len();
         manifest = Some(records);
         if write_output && !diagnostics.iter().any(Diagnostic::is_error) {

@@ -1,6 +1,7 @@
 //! Post-process: page-level rewrites of finished HTML with lol_html, one handler per
 //! concern: a self-link in every heading that has an anchor, `rel` and a class on
-//! external links, and the base path in front of every root-relative URL.
+//! external links, and the base path in front of every root-relative URL (in `href`,
+//! `src`, form `action`, and the search page's `data-bundle` and `data-base`).
 
 use lol_html::html_content::ContentType;
 use lol_html::{element, rewrite_str, RewriteStrSettings};
@@ -57,9 +58,19 @@ pub fn rewrite_page(html: &str, base: &str) -> Result<String, lol_html::errors::
                     el.set_attribute("class", &class)?;
                     Ok(())
                 }),
-                element!("[href^='/']", |el| {
-                    if let Some(url) = el.get_attribute("href").and_then(|u| with_base(base, &u)) {
-                        el.set_attribute("href", &url)?;
+                element!("[href^='/'], form[action^='/']", |el| {
+                    for name in ["href", "action"] {
+                        if let Some(url) = el.get_attribute(name).and_then(|u| with_base(base, &u)) {
+                            el.set_attribute(name, &url)?;
+                        }
+                    }
+                    Ok(())
+                }),
+                element!("[data-bundle^='/'], [data-base^='/']", |el| {
+                    for name in ["data-bundle", "data-base"] {
+                        if let Some(url) = el.get_attribute(name).and_then(|u| with_base(base, &u)) {
+                            el.set_attribute(name, &url)?;
+                        }
                     }
                     Ok(())
                 }),

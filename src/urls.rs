@@ -41,6 +41,11 @@ pub fn status(name: &str) -> String {
     format!("/statuses/{}/", crate::recognise::slugify(name))
 }
 
+/// The search page.
+pub fn search() -> String {
+    "/search/".to_string()
+}
+
 /// A file of the theme's assets.
 pub fn asset(name: &str) -> String {
     format!("/assets/{name}")

@@ -205,7 +205,7 @@ fn a_sub_path_base_url_keeps_every_internal_link_inside_the_site() {
     let mut checked = 0;
     for file in files_below(&out).into_iter().filter(|f| f.extension().is_some_and(|e| e == "html")) {
         let html = std::fs::read_to_string(out.join(&file)).unwrap();
-        for attr in ["href=\"", "src=\""] {
+        for attr in ["href=\"", "src=\"", "action=\"", "data-bundle=\""] {
             for value in html.split(attr).skip(1).map(|s| &s[..s.find('"').unwrap()]) {
                 if value.starts_with("http") || value.starts_with('#') || value.starts_with("mailto:") {
                     continue;
@@ -213,7 +213,9 @@ fn a_sub_path_base_url_keeps_every_internal_link_inside_the_site() {
                 let path = value.split('#').next().unwrap();
                 let inside = path.strip_prefix("/preview/pr-12/").unwrap_or_else(|| panic!("{}: {value} ignores the base path", file.display()));
                 let target = out.join(inside);
-                let target = if path.ends_with('/') { target.join("index.html") } else { target };
+                // A page folder has its index.html; the search bundle folder its pagefind.js.
+                let index = if attr.starts_with("data-bundle") { "pagefind.js" } else { "index.html" };
+                let target = if path.ends_with('/') { target.join(index) } else { target };
                 assert!(target.is_file(), "{}: {value} does not resolve", file.display());
                 checked += 1;
             }

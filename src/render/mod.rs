@@ -40,6 +40,7 @@ pub struct RenderError(#[from] minijinja::Error);
 /// One page to render.
 enum Job<'a> {
     NotFound,
+    Search,
     Home,
     Statuses,
     Status(usize),
@@ -75,7 +76,7 @@ pub fn render(site: &Site, scheme: &IdScheme, theme: &Theme) -> Result<Vec<Outpu
     let mut assets: Vec<(String, Vec<u8>)> = vec![("highlight.css".to_string(), highlight::stylesheet().into_bytes())];
     assets.extend(theme.assets().iter().map(|(name, bytes)| (name.clone(), bytes.clone())));
     let asset_urls: BTreeMap<String, String> = assets.iter().map(|(name, bytes)| (name.clone(), fingerprinted(name, bytes))).collect();
-    let mut jobs = vec![Job::NotFound, Job::Home, Job::Statuses];
+    let mut jobs = vec![Job::NotFound, Job::Search, Job::Home, Job::Statuses];
     jobs.extend((0..site.statuses.len()).map(Job::Status));
     for system in &site.systems {
         jobs.push(Job::System(system));
@@ -116,6 +117,16 @@ impl Renderer<'_> {
     fn page(&self, job: &Job<'_>) -> Result<OutputFile, RenderError> {
         let (url, template, ctx) = match job {
             Job::NotFound => ("/404.html".to_string(), "404.html", context! { title => "Page not found" }),
+            Job::Search => (
+                urls::search(),
+                "search.html",
+                context! {
+                    title => "Search",
+                    bundle => format!("/{}/", crate::index::BROWSER_DIR),
+                    search_url => urls::search(),
+                    search_script => self.assets.get("search.js").cloned().unwrap_or_default(),
+                },
+            ),
             Job::Home => (urls::home(), "home.html", self.home()),
             Job::Statuses => (urls::statuses(), "statuses.html", self.statuses()),
             Job::Status(i) => (urls::status(&self.site.statuses[*i].name), "status.html", self.status(*i)),
@@ -138,6 +149,7 @@ impl Renderer<'_> {
             title: self.site.title.clone(),
             home: urls::home(),
             statuses_url: urls::statuses(),
+            search_url: urls::search(),
             stylesheets: ["style.css", "highlight.css"].iter().filter_map(|n| self.assets.get(*n).cloned()).collect(),
             favicon: self.assets.get("favicon.svg").cloned().unwrap_or_default(),
         }

@@ -9,7 +9,8 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 
 use crate::model::{Diagnostic, Location};
 
-const BUILT_IN_TEMPLATES: [(&str, &str); 10] = [
+const BUILT_IN_TEMPLATES: [(&str, &str); 11] = [
+    ("search.html", include_str!("../../themes/default/templates/search.html")),
     ("404.html", include_str!("../../themes/default/templates/404.html")),
     ("base.html", include_str!("../../themes/default/templates/base.html")),
     ("home.html", include_str!("../../themes/default/templates/home.html")),
@@ -22,7 +23,8 @@ const BUILT_IN_TEMPLATES: [(&str, &str); 10] = [
     ("status.html", include_str!("../../themes/default/templates/status.html")),
 ];
 
-const BUILT_IN_ASSETS: [(&str, &[u8]); 2] = [
+const BUILT_IN_ASSETS: [(&str, &[u8]); 3] = [
+    ("search.js", include_bytes!("../../themes/default/assets/search.js")),
     ("favicon.svg", include_bytes!("../../themes/default/assets/favicon.svg")),
     ("style.css", include_bytes!("../../themes/default/assets/style.css")),
 ];

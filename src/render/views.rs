@@ -21,6 +21,8 @@ pub struct SiteView {
     pub home: String,
     /// Status page URL.
     pub statuses_url: String,
+    /// Search page URL.
+    pub search_url: String,
     /// Stylesheets.
     pub stylesheets: Vec<String>,
     /// The icon.

@@ -1,0 +1,71 @@
+// Shared by the browser tests: build a site with the casebook binary, serve it over real
+// HTTP (with the Content-Security-Policy that netlify.toml sends), and drive Debian's
+// Chromium with playwright-core.
+import { spawnSync } from "node:child_process";
+import { createServer } from "node:http";
+import { mkdtempSync, readFileSync, statSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve, extname, normalize, sep } from "node:path";
+import { chromium } from "playwright-core";
+
+export const repo = resolve(import.meta.dirname, "../..");
+const casebook = process.env.CASEBOOK ?? join(repo, "target/debug/casebook");
+
+/** Builds the bundled site into a fresh folder, under `base` (e.g. /preview/pr-12/). */
+export function buildSite(base) {
+  const root = mkdtempSync(join(tmpdir(), "casebook-browser-"));
+  const output = join(root, ...base.split("/").filter(Boolean));
+  const run = spawnSync(casebook, ["build", "--quiet", "--root", repo, "--output", output, "--base-url", base], { encoding: "utf8" });
+  if (run.status !== 0) throw new Error(`casebook build failed:\n${run.stderr}`);
+  return { root, output };
+}
+
+/** The policy netlify.toml sends with every page. */
+export function netlifyPolicy() {
+  const config = readFileSync(join(repo, "netlify.toml"), "utf8");
+  const line = config.split("\n").find((l) => l.trim().startsWith("Content-Security-Policy"));
+  return line.split("=").slice(1).join("=").trim().replace(/^"|"$/g, "");
+}
+
+const TYPES = {
+  ".html": "text/html; charset=utf-8", ".css": "text/css", ".js": "text/javascript", ".json": "application/json",
+  ".svg": "image/svg+xml", ".xml": "application/xml", ".txt": "text/plain; charset=utf-8", ".wasm": "application/wasm",
+};
+
+/** Serves `root` on an ephemeral loopback port; resolves to { url, close }. */
+export function serve(root, headers) {
+  const server = createServer((request, response) => {
+    const path = decodeURIComponent(new URL(request.url, "http://x").pathname);
+    let file = normalize(join(root, path));
+    if (!file.startsWith(root + sep) && file !== root) { response.writeHead(403).end(); return; }
+    if (existsSync(file) && statSync(file).isDirectory()) file = join(file, "index.html");
+    if (!existsSync(file)) { response.writeHead(404, headers).end("not found"); return; }
+    response.writeHead(200, { "Content-Type": TYPES[extname(file)] ?? "application/octet-stream", ...headers });
+    response.end(readFileSync(file));
+  });
+  return new Promise((done) => server.listen(0, "127.0.0.1", () => {
+    done({ url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() });
+  }));
+}
+
+/** Debian's Chromium, headless, with the flags this machine's closed network needs. */
+export function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync"],
+  });
+}
+
+/** A page that records CSP violations and script errors in `problems`. */
+export async function watchedPage(context, problems) {
+  const page = await context.newPage();
+  await page.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (e) => {
+      console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI}`);
+    });
+  });
+  page.on("console", (m) => { if (m.type() === "error") problems.push(m.text()); });
+  page.on("pageerror", (e) => problems.push(e.message));
+  return page;
+}

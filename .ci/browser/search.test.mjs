@@ -1,0 +1,129 @@
+// The search page in real Chromium, over real HTTP, under a sub-path base URL, with the
+// site's Content-Security-Policy: type a query, see the expected result, apply a facet,
+// follow a result to its page and anchor, use the keyboard, and read the page with
+// JavaScript off.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { buildSite, netlifyPolicy, serve, launch, watchedPage } from "./harness.mjs";
+
+const BASE = "/preview/pr-12/";
+let site, server, browser, context;
+const problems = [];
+
+before(async () => {
+  site = buildSite(BASE);
+  server = await serve(site.root, { "Content-Security-Policy": netlifyPolicy() });
+  browser = await launch();
+  context = await browser.newContext();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+  assert.deepEqual(problems, [], "no script error and no CSP violation on any page");
+});
+
+async function openSearch(query = "") {
+  const page = await watchedPage(context, problems);
+  await page.goto(`${server.url}${BASE}search/${query ? `?q=${encodeURIComponent(query)}` : ""}`);
+  await page.waitForSelector("#search[data-ready]");
+  return page;
+}
+
+const titles = (page) => page.locator("#search-results a.result-link").allInnerTexts();
+
+test("typing a query shows the expected record", async () => {
+  const page = await openSearch();
+  await page.fill("#search-input", "20 turns");
+  await page.waitForFunction(() => [...document.querySelectorAll("#search-results a")].some((a) => a.textContent.startsWith("OBJ-04")));
+  assert.ok((await titles(page)).some((t) => t.startsWith("OBJ-04 — session_history list")));
+  assert.match(await page.locator("#search-status").innerText(), /^\d+ results?/);
+  assert.match(page.url(), /\?q=20\+turns$/, "the query is kept in the URL");
+  await page.close();
+});
+
+test("facet counts equal the records of the model", async () => {
+  const manifest = JSON.parse(readFileSync(join(site.output, "records.json"), "utf8"));
+  const published = manifest.records.filter((r) => r.published);
+  const page = await openSearch();
+  const count = async (facet, value) => {
+    const text = await page.locator(`label[data-facet="${facet}"][data-value="${value}"] .count`).innerText();
+    return Number(text.replace(/[()]/g, ""));
+  };
+  for (const kind of ["OBJ", "RTE", "BAP", "NEW", "CMP"]) {
+    assert.equal(await count("kind", kind), published.filter((r) => r.kind === kind).length, `kind ${kind}`);
+  }
+  const implemented = published.filter((r) => r.statuses.some((s) => s.value === "implemented")).length;
+  assert.equal(await count("status", "implemented"), implemented);
+  await page.close();
+});
+
+test("a facet narrows the results", async () => {
+  const page = await openSearch("session");
+  await page.waitForSelector("#search-results li");
+  const before = await titles(page);
+  assert.ok(before.some((t) => !t.startsWith("OBJ-")), "unfiltered results include sections and other kinds");
+  await page.check('label[data-facet="kind"][data-value="OBJ"] input');
+  await page.waitForFunction(() => [...document.querySelectorAll("#search-results a")].every((a) => /^(MEM-)?OBJ-/.test(a.textContent)));
+  const after = await titles(page);
+  assert.ok(after.length > 0 && after.length <= before.length);
+  assert.match(page.url(), /kind=OBJ/, "the facet is kept in the URL");
+  await page.close();
+});
+
+test("a record result leads to the record's page under the base URL", async () => {
+  const page = await openSearch("MEM-OBJ-raw");
+  const link = page.locator("#search-results a.result-link", { hasText: "MEM-OBJ-raw — Raw conversation batches" });
+  await link.first().click();
+  await page.waitForURL(`**${BASE}exia-seed/c7497ac/records/MEM-OBJ-raw/`);
+  assert.equal(await page.locator("h1 .rec-id").innerText(), "MEM-OBJ-raw");
+  await page.close();
+});
+
+test("a section result leads to the section's anchor", async () => {
+  const page = await openSearch("Write agency");
+  const link = page.locator("#search-results a.result-link", { hasText: "§ 2.1 Write agency" });
+  await link.first().click();
+  await page.waitForURL(`**${BASE}fractal/aas-2026-08-20-fractal-01/memory/#2-1-write-agency`);
+  assert.equal(await page.evaluate(() => location.hash), "#2-1-write-agency");
+  assert.ok(await page.evaluate(() => document.getElementById("2-1-write-agency")?.tagName === "H3"));
+  await page.close();
+});
+
+test("the keyboard reaches and opens results", async () => {
+  const page = await openSearch();
+  await page.locator("body").click();
+  await page.keyboard.press("/");
+  await page.keyboard.type("thesaurus.json");
+  await page.waitForSelector("#search-results li");
+  await page.keyboard.press("ArrowDown");
+  const focused = await page.evaluate(() => document.activeElement.textContent);
+  assert.ok(focused.startsWith("MEM-OBJ-thesaurus"), focused);
+  await page.keyboard.press("Enter");
+  await page.waitForURL("**/records/MEM-OBJ-thesaurus/");
+  await page.close();
+});
+
+test("the header's search box opens the search page with its query", async () => {
+  const page = await watchedPage(context, problems);
+  await page.goto(`${server.url}${BASE}`);
+  await page.fill("form.site-search input", "associative graph");
+  await page.press("form.site-search input", "Enter");
+  await page.waitForURL(`**${BASE}search/?q=associative+graph`);
+  await page.waitForSelector("#search[data-ready]");
+  assert.ok((await titles(page)).some((t) => t.startsWith("MEM-OBJ-graphe")), (await titles(page)).join("\n"));
+  await page.close();
+});
+
+test("without JavaScript the page says so and stays readable", async () => {
+  const noScript = await browser.newContext({ javaScriptEnabled: false });
+  const page = await noScript.newPage();
+  await page.goto(`${server.url}${BASE}search/`);
+  assert.match(await page.locator("#search-nojs").innerText(), /needs JavaScript, which is off/);
+  assert.equal(await page.locator("#search").isVisible(), false);
+  await page.goto(`${server.url}${BASE}exia-seed/c7497ac/records/MEM-OBJ-raw/`);
+  assert.match(await page.locator("main").innerText(), /Referenced by/);
+  await noScript.close();
+});

@@ -1,0 +1,225 @@
+//! Search: queries against the tantivy index a build wrote, offline. Used by
+//! `casebook search` and by the dev server; the result schema is `casebook.search/1`
+//! (docs/search.md).
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::snippet::SnippetGenerator;
+use tantivy::{Index, IndexReader, TantivyDocument, Term};
+
+use crate::index::{Fields, TANTIVY_DIR};
+
+/// The schema name and version of the JSON results.
+pub const SCHEMA: &str = "casebook.search/1";
+
+/// Why a search could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// No index where one was expected.
+    #[error("no search index in {0}: build the site first (casebook build), or point --index at a built site")]
+    NoIndex(PathBuf),
+    /// The index could not be opened or read.
+    #[error("cannot read the search index in {path}: {source}")]
+    Index {
+        /// The index folder.
+        path: PathBuf,
+        /// The error.
+        source: tantivy::TantivyError,
+    },
+    /// The query is not valid syntax.
+    #[error("cannot understand the query: {0} (see docs/search.md for the syntax)")]
+    Query(String),
+}
+
+/// What to search for.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// The query text.
+    pub query: String,
+    /// Only this system (slug).
+    pub system: Option<String>,
+    /// Only this run (slug).
+    pub run: Option<String>,
+    /// Only this kind (code).
+    pub kind: Option<String>,
+    /// Only this family (code).
+    pub family: Option<String>,
+    /// Only records with this status.
+    pub status: Option<String>,
+    /// Only this document type (`record`, `section`, `report`).
+    pub doc_type: Option<String>,
+    /// How many results.
+    pub limit: usize,
+}
+
+/// Results, in rank order.
+#[derive(Debug, Clone, Serialize)]
+pub struct Results {
+    /// Always [`SCHEMA`].
+    pub schema: &'static str,
+    /// The query as given.
+    pub query: String,
+    /// How many documents match in all.
+    pub total: usize,
+    /// The best `limit` of them.
+    pub results: Vec<Hit>,
+}
+
+/// One result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Hit {
+    /// 1 for the best.
+    pub rank: usize,
+    /// tantivy's score.
+    pub score: f32,
+    /// `record`, `section` or `report`.
+    #[serde(rename = "type")]
+    pub doc_type: String,
+    /// Record ID (records).
+    pub id: Option<String>,
+    /// Section heading (sections).
+    pub section: Option<String>,
+    /// What to show as the result's title.
+    pub title: String,
+    /// Record label.
+    pub label: Option<String>,
+    /// System slug.
+    pub system: String,
+    /// System name.
+    pub system_name: String,
+    /// Run slug.
+    pub run: String,
+    /// The run's revision.
+    pub revision: String,
+    /// Report slug.
+    pub report: Option<String>,
+    /// Kind code (records).
+    pub kind: Option<String>,
+    /// Family code (records).
+    pub family: Option<String>,
+    /// Statuses (records).
+    pub statuses: Vec<String>,
+    /// The page (and anchor), with the site's base URL.
+    pub url: String,
+    /// A passage of the text around the matched words.
+    pub snippet: String,
+    /// Byte ranges of the matched words in `snippet`.
+    pub highlights: Vec<(usize, usize)>,
+}
+
+/// An open index.
+pub struct Searcher {
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+}
+
+/// The index folder for `dir`: a built site (`dir/search/tantivy`) or the index itself.
+pub fn index_dir(dir: &Path) -> PathBuf {
+    let in_site = dir.join(TANTIVY_DIR);
+    if in_site.join("meta.json").is_file() {
+        in_site
+    } else {
+        dir.to_path_buf()
+    }
+}
+
+impl Searcher {
+    /// Opens the index of a built site (or an index folder).
+    pub fn open(dir: &Path) -> Result<Self, SearchError> {
+        let path = index_dir(dir);
+        if !path.join("meta.json").is_file() {
+            return Err(SearchError::NoIndex(dir.to_path_buf()));
+        }
+        let wrap = |source| SearchError::Index { path: path.clone(), source };
+        let index = Index::open_in_dir(&path).map_err(wrap)?;
+        Fields::register_tokenizers(&index);
+        let reader = index.reader().map_err(wrap)?;
+        let fields = Fields::new();
+        Ok(Searcher { index, reader, fields })
+    }
+
+    /// Runs a request.
+    pub fn search(&self, request: &Request) -> Result<Results, SearchError> {
+        let f = &self.fields;
+        let mut parser = QueryParser::for_index(&self.index, vec![f.id, f.id_parts, f.title, f.label, f.body, f.ident, f.path]);
+        parser.set_conjunction_by_default();
+        // An ID written whole outranks any passage that merely mentions it.
+        parser.set_field_boost(f.id, 12.0);
+        parser.set_field_boost(f.label, 3.0);
+        parser.set_field_boost(f.title, 2.0);
+        parser.set_field_boost(f.path, 2.0);
+        parser.set_field_boost(f.id_parts, 1.5);
+        let text = request.query.trim();
+        let main: Box<dyn Query> = if text.is_empty() {
+            Box::new(tantivy::query::AllQuery)
+        } else {
+            parser.parse_query(text).map_err(|e| SearchError::Query(e.to_string()))?
+        };
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, main.box_clone())];
+        for (field, value) in [
+            (f.system, &request.system),
+            (f.run, &request.run),
+            (f.kind, &request.kind),
+            (f.family, &request.family),
+            (f.status, &request.status),
+        ] {
+            if let Some(value) = value {
+                let term = Term::from_field_text(field, &value.to_lowercase());
+                clauses.push((Occur::Must, Box::new(TermQuery::new(term, IndexRecordOption::Basic))));
+            }
+        }
+        if let Some(t) = &request.doc_type {
+            let term = Term::from_field_text(f.doc_type, t);
+            clauses.push((Occur::Must, Box::new(TermQuery::new(term, IndexRecordOption::Basic))));
+        }
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let wrap = |source| SearchError::Index { path: PathBuf::new(), source };
+        let (top, total) =
+            searcher.search(&query, &(TopDocs::with_limit(request.limit.max(1)), Count)).map_err(wrap)?;
+        let mut snippets = SnippetGenerator::create(&searcher, &*main, f.body).map_err(wrap)?;
+        snippets.set_max_num_chars(220);
+        let mut results = Vec::new();
+        for (rank, (score, address)) in top.into_iter().enumerate() {
+            let doc: TantivyDocument = searcher.doc(address).map_err(wrap)?;
+            let text = |field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_string);
+            let all = |field| doc.get_all(field).filter_map(|v| v.as_str().map(str::to_string)).collect::<Vec<_>>();
+            let doc_type = text(f.doc_type).unwrap_or_default();
+            let mut snippet = snippets.snippet_from_doc(&doc);
+            if snippet.is_empty() {
+                // No word of the query is in the body (an ID or path match): show the start.
+                let body = text(f.body).unwrap_or_default();
+                snippet = snippets.snippet(&body.chars().take(200).collect::<String>());
+            }
+            let fragment = snippet.fragment().trim_end().to_string();
+            let highlights = snippet.highlighted().iter().map(|r| (r.start, r.end)).filter(|(_, e)| *e <= fragment.len()).collect();
+            let label = text(f.label);
+            results.push(Hit {
+                rank: rank + 1,
+                score,
+                section: (doc_type == "section").then(|| label.clone()).flatten(),
+                label: (doc_type == "record").then_some(label).flatten(),
+                doc_type,
+                id: text(f.id),
+                title: text(f.title).unwrap_or_default(),
+                system: text(f.system).unwrap_or_default(),
+                system_name: text(f.system_name).unwrap_or_default(),
+                run: text(f.run).unwrap_or_default(),
+                revision: text(f.revision).unwrap_or_default(),
+                report: text(f.report),
+                kind: text(f.kind),
+                family: text(f.family),
+                statuses: all(f.status),
+                url: text(f.url).unwrap_or_default(),
+                snippet: fragment,
+                highlights,
+            });
+        }
+        Ok(Results { schema: SCHEMA, query: request.query.clone(), total, results })
+    }
+}

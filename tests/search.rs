@@ -1,0 +1,171 @@
+//! Search over the bundled analyses: relevance (each query, from reading the seeds, must
+//! find its record in the top 3), exact IDs first, filters, counts equal to the model's,
+//! the JSON schema, and clear errors.
+
+mod common;
+
+use std::process::Command;
+
+use casebook::manifest::Manifest;
+use casebook::search::{Request, Searcher};
+use common::bundled;
+
+fn searcher() -> Searcher {
+    Searcher::open(&bundled().out()).expect("the build wrote an index")
+}
+
+fn top(query: &str, n: usize) -> Vec<String> {
+    let request = Request { query: query.into(), limit: n, ..Request::default() };
+    let results = searcher().search(&request).unwrap_or_else(|e| panic!("{query}: {e}"));
+    results.results.iter().map(|h| h.id.clone().or_else(|| h.section.clone()).unwrap_or_else(|| h.title.clone())).collect()
+}
+
+/// Queries a reader of the seeds would type, and the record (or section) that must be
+/// among the first three results.
+const RELEVANCE: [(&str, &str); 20] = [
+    ("20 turns", "OBJ-04"),
+    ("files_modified", "OBJ-09"),
+    ("render_session_summary", "OBJ-02"),
+    ("schema_version mismatch", "OBJ-13"),
+    ("AGENTS.md truncation notice", "OBJ-11"),
+    ("SQLite FTS5", "MEM-CMP-memoire"),
+    ("thesaurus.json", "MEM-OBJ-thesaurus"),
+    ("at most four normalized single words", "MEM-OBJ-keywords"),
+    ("aretes.json", "MEM-OBJ-graphe"),
+    ("registre.integre.jsonl", "MEM-OBJ-registre"),
+    ("hot sandbox residual state", "NEW-2"),
+    ("session listing navigation route", "NEW-3"),
+    ("context_tokens", "OBJ-06"),
+    ("shipped skill texts", "OBJ-12"),
+    ("pre-turn context estimate", "OBJ-17"),
+    ("summary blockquote INDEX.md", "MEM-OBJ-summary"),
+    ("telemetry recall query JSONL", "MEM-OBJ-journals"),
+    ("Page.sections", "MEM-OBJ-page-facts"),
+    ("changed_files model-produced", "OBJ-08"),
+    ("Write agency", "2.1 Write agency"),
+];
+
+#[test]
+fn each_query_finds_its_record_in_the_top_three() {
+    let mut misses = Vec::new();
+    for (query, expected) in RELEVANCE {
+        let found = top(query, 3);
+        if !found.iter().any(|f| f == expected) {
+            misses.push(format!("`{query}` → {found:?}, expected {expected}"));
+        }
+    }
+    assert!(misses.is_empty(), "{}", misses.join("\n"));
+}
+
+#[test]
+fn an_exact_id_ranks_that_record_first() {
+    for id in ["MEM-OBJ-raw", "OBJ-03", "MEM-CMP-memoire", "NEW-3", "RTE-19", "mem-obj-graphe"] {
+        let first = top(id, 1);
+        assert_eq!(first[0].to_lowercase(), id.to_lowercase(), "{id}");
+    }
+    // By its parts too.
+    assert!(top("raw", 3).iter().any(|r| r == "MEM-OBJ-raw"));
+}
+
+#[test]
+fn filters_keep_only_matching_records() {
+    let request = Request {
+        query: "session".into(),
+        kind: Some("OBJ".into()),
+        status: Some("implemented".into()),
+        limit: 50,
+        ..Request::default()
+    };
+    let results = searcher().search(&request).unwrap();
+    assert!(!results.results.is_empty());
+    for hit in &results.results {
+        assert_eq!((hit.doc_type.as_str(), hit.kind.as_deref()), ("record", Some("OBJ")), "{hit:?}");
+        assert!(hit.statuses.iter().any(|s| s == "implemented"), "{hit:?}");
+    }
+    let exia = Request { query: "consolidation".into(), system: Some("exia-seed".into()), limit: 50, ..Request::default() };
+    assert!(searcher().search(&exia).unwrap().results.iter().all(|h| h.system == "exia-seed"));
+}
+
+#[test]
+fn counts_equal_the_model() {
+    let manifest = Manifest::from_json(&std::fs::read_to_string(bundled().out().join("records.json")).unwrap()).unwrap();
+    let published: Vec<_> = manifest.records.iter().filter(|r| r.published).collect();
+    let count = |request: Request| searcher().search(&Request { limit: 1, ..request }).unwrap().total;
+    let records = || Request { doc_type: Some("record".into()), ..Request::default() };
+    assert_eq!(count(records()), published.len());
+    for kind in ["OBJ", "RTE", "BAP", "NEW", "CMP"] {
+        let expected = published.iter().filter(|r| r.kind == kind).count();
+        assert_eq!(count(Request { kind: Some(kind.into()), ..records() }), expected, "kind {kind}");
+    }
+    for system in ["fractal", "exia-seed"] {
+        let expected = published.iter().filter(|r| r.system == system).count();
+        assert_eq!(count(Request { system: Some(system.into()), ..records() }), expected, "system {system}");
+    }
+    let implemented = published.iter().filter(|r| r.statuses.iter().any(|s| s.value == "implemented")).count();
+    assert_eq!(count(Request { status: Some("implemented".into()), ..records() }), implemented);
+}
+
+fn casebook(args: &[&str]) -> std::process::Output {
+    let site = bundled().out();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_casebook"));
+    command.arg("search").args(args).arg("--index").arg(&site);
+    command.output().unwrap()
+}
+
+#[test]
+fn json_output_follows_the_documented_schema() {
+    let output = casebook(&["--json", "20 turns"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["schema"], "casebook.search/1");
+    assert_eq!(json["query"], "20 turns");
+    assert!(json["total"].as_u64().unwrap() >= 3);
+    let results = json["results"].as_array().unwrap();
+    assert!(results.iter().take(3).any(|r| r["id"] == "OBJ-04"), "OBJ-04 in the top 3");
+    let doc = std::fs::read_to_string(common::repo().join("docs/search.md")).unwrap();
+    for (i, result) in results.iter().enumerate() {
+        assert_eq!(result["rank"], i + 1);
+        for key in result.as_object().unwrap().keys() {
+            assert!(doc.contains(&format!("`{key}`")), "docs/search.md does not document `{key}`");
+        }
+        let snippet = result["snippet"].as_str().unwrap();
+        for range in result["highlights"].as_array().unwrap() {
+            let (start, end) = (range[0].as_u64().unwrap() as usize, range[1].as_u64().unwrap() as usize);
+            assert!(start < end && snippet.is_char_boundary(start) && snippet.get(start..end).is_some());
+        }
+    }
+}
+
+#[test]
+fn human_output_names_rank_id_label_system_and_url() {
+    let output = casebook(&["MEM-OBJ-raw"]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    let first: Vec<&str> = text.lines().take(3).collect();
+    assert_eq!(first[0], " 1. MEM-OBJ-raw  Raw conversation batches", "{text}");
+    assert!(first[1].contains("EXIA SEED / c7497ac · record · /exia-seed/c7497ac/records/MEM-OBJ-raw/"), "{text}");
+    assert!(first[2].contains("[Raw]"), "matched words are marked: {text}");
+    let filtered = casebook(&["--kind", "OBJ", "--status", "implemented", "session"]);
+    assert!(filtered.status.success());
+    assert!(String::from_utf8_lossy(&filtered.stdout).contains(" 1. OBJ-"));
+}
+
+#[test]
+fn a_malformed_query_is_a_clear_error() {
+    for query in ["nosuchfield:x", "label:(unclosed"] {
+        let output = casebook(&[query]);
+        assert_eq!(output.status.code(), Some(2), "{query}");
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert!(err.contains("cannot understand the query") && !err.contains("panicked"), "{query}: {err}");
+    }
+    let missing = Command::new(env!("CARGO_BIN_EXE_casebook")).args(["search", "x", "--index", "/nonexistent"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no search index in /nonexistent"));
+}
+
+#[test]
+fn field_queries_and_phrases_work() {
+    assert_eq!(top("id:OBJ-06", 5)[0], "OBJ-06");
+    assert!(top("kind:OBJ AND status:implemented AND trace", 5).iter().all(|r| r.starts_with("OBJ-")));
+    assert!(top("\"evicted with its history turn\"", 3).iter().any(|r| r == "OBJ-05"));
+    assert!(top("path:plugin/exia_seed/graphe.py", 5).iter().any(|r| r == "MEM-OBJ-graphe"));
+}
