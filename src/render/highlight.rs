@@ -1,6 +1,7 @@
 //! Syntax highlighting of quoted code with syntect, as class-based HTML (`hl-` prefixed
 //! classes) so that colours live in one stylesheet and follow light/dark mode. The syntax
-//! set is loaded once per process and shared by every rendering thread.
+//! set is bat's (through two-face: syntect's defaults plus TypeScript, TOML, Dockerfile
+//! and more), loaded once per process and shared by every rendering thread.
 
 use std::sync::LazyLock;
 
@@ -11,7 +12,7 @@ use syntect::util::LinesWithEndings;
 
 const CLASS_STYLE: ClassStyle = ClassStyle::SpacedPrefixed { prefix: "hl-" };
 
-static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
+static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(two_face::syntax::extra_newlines);
 
 /// True when `language` (a fence name or extension) has a grammar.
 pub(super) fn knows_language(language: &str) -> bool {
@@ -59,6 +60,8 @@ mod tests {
     fn unknown_language_is_plain_but_escaped() {
         assert_eq!(highlight("<b>", Some("no-such-language")), "&lt;b&gt;");
         assert!(!knows_language("no-such-language"));
-        assert!(knows_language("python") && knows_language("rust") && knows_language("bash"));
+        for language in ["python", "rust", "bash", "sh", "typescript", "ts", "javascript", "toml", "yaml", "json"] {
+            assert!(knows_language(language), "{language}");
+        }
     }
 }
