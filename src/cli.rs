@@ -129,6 +129,9 @@ pub struct Common {
     /// Also list each reference to an unpublished record (`check` always does).
     #[arg(short, long)]
     pub verbose: bool,
+    /// Print the wall time of each stage.
+    #[arg(long)]
+    pub timings: bool,
 }
 
 /// Runs the command line and returns the process exit code.
@@ -327,6 +330,12 @@ fn report(outcome: &Outcome, options: &BuildOptions, build: bool, common: &Commo
     ];
     for (name, value) in rows.iter().filter(|(_, value)| !value.is_empty()) {
         let _ = writeln!(out, "  {name:<12} {value}");
+    }
+    if common.timings {
+        let _ = writeln!(out, "  stages:");
+        for (stage, time) in &outcome.timings {
+            let _ = writeln!(out, "    {stage:<20} {:>8.3} s", time.as_secs_f64());
+        }
     }
     ExitCode::SUCCESS
 }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use pulldown_cmark::{Event, Tag, TagEnd};
 use sha2::{Digest, Sha256};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED, STRING};
-use tantivy::tokenizer::{LowerCaser, RawTokenizer, RegexTokenizer, RemoveLongFilter, TextAnalyzer};
+use tantivy::tokenizer::{LowerCaser, RawTokenizer, RemoveLongFilter, TextAnalyzer, Token, TokenStream, Tokenizer};
 use tantivy::{doc, Index, TantivyDocument};
 
 use crate::model::{DeclarationForm, Publication, Record, Report, Run, Site, System};
@@ -157,7 +157,12 @@ fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDo
     };
     let mut whole = base(system, run, DocType::Report, report.title.clone(), url.clone());
     whole.report = report_ref.clone();
-    whole.body = sections.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join("\n");
+    // The report's own document holds its opening text and its headings; the text of
+    // each section is in the section's document (indexing it twice would double the
+    // index for no better answer).
+    let mut body: Vec<&str> = sections.iter().filter(|s| s.heading.is_none()).map(|s| s.text.as_str()).collect();
+    body.extend(report.sections.iter().map(|s| s.title.as_str()));
+    whole.body = body.join("\n");
     whole.paths = paths_in(None);
     let mut docs = vec![whole];
     // A record's own heading is searchable as the record; a section of it would be a twin.
@@ -327,6 +332,8 @@ pub struct Fields {
     pub title: Field,
     /// Plain text, English, stemmed.
     pub body: Field,
+    /// Plain text, words as written (not stemmed): an exact form outranks a variant.
+    pub exact: Field,
     /// Plain text as identifiers and paths, whole.
     pub ident: Field,
     /// Quoted and cited paths.
@@ -337,7 +344,7 @@ pub struct Fields {
 
 /// Lower-cased whole values (IDs, kinds, statuses, slugs).
 const KEYWORD: &str = "casebook_keyword";
-/// Identifiers and paths, whole (`render_session_summary`, `plugin/exia_seed/rappel.py`).
+/// Compound identifiers and paths, whole (`render_session_summary`, `plugin/exia_seed/rappel.py`).
 const IDENT: &str = "casebook_ident";
 
 impl Fields {
@@ -369,6 +376,7 @@ impl Fields {
         let label = b.add_text_field("label", text("en_stem", true));
         let title = b.add_text_field("title", text("en_stem", true));
         let body = b.add_text_field("body", text("en_stem", true));
+        let exact = b.add_text_field("exact", text("default", false));
         let ident = b.add_text_field("ident", text(IDENT, false));
         let path = b.add_text_field("path", text(IDENT, true));
         let url = b.add_text_field("url", STORED);
@@ -389,6 +397,7 @@ impl Fields {
             label,
             title,
             body,
+            exact,
             ident,
             path,
             url,
@@ -399,14 +408,76 @@ impl Fields {
     pub fn register_tokenizers(index: &Index) {
         let manager = index.tokenizers();
         manager.register(KEYWORD, TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).build());
-        let ident = RegexTokenizer::new(r"[\p{L}\p{N}_][\p{L}\p{N}_./-]*[\p{L}\p{N}_]|[\p{L}\p{N}_]").expect("a valid pattern");
-        manager.register(IDENT, TextAnalyzer::builder(ident).filter(RemoveLongFilter::limit(100)).filter(LowerCaser).build());
+        manager.register(IDENT, TextAnalyzer::builder(CompoundTokenizer::default()).filter(RemoveLongFilter::limit(100)).filter(LowerCaser).build());
     }
 }
 
 impl Default for Fields {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// Emits only compound words: runs of letters and digits joined by `_ . / -`
+/// (`files_modified`, `session.py`, `plugin/exia_seed/rappel.py`, `MEM-OBJ-raw`), without
+/// separators at either end. Plain words are in `body` already. (A hand-written scan:
+/// a Unicode regex here spent most of its time building DFA states.)
+#[derive(Clone, Default)]
+struct CompoundTokenizer {
+    token: Token,
+}
+
+struct CompoundTokenStream<'a> {
+    text: &'a str,
+    at: usize,
+    token: &'a mut Token,
+}
+
+impl Tokenizer for CompoundTokenizer {
+    type TokenStream<'a> = CompoundTokenStream<'a>;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> CompoundTokenStream<'a> {
+        self.token.reset();
+        CompoundTokenStream { text, at: 0, token: &mut self.token }
+    }
+}
+
+fn is_joiner(c: char) -> bool {
+    matches!(c, '_' | '.' | '/' | '-')
+}
+
+impl TokenStream for CompoundTokenStream<'_> {
+    fn advance(&mut self) -> bool {
+        while self.at < self.text.len() {
+            let rest = &self.text[self.at..];
+            // Skip to the next letter or digit.
+            let Some(skip) = rest.find(char::is_alphanumeric) else {
+                self.at = self.text.len();
+                return false;
+            };
+            let start = self.at + skip;
+            let run = &self.text[start..];
+            let len = run.find(|c: char| !(c.is_alphanumeric() || is_joiner(c))).unwrap_or(run.len());
+            // Trailing joiners (`session.py.`, `path/`) are not part of the word.
+            let word = run[..len].trim_end_matches(is_joiner);
+            self.at = start + len.max(1);
+            if word.contains(is_joiner) {
+                self.token.text.clear();
+                self.token.text.push_str(word);
+                self.token.offset_from = start;
+                self.token.offset_to = start + word.len();
+                self.token.position = self.token.position.wrapping_add(1);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn token(&self) -> &Token {
+        self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.token
     }
 }
 
@@ -430,6 +501,7 @@ pub fn tantivy_files(docs: &[SearchDoc], base_url: &str) -> Result<Vec<OutputFil
                 fields.revision => d.revision.as_str(),
                 fields.title => d.title.as_str(),
                 fields.body => d.body.as_str(),
+                fields.exact => d.body.as_str(),
                 fields.ident => d.body.as_str(),
                 fields.url => format!("{base}{}", d.path),
             );
@@ -523,7 +595,14 @@ pub fn browser_files(docs: &[SearchDoc]) -> Result<Vec<OutputFile>, IndexError> 
         .build()
         .map_err(|e| IndexError::Browser(e.to_string()))?;
     runtime.block_on(async {
-        let options = PagefindServiceConfig::builder().force_language("en".to_string()).include_characters("-_".to_string()).build();
+        // Fragments (one per document) are bundled into about 2,000 files at most, so a
+        // large site stays within hosts' file limits and writes quickly; a result then
+        // fetches its group, about a twentieth of a site of 40,000 documents.
+        let options = PagefindServiceConfig::builder()
+            .force_language("en".to_string())
+            .include_characters("-_".to_string())
+            .max_fragments(2000)
+            .build();
         let mut index = PagefindIndex::new(Some(options)).map_err(|e| IndexError::Browser(e.to_string()))?;
         for d in docs.iter().filter(|d| d.doc_type != DocType::Report) {
             let mut meta = BTreeMap::from([
@@ -562,4 +641,29 @@ pub fn browser_files(docs: &[SearchDoc]) -> Result<Vec<OutputFile>, IndexError> 
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compounds(text: &str) -> Vec<String> {
+        let mut tokenizer = CompoundTokenizer::default();
+        let mut stream = tokenizer.token_stream(text);
+        let mut out = Vec::new();
+        while stream.advance() {
+            out.push(stream.token().text.clone());
+        }
+        out
+    }
+
+    #[test]
+    fn compound_words_only() {
+        assert_eq!(
+            compounds("See _append_unique in plugin/exia_seed/rappel.py, session.py. Also MEM-OBJ-raw and plain words."),
+            ["append_unique", "plugin/exia_seed/rappel.py", "session.py", "MEM-OBJ-raw"]
+        );
+        assert!(compounds("no compound here — at all").is_empty());
+        assert_eq!(compounds("x/"), Vec::<String>::new());
+    }
 }

@@ -74,6 +74,34 @@ pub struct Outcome {
     pub written: bool,
     /// The record manifest, when the site rendered.
     pub manifest: Option<crate::manifest::Manifest>,
+    /// Wall time per stage, in order (`--timings`).
+    pub timings: Vec<(&'static str, Duration)>,
+}
+
+/// Wall time per stage.
+struct Stopwatch {
+    last: Instant,
+    laps: Vec<(&'static str, Duration)>,
+}
+
+impl Stopwatch {
+    fn start() -> Self {
+        Stopwatch { last: Instant::now(), laps: Vec::new() }
+    }
+
+    /// Ends the stage `name`.
+    fn lap(&mut self, name: &'static str) {
+        let now = Instant::now();
+        self.laps.push((name, now - self.last));
+        self.last = now;
+    }
+}
+
+/// Runs `f` and returns its result with how long it took.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let started = Instant::now();
+    let value = f();
+    (value, started.elapsed())
 }
 
 impl Outcome {
@@ -120,14 +148,17 @@ pub fn build(options: &BuildOptions) -> Result<Outcome, PipelineError> {
 
 fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineError> {
     let started = Instant::now();
+    let mut clock = Stopwatch::start();
     // `./content/x.md` reads worse than `content/x.md` in diagnostics.
     let content = if options.root == std::path::Path::new(".") { PathBuf::from("content") } else { options.root.join("content") };
     let (tree, mut diagnostics) = discover::discover(&content);
+    clock.lap("discover");
     let (parsed, found) = parse::parse(&tree);
     diagnostics.extend(found);
+    clock.lap("parse");
     let Some(parsed) = parsed else {
         sort_diagnostics(&mut diagnostics);
-        return Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false, manifest: None });
+        return Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false, manifest: None, timings: clock.laps });
     };
     let previous = match &options.previous_manifest {
         Some(path) => {
@@ -144,6 +175,7 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
     let (site, found) = resolve::resolve(systems, &config, &scheme);
     diagnostics.extend(found);
     diagnostics.extend(render::language_warnings(&site));
+    clock.lap("resolve");
     let theme = match Theme::load(&options.root, &config.theme) {
         Ok(theme) => Some(theme),
         Err(d) => {
@@ -156,26 +188,36 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
     let mut manifest = None;
     if let (false, Some(theme)) = (diagnostics.iter().any(Diagnostic::is_error), theme) {
         let mut files = render::render(&site, &scheme, &theme)?;
+        clock.lap("render");
         postprocess::postprocess(&mut files, &base_url)?;
+        clock.lap("post-process");
         summary.pages = files.iter().filter(|f| f.path.extension().is_some_and(|e| e == "html")).count();
         diagnostics.extend(publish::check_anchors(previous.as_ref(), &files, &redirects.entries, &redirects.file, &redirects.text));
         let (records, extra) = publish::publish(&site, &files, &base_url, &redirects.entries);
         files.extend(extra);
+        clock.lap("publish");
         let docs = index::documents(&site);
         let published_base = records.base_url.clone();
-        let (tantivy, browser) = rayon::join(|| index::tantivy_files(&docs, &published_base), || index::browser_files(&docs));
+        let ((tantivy, tantivy_time), (browser, browser_time)) = rayon::join(
+            || timed(|| index::tantivy_files(&docs, &published_base)),
+            || timed(|| index::browser_files(&docs)),
+        );
         files.extend(tantivy?);
         files.extend(browser?);
+        clock.lap("index");
+        clock.laps.push(("  of which tantivy", tantivy_time));
+        clock.laps.push(("  of which pagefind", browser_time));
         summary.files = files.len();
         manifest = Some(records);
         if write_output && !diagnostics.iter().any(Diagnostic::is_error) {
             let static_dir = options.root.join("static");
             write::write_site(&options.output, &files, Some(&static_dir), &options.root)?;
             written = true;
+            clock.lap("write");
         }
     }
     sort_diagnostics(&mut diagnostics);
-    Ok(Outcome { diagnostics, summary: Some(summary), elapsed: started.elapsed(), written, manifest })
+    Ok(Outcome { diagnostics, summary: Some(summary), elapsed: started.elapsed(), written, manifest, timings: clock.laps })
 }
 
 /// The record manifest of the site at `root`, without rendering: for `casebook diff`

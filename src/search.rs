@@ -146,7 +146,7 @@ impl Searcher {
     /// Runs a request.
     pub fn search(&self, request: &Request) -> Result<Results, SearchError> {
         let f = &self.fields;
-        let mut parser = QueryParser::for_index(&self.index, vec![f.id, f.id_parts, f.title, f.label, f.body, f.ident, f.path]);
+        let mut parser = QueryParser::for_index(&self.index, vec![f.id, f.id_parts, f.title, f.label, f.body, f.exact, f.ident, f.path]);
         parser.set_conjunction_by_default();
         // An ID written whole outranks any passage that merely mentions it.
         parser.set_field_boost(f.id, 12.0);

@@ -101,8 +101,17 @@ async function run() {
   const search = await pagefind.debouncedSearch(query || null, { filters: active }, 120);
   if (search === null) return; // a newer query took over
   renderFacets(search.filters);
-  const shown = await Promise.all(search.results.slice(0, 25).map((r) => r.data()));
   list.replaceChildren();
+  await showMore(search.results, 0);
+  const total = search.results.length;
+  statusLine.textContent = total === 0 ? "No result." : `${total} result${total === 1 ? "" : "s"}.`;
+}
+
+// Results are fetched ten at a time: a first query loads only what it shows.
+const PAGE = 10;
+async function showMore(results, from) {
+  document.getElementById("search-more")?.remove();
+  const shown = await Promise.all(results.slice(from, from + PAGE).map((r) => r.data()));
   for (const data of shown) {
     const item = document.createElement("li");
     const link = document.createElement("a");
@@ -117,8 +126,14 @@ async function run() {
     item.append(link, where, excerpt);
     list.append(item);
   }
-  const total = search.results.length;
-  statusLine.textContent = total === 0 ? "No result." : `${total} result${total === 1 ? "" : "s"}${total > shown.length ? `, the first ${shown.length} shown` : ""}.`;
+  if (results.length > from + PAGE) {
+    const more = document.createElement("button");
+    more.id = "search-more";
+    more.type = "button";
+    more.textContent = `Show ${Math.min(PAGE, results.length - from - PAGE)} more`;
+    more.addEventListener("click", () => showMore(results, from + PAGE));
+    list.after(more);
+  }
 }
 
 input.addEventListener("input", run);
