@@ -7,8 +7,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use rayon::prelude::*;
+
 use crate::model::{sort_diagnostics, Diagnostic, Publication, Site};
-use crate::render::{self, Theme};
+use crate::render::{self, OutputFile, Theme};
 use crate::{discover, index, parse, postprocess, publish, resolve, write};
 
 /// What to build and where.
@@ -187,14 +189,22 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
     let mut written = false;
     let mut manifest = None;
     if let (false, Some(theme)) = (diagnostics.iter().any(Diagnostic::is_error), theme) {
-        let mut files = render::render(&site, &scheme, &theme)?;
-        clock.lap("render");
-        postprocess::postprocess(&mut files, &base_url)?;
-        clock.lap("post-process");
-        summary.pages = files.iter().filter(|f| f.path.extension().is_some_and(|e| e == "html")).count();
-        diagnostics.extend(publish::check_anchors(previous.as_ref(), &files, &redirects.entries, &redirects.file, &redirects.text));
-        let (records, extra) = publish::publish(&site, &files, &base_url, &redirects.entries);
-        files.extend(extra);
+        // Pages go to the staging folder as they are rendered: a large site is never held
+        // in memory. `check` renders the same pages and drops them.
+        let staging = if write_output { Some(write::Staging::create(&options.output, &options.root)?) } else { None };
+        let base = postprocess::base_path(&base_url);
+        let emit = |mut file: OutputFile| -> Result<(), PipelineError> {
+            postprocess::postprocess(&mut file, &base)?;
+            if let Some(staging) = &staging {
+                staging.put(&file)?;
+            }
+            Ok(())
+        };
+        let paths = render::render(&site, &scheme, &theme, &emit)?;
+        clock.lap("render, post-process, write pages");
+        summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
+        diagnostics.extend(publish::check_anchors(previous.as_ref(), &paths, &redirects.entries, &redirects.file, &redirects.text));
+        let (records, mut files) = publish::publish(&site, &paths, &base_url, &redirects.entries);
         clock.lap("publish");
         let docs = index::documents(&site);
         let published_base = records.base_url.clone();
@@ -207,13 +217,15 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
         clock.lap("index");
         clock.laps.push(("  of which tantivy", tantivy_time));
         clock.laps.push(("  of which pagefind", browser_time));
-        summary.files = files.len();
+        summary.files = paths.len() + files.len();
         manifest = Some(records);
-        if write_output && !diagnostics.iter().any(Diagnostic::is_error) {
-            let static_dir = options.root.join("static");
-            write::write_site(&options.output, &files, Some(&static_dir), &options.root)?;
-            written = true;
-            clock.lap("write");
+        if let Some(staging) = staging {
+            if !diagnostics.iter().any(Diagnostic::is_error) {
+                files.par_iter().try_for_each(|file| staging.put(file))?;
+                staging.commit(Some(&options.root.join("static")))?;
+                written = true;
+                clock.lap("write");
+            }
         }
     }
     sort_diagnostics(&mut diagnostics);

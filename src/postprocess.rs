@@ -24,15 +24,14 @@ pub fn base_path(base_url: &str) -> String {
     }
 }
 
-/// Rewrites every HTML file in place; other files pass through.
-pub fn postprocess(files: &mut [OutputFile], base_url: &str) -> Result<(), lol_html::errors::RewritingError> {
-    use rayon::prelude::*;
-    let base = base_path(base_url);
-    files.par_iter_mut().filter(|f| f.path.extension().is_some_and(|e| e == "html")).try_for_each(|file| {
+/// Rewrites a file in place if it is HTML; other files pass through. `base` is a
+/// [`base_path`].
+pub fn postprocess(file: &mut OutputFile, base: &str) -> Result<(), lol_html::errors::RewritingError> {
+    if file.path.extension().is_some_and(|e| e == "html") {
         let html = String::from_utf8_lossy(&file.bytes);
-        file.bytes = rewrite_page(&html, &base)?.into_bytes();
-        Ok(())
-    })
+        file.bytes = rewrite_page(&html, base)?.into_bytes();
+    }
+    Ok(())
 }
 
 fn with_base(base: &str, url: &str) -> Option<String> {

@@ -4,6 +4,7 @@
 //! `_redirects`, and the anchor contract that keeps published record URLs from breaking.
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use atom_syndication::{Entry, Feed, FixedDateTime, Link};
@@ -22,7 +23,7 @@ fn absolute_base(base_url: &str) -> Option<String> {
 }
 
 /// Everything this module adds to the output. `pages` are the rendered files.
-pub fn publish(site: &Site, pages: &[OutputFile], base_url: &str, redirects: &[Redirect]) -> (Manifest, Vec<OutputFile>) {
+pub fn publish(site: &Site, pages: &[PathBuf], base_url: &str, redirects: &[Redirect]) -> (Manifest, Vec<OutputFile>) {
     let base = crate::postprocess::base_path(base_url);
     let manifest = manifest(site, &absolute_base(base_url).map(|a| format!("{a}/")).unwrap_or_else(|| base.clone()));
     let mut files = vec![
@@ -39,11 +40,11 @@ pub fn publish(site: &Site, pages: &[OutputFile], base_url: &str, redirects: &[R
 }
 
 /// `sitemap.xml`: every HTML page but the 404 page, in path order.
-fn sitemap(pages: &[OutputFile], base_url: &str) -> OutputFile {
+fn sitemap(pages: &[PathBuf], base_url: &str) -> OutputFile {
     let prefix = absolute_base(base_url).unwrap_or_else(|| crate::postprocess::base_path(base_url).trim_end_matches('/').to_string());
     let mut urls: Vec<String> = pages
         .iter()
-        .filter_map(|p| p.path.to_str())
+        .filter_map(|p| p.to_str())
         .filter(|p| p.ends_with(".html") && *p != "404.html")
         .map(|p| format!("/{}", p.strip_suffix("index.html").unwrap_or(p)))
         .collect();
@@ -155,14 +156,14 @@ fn netlify_redirects(redirects: &[Redirect], base: &str) -> OutputFile {
 /// a redirect says where it went. Also checks that every redirect leads to a page.
 pub fn check_anchors(
     previous: Option<&Manifest>,
-    pages: &[OutputFile],
+    pages: &[PathBuf],
     redirects: &[Redirect],
     redirects_file: &std::path::Path,
     redirects_text: &str,
 ) -> Vec<Diagnostic> {
     let paths: BTreeSet<String> = pages
         .iter()
-        .filter_map(|p| p.path.to_str())
+        .filter_map(|p| p.to_str())
         .map(|p| format!("/{}", p.strip_suffix("index.html").unwrap_or(p)))
         .collect();
     let normal = |p: &str| format!("/{}", p.trim_start_matches('/'));

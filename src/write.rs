@@ -1,7 +1,7 @@
 //! Write: put the rendered files on disk so that the output folder is replaced only when
-//! the whole build succeeded. Everything is written to a staging folder beside the
-//! output, then swapped in with two renames; a failure before the swap leaves the old
-//! output untouched.
+//! the whole build succeeded. Files go into a staging folder beside the output as they
+//! are made, which is then swapped in with two renames; a failure before the swap
+//! deletes the staging folder and leaves the old output untouched.
 //!
 //! casebook only ever replaces a folder it wrote itself (it leaves a `.casebook` marker),
 //! so `--output` pointed at the wrong folder cannot delete someone's work.
@@ -38,63 +38,92 @@ fn io_error(path: &Path) -> impl FnOnce(io::Error) -> WriteError + '_ {
     move |source| WriteError::Io { path: path.to_path_buf(), source }
 }
 
-/// Writes `files` (and a copy of `static_dir`, if given) as the new contents of `output`.
-pub fn write_site(output: &Path, files: &[OutputFile], static_dir: Option<&Path>, root: &Path) -> Result<(), WriteError> {
-    let output_abs = absolute(output);
-    if absolute(root).starts_with(&output_abs) {
-        return Err(WriteError::ContainsSources(output.to_path_buf()));
-    }
-    if output.exists() {
-        let empty = fs::read_dir(output).map_err(io_error(output))?.next().is_none();
-        if !empty && !output.join(MARKER).is_file() {
-            return Err(WriteError::NotOurs(output.to_path_buf()));
-        }
-    }
-    let parent = output_abs.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-    fs::create_dir_all(&parent).map_err(io_error(&parent))?;
-    let name = output_abs.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "public".into());
-    let staging = parent.join(format!(".{name}.staging-{}", std::process::id()));
-    let backup = parent.join(format!(".{name}.previous-{}", std::process::id()));
-    let result = stage(&staging, files, static_dir).and_then(|()| swap(&staging, &output_abs, &backup));
-    if result.is_err() {
-        let _ = fs::remove_dir_all(&staging);
-    }
-    result
+/// A folder beside the output that a build writes into, file by file, while it renders.
+/// [`Staging::commit`] swaps it in; dropping it uncommitted deletes it, so a failed build
+/// leaves the previous output as it was.
+#[derive(Debug)]
+pub struct Staging {
+    dir: PathBuf,
+    output: PathBuf,
+    committed: bool,
 }
 
-fn stage(staging: &Path, files: &[OutputFile], static_dir: Option<&Path>) -> Result<(), WriteError> {
-    if staging.exists() {
-        fs::remove_dir_all(staging).map_err(io_error(staging))?;
+impl Staging {
+    /// Checks that `output` may be replaced (it is casebook's, or empty, or absent, and it
+    /// does not contain the site at `root`) and creates the staging folder beside it.
+    pub fn create(output: &Path, root: &Path) -> Result<Self, WriteError> {
+        let output_abs = absolute(output);
+        if absolute(root).starts_with(&output_abs) {
+            return Err(WriteError::ContainsSources(output.to_path_buf()));
+        }
+        if output.exists() {
+            let empty = fs::read_dir(output).map_err(io_error(output))?.next().is_none();
+            if !empty && !output.join(MARKER).is_file() {
+                return Err(WriteError::NotOurs(output.to_path_buf()));
+            }
+        }
+        let parent = output_abs.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+        fs::create_dir_all(&parent).map_err(io_error(&parent))?;
+        let name = output_abs.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "public".into());
+        let dir = parent.join(format!(".{name}.staging-{}", std::process::id()));
+        if dir.exists() {
+            fs::remove_dir_all(&dir).map_err(io_error(&dir))?;
+        }
+        fs::create_dir_all(&dir).map_err(io_error(&dir))?;
+        Ok(Staging { dir, output: output_abs, committed: false })
     }
-    fs::create_dir_all(staging).map_err(io_error(staging))?;
-    let mut folders: Vec<PathBuf> = files.iter().filter_map(|f| staging.join(&f.path).parent().map(Path::to_path_buf)).collect();
-    folders.sort();
-    folders.dedup();
-    for folder in &folders {
-        fs::create_dir_all(folder).map_err(io_error(folder))?;
-    }
-    use rayon::prelude::*;
-    files.par_iter().try_for_each(|file| {
-        let target = staging.join(&file.path);
+
+    /// Writes one file. Safe to call from many threads at once.
+    pub fn put(&self, file: &OutputFile) -> Result<(), WriteError> {
+        let target = self.dir.join(&file.path);
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent).map_err(io_error(parent))?;
+        }
         fs::write(&target, &file.bytes).map_err(io_error(&target))
-    })?;
-    // Static files come last, so a site can replace any generated file (robots.txt…).
-    if let Some(dir) = static_dir.filter(|d| d.is_dir()) {
-        for entry in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name() {
-            let entry = entry.map_err(|e| WriteError::Io { path: dir.to_path_buf(), source: e.into() })?;
-            if !entry.file_type().is_file() {
-                continue; // folders are created on demand; links are not followed
+    }
+
+    /// Copies `static_dir` in (last, so a site can replace any generated file), marks the
+    /// folder as casebook's, and swaps it in for the output.
+    pub fn commit(mut self, static_dir: Option<&Path>) -> Result<(), WriteError> {
+        if let Some(dir) = static_dir.filter(|d| d.is_dir()) {
+            for entry in walkdir::WalkDir::new(dir).min_depth(1).sort_by_file_name() {
+                let entry = entry.map_err(|e| WriteError::Io { path: dir.to_path_buf(), source: e.into() })?;
+                if !entry.file_type().is_file() {
+                    continue; // folders are created on demand; links are not followed
+                }
+                let relative = entry.path().strip_prefix(dir).expect("walkdir yields paths below its root");
+                let target = self.dir.join(relative);
+                if let Some(p) = target.parent() {
+                    fs::create_dir_all(p).map_err(io_error(p))?;
+                }
+                fs::copy(entry.path(), &target).map_err(io_error(entry.path()))?;
             }
-            let relative = entry.path().strip_prefix(dir).expect("walkdir yields paths below its root");
-            let target = staging.join(relative);
-            if let Some(p) = target.parent() {
-                fs::create_dir_all(p).map_err(io_error(p))?;
-            }
-            fs::copy(entry.path(), &target).map_err(io_error(entry.path()))?;
+        }
+        let marker = self.dir.join(MARKER);
+        fs::write(&marker, "This folder is casebook's output; the next build replaces it.\n").map_err(io_error(&marker))?;
+        let backup = self.dir.with_file_name(
+            self.dir.file_name().map(|n| n.to_string_lossy().replace(".staging-", ".previous-")).unwrap_or_default(),
+        );
+        swap(&self.dir, &self.output, &backup)?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_dir_all(&self.dir);
         }
     }
-    let marker = staging.join(MARKER);
-    fs::write(&marker, "This folder is casebook's output; the next build replaces it.\n").map_err(io_error(&marker))
+}
+
+/// Writes `files` (and a copy of `static_dir`, if given) as the new contents of `output`.
+pub fn write_site(output: &Path, files: &[OutputFile], static_dir: Option<&Path>, root: &Path) -> Result<(), WriteError> {
+    use rayon::prelude::*;
+    let staging = Staging::create(output, root)?;
+    files.par_iter().try_for_each(|file| staging.put(file))?;
+    staging.commit(static_dir)
 }
 
 fn swap(staging: &Path, output: &Path, backup: &Path) -> Result<(), WriteError> {

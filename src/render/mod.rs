@@ -68,9 +68,18 @@ pub fn language_warnings(site: &Site) -> Vec<crate::model::Diagnostic> {
     out
 }
 
-/// Renders every page and asset of the site.
-pub fn render(site: &Site, scheme: &IdScheme, theme: &Theme) -> Result<Vec<OutputFile>, RenderError> {
-    let env = theme.environment()?;
+/// Renders every page and asset of the site, handing each file to `emit` as soon as it
+/// is made (pages are never all held in memory), and returns their paths, sorted.
+pub fn render<E>(
+    site: &Site,
+    scheme: &IdScheme,
+    theme: &Theme,
+    emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
+) -> Result<Vec<std::path::PathBuf>, E>
+where
+    E: From<RenderError> + Send,
+{
+    let env = theme.environment().map_err(RenderError::from)?;
     // Assets are named by their content (`style.1a2b3c4d.css`), so hosts can cache them
     // for ever and a new build never serves a stale stylesheet.
     let mut assets: Vec<(String, Vec<u8>)> = vec![("highlight.css".to_string(), highlight::stylesheet().into_bytes())];
@@ -87,11 +96,22 @@ pub fn render(site: &Site, scheme: &IdScheme, theme: &Theme) -> Result<Vec<Outpu
         }
     }
     let renderer = Renderer { site, scheme, env: &env, assets: &asset_urls };
-    let mut files: Vec<OutputFile> = jobs.par_iter().map(|job| renderer.page(job)).collect::<Result<_, _>>()?;
+    let mut paths: Vec<std::path::PathBuf> = jobs
+        .par_iter()
+        .map(|job| {
+            let page = renderer.page(job)?;
+            let path = page.path.clone();
+            emit(page)?;
+            Ok(path)
+        })
+        .collect::<Result<_, E>>()?;
     for (name, bytes) in assets {
-        files.push(OutputFile { path: urls::output_path(&asset_urls[&name]), bytes });
+        let path = urls::output_path(&asset_urls[&name]);
+        paths.push(path.clone());
+        emit(OutputFile { path, bytes })?;
     }
-    Ok(files)
+    paths.sort();
+    Ok(paths)
 }
 
 /// `/assets/style.1a2b3c4d.css` for `style.css`: the name carries a hash of the content.
