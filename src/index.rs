@@ -561,7 +561,7 @@ fn collect_deterministically(dir: &Path) -> Result<Vec<OutputFile>, IndexError> 
     for segment in &segments {
         let mut hasher = Sha256::new();
         for (name, bytes) in files.iter().filter(|(n, _)| n.starts_with(segment.as_str())) {
-            hasher.update(name[segment.len()..].as_bytes());
+            hasher.update(&name.as_bytes()[segment.len()..]);
             hasher.update(bytes);
         }
         let digest = hasher.finalize();

@@ -113,6 +113,7 @@ pub struct Hit {
 
 /// An open index.
 pub struct Searcher {
+    path: PathBuf,
     index: Index,
     reader: IndexReader,
     fields: Fields,
@@ -140,7 +141,7 @@ impl Searcher {
         Fields::register_tokenizers(&index);
         let reader = index.reader().map_err(wrap)?;
         let fields = Fields::new();
-        Ok(Searcher { index, reader, fields })
+        Ok(Searcher { path, index, reader, fields })
     }
 
     /// Runs a request.
@@ -179,7 +180,7 @@ impl Searcher {
         }
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
-        let wrap = |source| SearchError::Index { path: PathBuf::new(), source };
+        let wrap = |source| SearchError::Index { path: self.path.clone(), source };
         let (top, total) =
             searcher.search(&query, &(TopDocs::with_limit(request.limit.max(1)), Count)).map_err(wrap)?;
         let mut snippets = SnippetGenerator::create(&searcher, &*main, f.body).map_err(wrap)?;
