@@ -66,7 +66,10 @@ test("a facet narrows the results", async () => {
   const before = await titles(page);
   assert.ok(before.some((t) => !t.startsWith("OBJ-")), "unfiltered results include sections and other kinds");
   await page.check('label[data-facet="kind"][data-value="OBJ"] input');
-  await page.waitForFunction(() => [...document.querySelectorAll("#search-results a")].every((a) => /^(MEM-)?OBJ-/.test(a.textContent)));
+  await page.waitForFunction(() => {
+    const links = [...document.querySelectorAll("#search-results a")];
+    return links.length > 0 && links.every((a) => /^(MEM-)?OBJ-/.test(a.textContent));
+  });
   const after = await titles(page);
   assert.ok(after.length > 0 && after.length <= before.length);
   assert.match(page.url(), /kind=OBJ/, "the facet is kept in the URL");
@@ -97,7 +100,7 @@ test("the keyboard reaches and opens results", async () => {
   await page.locator("body").click();
   await page.keyboard.press("/");
   await page.keyboard.type("thesaurus.json");
-  await page.waitForSelector("#search-results li");
+  await page.waitForFunction(() => document.querySelector("#search-results a")?.textContent.startsWith("MEM-OBJ-thesaurus"));
   await page.keyboard.press("ArrowDown");
   const focused = await page.evaluate(() => document.activeElement.textContent);
   assert.ok(focused.startsWith("MEM-OBJ-thesaurus"), focused);

@@ -101,17 +101,18 @@ async function run() {
   const search = await pagefind.debouncedSearch(query || null, { filters: active }, 120);
   if (search === null) return; // a newer query took over
   renderFacets(search.filters);
-  list.replaceChildren();
-  await showMore(search.results, 0);
+  await showMore(search.results, 0, true);
   const total = search.results.length;
   statusLine.textContent = total === 0 ? "No result." : `${total} result${total === 1 ? "" : "s"}.`;
 }
 
 // Results are fetched ten at a time: a first query loads only what it shows.
 const PAGE = 10;
-async function showMore(results, from) {
-  document.getElementById("search-more")?.remove();
+// The new results replace the old ones in one step, once they are all fetched.
+async function showMore(results, from, replace = false) {
   const shown = await Promise.all(results.slice(from, from + PAGE).map((r) => r.data()));
+  document.getElementById("search-more")?.remove();
+  const items = [];
   for (const data of shown) {
     const item = document.createElement("li");
     const link = document.createElement("a");
@@ -124,8 +125,9 @@ async function showMore(results, from) {
     const excerpt = document.createElement("p");
     markedText(excerpt, data.excerpt || "");
     item.append(link, where, excerpt);
-    list.append(item);
+    items.push(item);
   }
+  if (replace) list.replaceChildren(...items); else list.append(...items);
   if (results.length > from + PAGE) {
     const more = document.createElement("button");
     more.id = "search-more";
