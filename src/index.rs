@@ -580,6 +580,24 @@ fn collect_deterministically(dir: &Path) -> Result<Vec<OutputFile>, IndexError> 
     Ok(out)
 }
 
+/// `casebook-facets.json`: how many browser-search documents carry each facet value, so
+/// the search page shows its facets with totals before Pagefind's filter data is loaded.
+fn facet_totals(docs: &[SearchDoc]) -> OutputFile {
+    let mut totals: BTreeMap<&str, BTreeMap<String, usize>> = BTreeMap::new();
+    for d in docs.iter().filter(|d| d.doc_type != DocType::Report) {
+        *totals.entry("system").or_default().entry(d.system.1.clone()).or_default() += 1;
+        *totals.entry("type").or_default().entry(d.doc_type.as_str().to_string()).or_default() += 1;
+        if let Some(kind) = &d.kind {
+            *totals.entry("kind").or_default().entry(kind.clone()).or_default() += 1;
+        }
+        for status in &d.statuses {
+            *totals.entry("status").or_default().entry(status.clone()).or_default() += 1;
+        }
+    }
+    let json = serde_json::to_string(&totals).expect("counts serialise");
+    OutputFile { path: PathBuf::from(BROWSER_DIR).join("casebook-facets.json"), bytes: json.into_bytes() }
+}
+
 /// `0123…` (32 hex digits) → `01234567-89ab-cdef-0123-456789abcdef`.
 fn hyphenated(simple: &str) -> String {
     format!("{}-{}-{}-{}-{}", &simple[..8], &simple[8..12], &simple[12..16], &simple[16..20], &simple[20..])
@@ -638,6 +656,7 @@ pub fn browser_files(docs: &[SearchDoc]) -> Result<Vec<OutputFile>, IndexError> 
             .into_iter()
             .map(|f| OutputFile { path: PathBuf::from(BROWSER_DIR).join(f.filename), bytes: f.contents })
             .collect();
+        out.push(facet_totals(docs));
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     })

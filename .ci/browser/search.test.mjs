@@ -41,6 +41,13 @@ test("typing a query shows the expected record", async () => {
   assert.ok((await titles(page)).some((t) => t.startsWith("OBJ-04 — session_history list")));
   assert.match(await page.locator("#search-status").innerText(), /^\d+ results?/);
   assert.match(page.url(), /\?q=20\+turns$/, "the query is kept in the URL");
+  // Facet counts follow the results: far fewer Fractal documents match than exist.
+  const fractal = page.locator('label[data-facet="system"][data-value="Fractal"] .count');
+  await page.waitForFunction(() => {
+    const count = document.querySelector('label[data-facet="system"][data-value="Fractal"] .count');
+    return count && Number(count.textContent.replace(/[()]/g, "")) < 40;
+  });
+  assert.ok(Number((await fractal.innerText()).replace(/[()]/g, "")) > 0);
   await page.close();
 });
 

@@ -170,7 +170,8 @@ impl Renderer<'_> {
             home: urls::home(),
             statuses_url: urls::statuses(),
             search_url: urls::search(),
-            stylesheets: ["style.css", "highlight.css"].iter().filter_map(|n| self.assets.get(*n).cloned()).collect(),
+            stylesheets: self.assets.get("style.css").cloned().into_iter().collect(),
+            highlight_stylesheet: self.assets.get("highlight.css").cloned().unwrap_or_default(),
             favicon: self.assets.get("favicon.svg").cloned().unwrap_or_default(),
         }
     }
@@ -467,6 +468,7 @@ impl Renderer<'_> {
         }
         context! {
             title => report.title.clone(),
+            code => true,
             breadcrumbs => self.breadcrumbs(system, Some(run)),
             report => context! {
                 title => report.title.clone(),
@@ -578,6 +580,7 @@ impl Renderer<'_> {
         };
         context! {
             title => match &record.label { Some(l) => format!("{} — {l}", record.id), None => record.id.to_string() },
+            code => true,
             breadcrumbs => self.breadcrumbs(system, Some(run)),
             record => context! {
                 id => record.id.to_string(),

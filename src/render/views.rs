@@ -25,6 +25,8 @@ pub struct SiteView {
     pub search_url: String,
     /// Stylesheets.
     pub stylesheets: Vec<String>,
+    /// The highlighting stylesheet, linked only by pages that show code.
+    pub highlight_stylesheet: String,
     /// The icon.
     pub favicon: String,
 }

@@ -15,7 +15,11 @@ root.hidden = false;
 const pagefind = await import(root.dataset.bundle + "pagefind.js");
 await pagefind.options({ baseUrl: root.dataset.base, excerptLength: 28 });
 pagefind.init();
-const allFilters = await pagefind.filters();
+// Facet totals come from a small file the build writes; Pagefind's own filter data,
+// needed for counts within results, is loaded after the first results are shown, so a
+// first query fetches only what it displays.
+const allFilters = await (await fetch(root.dataset.bundle + "casebook-facets.json")).json();
+let filtersLoaded = false;
 
 function markedText(container, excerpt) {
   // Pagefind marks matches with <mark>; everything else is shown as plain text.
@@ -100,10 +104,16 @@ async function run() {
   }
   const search = await pagefind.debouncedSearch(query || null, { filters: active }, 120);
   if (search === null) return; // a newer query took over
-  renderFacets(search.filters);
+  renderFacets(filtersLoaded ? search.filters : allFilters);
   await showMore(search.results, 0, true);
   const total = search.results.length;
   statusLine.textContent = total === 0 ? "No result." : `${total} result${total === 1 ? "" : "s"}.`;
+  if (!filtersLoaded) {
+    await pagefind.filters();
+    filtersLoaded = true;
+    const counted = await pagefind.search(query || null, { filters: active });
+    renderFacets(counted.filters);
+  }
 }
 
 // Results are fetched ten at a time: a first query loads only what it shows.
