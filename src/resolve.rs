@@ -36,6 +36,7 @@ pub fn resolve(systems: Vec<ParsedSystem>, config: &SiteConfig, scheme: &IdSchem
             let results: Vec<(Run, Vec<Diagnostic>)> =
                 system.runs.into_par_iter().map(|run| resolve_run(run, scheme, &config.statuses)).collect();
             let mut found = Vec::new();
+            let repository = checked_url(system.meta.repository, &system.file, &system.text, &mut found);
             let mut runs = Vec::new();
             for (run, d) in results {
                 runs.push(run);
@@ -44,7 +45,7 @@ pub fn resolve(systems: Vec<ParsedSystem>, config: &SiteConfig, scheme: &IdSchem
             let system = System {
                 slug: system.slug,
                 name: system.meta.name,
-                repository: system.meta.repository,
+                repository,
                 summary: system.meta.summary,
                 runs,
             };
@@ -110,6 +111,10 @@ fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef]) -> 
         None => statuses.iter().map(|s| s.name.clone()).collect(),
     };
 
+    let mut meta = meta;
+    for source in &mut meta.sources {
+        source.repository = checked_url(source.repository.take(), &file, &text, &mut cx.diagnostics);
+    }
     let mut seen_sources = std::collections::HashSet::new();
     for source in &meta.sources {
         if !seen_sources.insert(source.id.as_str()) {
@@ -431,6 +436,28 @@ fn check_source(
     );
 }
 
+/// A repository URL from YAML: `https://…` or `http://…` as given, a bare
+/// `github.com/owner/repo` with `https://` added; any other scheme (`javascript:`,
+/// `data:`, `file:`) is an error, since the URL becomes a link on the pages.
+fn checked_url(value: Option<String>, file: &Arc<std::path::Path>, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<String> {
+    let value = value?.trim().to_string();
+    let lower = value.to_ascii_lowercase();
+    if lower.starts_with("https://") || lower.starts_with("http://") {
+        return Some(value);
+    }
+    let scheme = value.split_once(':').map(|(s, _)| s).filter(|s| !s.contains(['/', '.']));
+    if scheme.is_none() && !value.is_empty() && !value.contains(char::is_whitespace) {
+        return Some(format!("https://{value}"));
+    }
+    let (line, col, source) = locate(text, &value);
+    diagnostics.push(
+        Diagnostic::error(Location::new(file.clone(), line, col), format!("`{value}` is not an http(s) repository URL"))
+            .with_source(source, value.chars().count())
+            .with_help("write the repository as https://host/owner/name"),
+    );
+    None
+}
+
 /// The closest name within edit distance 2.
 fn suggestion<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     names
@@ -444,4 +471,33 @@ fn suggestion<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<
 fn source_line(report: &Report, line: u32) -> String {
     let index = line.saturating_sub(report.body_line) as usize;
     report.markdown.lines().nth(index).unwrap_or("").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repository_urls_must_be_http() {
+        let file: Arc<std::path::Path> = Arc::from(std::path::Path::new("system.yaml"));
+        let mut diagnostics = Vec::new();
+        let text = "name: X\nrepository: javascript:alert(1)\n";
+        assert_eq!(checked_url(Some("javascript:alert(1)".into()), &file, text, &mut diagnostics), None);
+        assert_eq!(diagnostics[0].location.line, 2);
+        assert!(diagnostics[0].message.contains("not an http(s) repository URL"));
+        assert_eq!(checked_url(Some(" data:text/html,x".into()), &file, text, &mut diagnostics), None);
+        assert_eq!(
+            checked_url(Some("github.com/Trampoline-AI/fractal".into()), &file, text, &mut diagnostics).as_deref(),
+            Some("https://github.com/Trampoline-AI/fractal")
+        );
+        assert_eq!(checked_url(Some("https://x.org/r".into()), &file, text, &mut diagnostics).as_deref(), Some("https://x.org/r"));
+        assert_eq!(diagnostics.len(), 2);
+    }
+
+    #[test]
+    fn suggestions_are_close_names_only() {
+        let names = ["implemented", "absent", "wired"];
+        assert_eq!(suggestion("implmented", names.iter().copied()), Some("implemented"));
+        assert_eq!(suggestion("observed", names.iter().copied()), None);
+    }
 }

@@ -50,6 +50,10 @@ pub struct ParsedSystem {
     pub slug: String,
     /// `system.yaml`.
     pub meta: SystemMeta,
+    /// Path of `system.yaml`.
+    pub file: Arc<Path>,
+    /// Text of `system.yaml`, to point diagnostics at its lines.
+    pub text: String,
     /// Runs in slug order.
     pub runs: Vec<ParsedRun>,
 }
@@ -108,8 +112,8 @@ pub fn parse(tree: &SourceTree) -> (Option<ParsedSite>, Vec<Diagnostic>) {
 }
 
 fn parse_system(dir: &SystemDir, root: &Path, scheme: &IdScheme) -> (Option<ParsedSystem>, Vec<Diagnostic>) {
-    let meta = match read_text(&dir.meta).and_then(|text| parse_yaml::<SystemMeta>(&text, &dir.meta, 1)) {
-        Ok(meta) => meta,
+    let (meta, text) = match read_text(&dir.meta).and_then(|text| parse_yaml::<SystemMeta>(&text, &dir.meta, 1).map(|m| (m, text))) {
+        Ok(parsed) => parsed,
         Err(d) => return (None, vec![d]),
     };
     let mut diagnostics = Vec::new();
@@ -120,7 +124,7 @@ fn parse_system(dir: &SystemDir, root: &Path, scheme: &IdScheme) -> (Option<Pars
         diagnostics.extend(found);
         runs.extend(run);
     }
-    (Some(ParsedSystem { slug: dir.slug.clone(), meta, runs }), diagnostics)
+    (Some(ParsedSystem { slug: dir.slug.clone(), meta, file: Arc::from(dir.meta.as_path()), text, runs }), diagnostics)
 }
 
 fn parse_run(dir: &RunDir, root: &Path, scheme: &IdScheme) -> (Option<ParsedRun>, Vec<Diagnostic>) {
