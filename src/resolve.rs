@@ -95,6 +95,16 @@ fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef]) -> 
         }
     }
 
+    let revision = meta.revision.trim();
+    if !(7..=64).contains(&revision.len()) || !revision.chars().all(|c| c.is_ascii_hexdigit()) {
+        cx.at_key(
+            false,
+            revision,
+            format!("revision `{revision}` does not look like a git commit"),
+            "give the full commit hash the run was frozen at (links to quoted files use it)".into(),
+        );
+    }
+
     // The vocabulary in force, in the site's order.
     let vocabulary: Vec<String> = match &meta.vocabulary {
         Some(names) => {

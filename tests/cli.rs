@@ -135,3 +135,16 @@ fn the_readme_example_builds_and_fails_exactly_as_documented() {
     let documented = format!("content/fractal/{block}");
     assert!(stderr(&output).contains(documented.trim_end()), "README's error is not what casebook prints:\n{}", stderr(&output));
 }
+
+#[test]
+fn a_revision_that_is_not_a_commit_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("content/lab/first");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(dir.path().join("content/lab/system.yaml"), "name: Lab\n").unwrap();
+    std::fs::write(run.join("run.yaml"), "revision: main\n").unwrap();
+    std::fs::write(run.join("report.md"), "# OBJ-01 A record\n").unwrap();
+    let output = casebook(dir.path(), &["check", "--root", "."]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains("content/lab/first/run.yaml:1:11: warning: revision `main` does not look like a git commit"), "{}", stderr(&output));
+}
