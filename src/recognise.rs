@@ -437,13 +437,16 @@ pub fn annotation_target<'a>(scheme: &IdScheme, heading: &'a str) -> Option<&'a 
 pub fn sentence_around(text: &str, range: Range<usize>, max: usize) -> String {
     let start = sentence_start(text, range.start);
     let end = sentence_end(text, range.end);
-    let sentence = text[start..end].trim();
+    let raw = &text[start..end];
+    let lead = raw.len() - raw.trim_start().len();
+    let sentence = raw.trim();
     let chars = sentence.chars().count();
     if chars <= max {
         return sentence.to_string();
     }
-    // Keep a window around the mention.
-    let offset_in = range.start.saturating_sub(start);
+    // Keep a window around the mention (its offset in the trimmed sentence is a char
+    // boundary: `range.start` is one in `text`, and trimming removes whole characters).
+    let offset_in = range.start.saturating_sub(start).saturating_sub(lead);
     let before: Vec<char> = sentence[..offset_in.min(sentence.len())].chars().collect();
     let keep_before = (max / 3).min(before.len());
     let head: String = before[before.len() - keep_before..].iter().collect();
@@ -479,14 +482,15 @@ fn is_boundary_before(text: &str, i: usize) -> bool {
     next.is_some_and(|c| c.is_uppercase() || c.is_ascii_digit() || "\"“'‘([".contains(c))
 }
 
+/// Scans back from `pos` to the nearest sentence boundary, so the cost is the length of
+/// the sentence, not of the paragraph.
 fn sentence_start(text: &str, pos: usize) -> usize {
-    let mut best = 0;
-    for (i, c) in text[..pos].char_indices() {
+    for (i, c) in text[..pos].char_indices().rev() {
         if matches!(c, '.' | '!' | '?') && is_boundary_before(text, i + 1) {
-            best = i + 1;
+            return i + 1;
         }
     }
-    best
+    0
 }
 
 fn sentence_end(text: &str, pos: usize) -> usize {
@@ -688,6 +692,14 @@ mod tests {
         assert_eq!(sentence_around(text, at..at + 11, 300), "Later, e.g. in MEM-OBJ-raw, lines are kept.");
         let short = sentence_around(text, at..at + 11, 20);
         assert!(short.contains("MEM-OBJ-raw") && short.starts_with('…'), "{short}");
+    }
+
+    #[test]
+    fn long_sentences_with_leading_space_and_wide_characters_are_cut_safely() {
+        let text = format!("   {}MEM-OBJ-raw{}", "é".repeat(400), "ü".repeat(400));
+        let at = text.find("MEM-OBJ-raw").unwrap();
+        let shown = sentence_around(&text, at..at + 11, 60);
+        assert!(shown.contains("MEM-OBJ-raw") && shown.starts_with('…') && shown.ends_with('…'), "{shown}");
     }
 
     #[test]
