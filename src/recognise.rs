@@ -15,6 +15,10 @@ use regex::Regex;
 use crate::config::IdConfig;
 use crate::model::LineRange;
 
+/// The longest ID, in bytes: IDs name folders and URL segments, which file systems cap
+/// at 255 bytes.
+pub const MAX_ID_LEN: usize = 128;
+
 /// The compiled ID grammars of a site, with the families and kinds that make a match count.
 #[derive(Debug)]
 pub struct IdScheme {
@@ -68,13 +72,14 @@ impl IdScheme {
     }
 
     /// Every ID in `text`, in order, not overlapping. A grammar match counts only at word
-    /// boundaries and when its kind (and family) are declared.
+    /// boundaries, when its kind (and family) are declared, and when it is at most
+    /// [`MAX_ID_LEN`] bytes long (an ID becomes a folder name).
     pub fn find_ids(&self, text: &str) -> Vec<IdMatch> {
         let mut found: Vec<IdMatch> = Vec::new();
         for grammar in &self.grammars {
             for caps in grammar.captures_iter(text) {
                 let whole = caps.get(0).expect("group 0 always matches");
-                if !at_word_boundary(text, whole.range()) {
+                if whole.len() > MAX_ID_LEN || !at_word_boundary(text, whole.range()) {
                     continue;
                 }
                 let kind = caps.name("kind").map(|m| m.as_str()).unwrap_or_default();
@@ -571,6 +576,14 @@ mod tests {
         assert_eq!(ids("xOBJ-03 OBJ-03x OBJ-09's"), ["OBJ-09"]);
         assert_eq!(ids("MEM-OBJ-page-facts/MEM-OBJ-page-metadata."), ["MEM-OBJ-page-facts", "MEM-OBJ-page-metadata"]);
         assert!(ids("AAS-2026-08-20-fractal-01").is_empty());
+    }
+
+    #[test]
+    fn overlong_ids_are_not_ids() {
+        let long = format!("MEM-OBJ-{}", "a".repeat(10_000));
+        assert!(ids(&long).is_empty());
+        let fits = format!("MEM-OBJ-{}", "a".repeat(MAX_ID_LEN - 8));
+        assert_eq!(ids(&fits).len(), 1);
     }
 
     #[test]

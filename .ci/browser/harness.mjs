@@ -11,11 +11,12 @@ import { chromium } from "playwright-core";
 export const repo = resolve(import.meta.dirname, "../..");
 const casebook = process.env.CASEBOOK ?? join(repo, "target/debug/casebook");
 
-/** Builds the bundled site into a fresh folder, under `base` (e.g. /preview/pr-12/). */
-export function buildSite(base) {
+/** Builds a site (the bundled one by default) into a fresh folder, under `base`
+ *  (e.g. /preview/pr-12/). */
+export function buildSite(base, site = repo) {
   const root = mkdtempSync(join(tmpdir(), "casebook-browser-"));
   const output = join(root, ...base.split("/").filter(Boolean));
-  const run = spawnSync(casebook, ["build", "--quiet", "--root", repo, "--output", output, "--base-url", base], { encoding: "utf8" });
+  const run = spawnSync(casebook, ["build", "--quiet", "--root", site, "--output", output, "--base-url", base], { encoding: "utf8" });
   if (run.status !== 0) throw new Error(`casebook build failed:\n${run.stderr}`);
   return { root, output };
 }

@@ -248,7 +248,9 @@ impl<'a> Scanner<'a> {
                     self.inline.runs.push(TextRun { text: start..self.inline.text.len(), source: range });
                 }
             }
-            Event::Code(text) => self.inline.text.push_str(&text),
+            // Inline code and raw inline HTML (shown as text) are part of the text, but
+            // never hold references.
+            Event::Code(text) | Event::InlineHtml(text) => self.inline.text.push_str(&text),
             Event::SoftBreak | Event::HardBreak => self.inline.text.push(' '),
             _ => {}
         }

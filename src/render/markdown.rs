@@ -292,7 +292,7 @@ fn quote_path_after(events: &[(Event<'_>, Range<usize>)], at: usize) -> (Option<
     while let Some((event, _)) = events.get(j) {
         match event {
             Event::End(TagEnd::Paragraph) => break,
-            Event::Text(t) | Event::Code(t) => text.push_str(t),
+            Event::Text(t) | Event::Code(t) | Event::InlineHtml(t) => text.push_str(t),
             Event::SoftBreak | Event::HardBreak => text.push(' '),
             _ => {}
         }
