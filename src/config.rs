@@ -24,7 +24,13 @@ pub struct SiteConfig {
     pub ids: IdConfig,
     /// The status vocabulary, in display order.
     pub statuses: Vec<StatusDef>,
+    /// Content files larger than this many MiB are refused (a safeguard for builds of
+    /// untrusted pull requests).
+    pub max_file_mib: u64,
 }
+
+/// The default of [`SiteConfig::max_file_mib`].
+pub const DEFAULT_MAX_FILE_MIB: u64 = 16;
 
 impl Default for SiteConfig {
     fn default() -> Self {
@@ -34,6 +40,7 @@ impl Default for SiteConfig {
             theme: "default".to_string(),
             ids: IdConfig::default(),
             statuses: default_statuses(),
+            max_file_mib: DEFAULT_MAX_FILE_MIB,
         }
     }
 }

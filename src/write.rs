@@ -21,6 +21,16 @@ pub enum WriteError {
     /// The output folder holds something casebook did not write.
     #[error("{0} exists and was not written by casebook (it has no {MARKER} file); remove it or choose another --output")]
     NotOurs(PathBuf),
+    /// Another build is writing the same output folder.
+    #[error("another casebook build (process {pid}) is writing {output}; wait for it, or delete {lock} if no build is running")]
+    Busy {
+        /// The output folder.
+        output: PathBuf,
+        /// The lock file.
+        lock: PathBuf,
+        /// The process holding it.
+        pid: u32,
+    },
     /// The output folder would contain the sources.
     #[error("the output folder {0} contains the site's sources; choose another --output")]
     ContainsSources(PathBuf),
@@ -45,7 +55,22 @@ fn io_error(path: &Path) -> impl FnOnce(io::Error) -> WriteError + '_ {
 pub struct Staging {
     dir: PathBuf,
     output: PathBuf,
+    lock: PathBuf,
     committed: bool,
+}
+
+/// True when process `pid` is running (on Linux; elsewhere every lock is assumed held).
+fn alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        Path::new("/proc").join(pid.to_string()).exists()
+    } else {
+        true
+    }
+}
+
+/// The process id written in a lock file or folder name, if any.
+fn pid_in(text: &str) -> Option<u32> {
+    text.trim().rsplit(['-', '\n']).next()?.trim().parse().ok()
 }
 
 impl Staging {
@@ -65,12 +90,42 @@ impl Staging {
         let parent = output_abs.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
         fs::create_dir_all(&parent).map_err(io_error(&parent))?;
         let name = output_abs.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "public".into());
-        let dir = parent.join(format!(".{name}.staging-{}", std::process::id()));
-        if dir.exists() {
-            fs::remove_dir_all(&dir).map_err(io_error(&dir))?;
+        // One build at a time per output folder: two would race to swap their trees in.
+        let lock = parent.join(format!(".{name}.lock"));
+        loop {
+            match fs::OpenOptions::new().write(true).create_new(true).open(&lock) {
+                Ok(mut file) => {
+                    use std::io::Write;
+                    file.write_all(std::process::id().to_string().as_bytes()).map_err(io_error(&lock))?;
+                    break;
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    let holder = fs::read_to_string(&lock).ok().as_deref().and_then(pid_in);
+                    match holder {
+                        Some(pid) if pid != std::process::id() && alive(pid) => {
+                            return Err(WriteError::Busy { output: output.to_path_buf(), lock, pid });
+                        }
+                        // Left by a build that was killed: take it over.
+                        _ => fs::remove_file(&lock).map_err(io_error(&lock))?,
+                    }
+                }
+                Err(e) => return Err(WriteError::Io { path: lock, source: e }),
+            }
         }
-        fs::create_dir_all(&dir).map_err(io_error(&dir))?;
-        Ok(Staging { dir, output: output_abs, committed: false })
+        // Staging and backup folders of killed builds are removed.
+        for entry in fs::read_dir(&parent).map_err(io_error(&parent))?.flatten() {
+            let file_name = entry.file_name().to_string_lossy().into_owned();
+            let ours = [format!(".{name}.staging-"), format!(".{name}.previous-")].iter().any(|p| file_name.starts_with(p.as_str()));
+            if ours && pid_in(&file_name).is_some_and(|pid| pid == std::process::id() || !alive(pid)) {
+                let _ = fs::remove_dir_all(entry.path());
+            }
+        }
+        let dir = parent.join(format!(".{name}.staging-{}", std::process::id()));
+        if let Err(e) = fs::create_dir_all(&dir) {
+            let _ = fs::remove_file(&lock);
+            return Err(WriteError::Io { path: dir, source: e });
+        }
+        Ok(Staging { dir, output: output_abs, lock, committed: false })
     }
 
     /// Writes one file. Safe to call from many threads at once.
@@ -115,6 +170,7 @@ impl Drop for Staging {
         if !self.committed {
             let _ = fs::remove_dir_all(&self.dir);
         }
+        let _ = fs::remove_file(&self.lock);
     }
 }
 
@@ -126,19 +182,28 @@ pub fn write_site(output: &Path, files: &[OutputFile], static_dir: Option<&Path>
     staging.commit(static_dir)
 }
 
+/// Puts `staging` in the place of `output`. On Linux the two trade places in one atomic
+/// step, so a reader (or a build killed at any moment) sees the old tree or the new one,
+/// never none; elsewhere, or on a file system without that, two renames.
 fn swap(staging: &Path, output: &Path, backup: &Path) -> Result<(), WriteError> {
-    if output.exists() {
-        fs::rename(output, backup).map_err(io_error(output))?;
-        if let Err(e) = fs::rename(staging, output) {
-            // Put the previous site back before reporting.
-            let _ = fs::rename(backup, output);
-            return Err(WriteError::Io { path: output.to_path_buf(), source: e });
-        }
-        fs::remove_dir_all(backup).map_err(io_error(backup))?;
-    } else {
-        fs::rename(staging, output).map_err(io_error(output))?;
+    if !output.exists() {
+        return fs::rename(staging, output).map_err(io_error(output));
     }
-    Ok(())
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        if renameat_with(CWD, staging, CWD, output, RenameFlags::EXCHANGE).is_ok() {
+            // The previous tree is now where the staging folder was.
+            return fs::remove_dir_all(staging).map_err(io_error(staging));
+        }
+    }
+    fs::rename(output, backup).map_err(io_error(output))?;
+    if let Err(e) = fs::rename(staging, output) {
+        // Put the previous site back before reporting.
+        let _ = fs::rename(backup, output);
+        return Err(WriteError::Io { path: output.to_path_buf(), source: e });
+    }
+    fs::remove_dir_all(backup).map_err(io_error(backup))
 }
 
 fn absolute(path: &Path) -> PathBuf {
@@ -176,6 +241,31 @@ mod tests {
         assert!(!out.join("old.html").exists());
         let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(leftovers, vec![std::ffi::OsString::from("public")]);
+    }
+
+    #[test]
+    fn a_second_build_into_the_same_folder_is_refused_while_the_first_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("public");
+        let root = dir.path().join("site");
+        let first = Staging::create(&out, &root).unwrap();
+        // A lock held by a live process (this test's parent: always running).
+        let parent_pid = std::fs::read_to_string("/proc/self/stat").ok().and_then(|s| s.split_whitespace().nth(3)?.parse::<u32>().ok());
+        if let Some(pid) = parent_pid {
+            fs::write(dir.path().join(".public.lock"), pid.to_string()).unwrap();
+            let err = Staging::create(&out, &root).unwrap_err();
+            assert!(matches!(err, WriteError::Busy { .. }), "{err}");
+            assert!(err.to_string().contains(&format!("process {pid}")));
+        }
+        drop(first);
+        // A lock and a staging folder left by a killed build are taken over and cleaned.
+        fs::write(dir.path().join(".public.lock"), "999999999").unwrap();
+        fs::create_dir(dir.path().join(".public.staging-999999999")).unwrap();
+        let staging = Staging::create(&out, &root).unwrap();
+        staging.put(&file("index.html", "x")).unwrap();
+        staging.commit(None).unwrap();
+        let left: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(left, ["public"]);
     }
 
     #[test]

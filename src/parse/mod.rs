@@ -77,7 +77,7 @@ pub struct ParsedRun {
 pub fn parse(tree: &SourceTree) -> (Option<ParsedSite>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
     let config = match &tree.config {
-        Some(path) => match read_text(path).and_then(|text| parse_yaml::<SiteConfig>(&text, path, 1)) {
+        Some(path) => match read_text(path, crate::config::DEFAULT_MAX_FILE_MIB).and_then(|text| parse_yaml::<SiteConfig>(&text, path, 1)) {
             Ok(config) => config,
             Err(d) => return (None, vec![d]),
         },
@@ -93,7 +93,7 @@ pub fn parse(tree: &SourceTree) -> (Option<ParsedSite>, Vec<Diagnostic>) {
         }
     };
     let results: Vec<(Option<ParsedSystem>, Vec<Diagnostic>)> =
-        tree.systems.par_iter().map(|system| parse_system(system, &tree.root, &scheme)).collect();
+        tree.systems.par_iter().map(|system| parse_system(system, &tree.root, &scheme, config.max_file_mib)).collect();
     let mut systems = Vec::new();
     for (system, found) in results {
         diagnostics.extend(found);
@@ -101,7 +101,7 @@ pub fn parse(tree: &SourceTree) -> (Option<ParsedSite>, Vec<Diagnostic>) {
     }
     let mut redirects = Redirects { file: tree.root.join("content").join("redirects.yaml"), ..Redirects::default() };
     if let Some(path) = &tree.redirects {
-        match read_text(path).and_then(|text| parse_yaml::<Vec<Redirect>>(&text, path, 1).map(|entries| (text, entries))) {
+        match read_text(path, config.max_file_mib).and_then(|text| parse_yaml::<Vec<Redirect>>(&text, path, 1).map(|entries| (text, entries))) {
             Ok((text, entries)) => {
                 redirects = Redirects { file: path.clone(), text, entries };
             }
@@ -111,14 +111,14 @@ pub fn parse(tree: &SourceTree) -> (Option<ParsedSite>, Vec<Diagnostic>) {
     (Some(ParsedSite { config, scheme, systems, redirects }), diagnostics)
 }
 
-fn parse_system(dir: &SystemDir, root: &Path, scheme: &IdScheme) -> (Option<ParsedSystem>, Vec<Diagnostic>) {
-    let (meta, text) = match read_text(&dir.meta).and_then(|text| parse_yaml::<SystemMeta>(&text, &dir.meta, 1).map(|m| (m, text))) {
+fn parse_system(dir: &SystemDir, root: &Path, scheme: &IdScheme, limit: u64) -> (Option<ParsedSystem>, Vec<Diagnostic>) {
+    let (meta, text) = match read_text(&dir.meta, limit).and_then(|text| parse_yaml::<SystemMeta>(&text, &dir.meta, 1).map(|m| (m, text))) {
         Ok(parsed) => parsed,
         Err(d) => return (None, vec![d]),
     };
     let mut diagnostics = Vec::new();
     let results: Vec<(Option<ParsedRun>, Vec<Diagnostic>)> =
-        dir.runs.par_iter().map(|run| parse_run(run, root, scheme)).collect();
+        dir.runs.par_iter().map(|run| parse_run(run, root, scheme, limit)).collect();
     let mut runs = Vec::new();
     for (run, found) in results {
         diagnostics.extend(found);
@@ -127,8 +127,8 @@ fn parse_system(dir: &SystemDir, root: &Path, scheme: &IdScheme) -> (Option<Pars
     (Some(ParsedSystem { slug: dir.slug.clone(), meta, file: Arc::from(dir.meta.as_path()), text, runs }), diagnostics)
 }
 
-fn parse_run(dir: &RunDir, root: &Path, scheme: &IdScheme) -> (Option<ParsedRun>, Vec<Diagnostic>) {
-    let text = match read_text(&dir.meta) {
+fn parse_run(dir: &RunDir, root: &Path, scheme: &IdScheme, limit: u64) -> (Option<ParsedRun>, Vec<Diagnostic>) {
+    let text = match read_text(&dir.meta, limit) {
         Ok(text) => text,
         Err(d) => return (None, vec![d]),
     };
@@ -142,7 +142,7 @@ fn parse_run(dir: &RunDir, root: &Path, scheme: &IdScheme) -> (Option<ParsedRun>
         .par_iter()
         .map(|path| {
             let slug = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            match read_text(path) {
+            match read_text(path, limit) {
                 Ok(text) => parse_report(path, &relative_to(root, path), &slug, &text, scheme),
                 Err(d) => (None, vec![d]),
             }
@@ -217,8 +217,18 @@ pub fn locate(text: &str, needle: &str) -> (u32, u32, String) {
 }
 
 /// Reads a content file as UTF-8 text: a leading byte-order mark is dropped and CRLF
-/// line endings become LF. Invalid UTF-8 is an error at its line and column.
-pub fn read_text(path: &Path) -> Result<String, Diagnostic> {
+/// line endings become LF. Invalid UTF-8 is an error at its line and column; so is a file
+/// larger than `limit_mib` MiB (checked before reading it).
+pub fn read_text(path: &Path, limit_mib: u64) -> Result<String, Diagnostic> {
+    if let Ok(size) = std::fs::metadata(path).map(|m| m.len()) {
+        if size > limit_mib * 1024 * 1024 {
+            return Err(Diagnostic::error(
+                Location::file(path),
+                format!("this file is {:.1} MiB; content files may be at most {limit_mib} MiB", size as f64 / (1024.0 * 1024.0)),
+            )
+            .with_help("split it, or raise `max_file_mib` in casebook.yaml"));
+        }
+    }
     let bytes = std::fs::read(path).map_err(|e| {
         Diagnostic::error(Location::file(path), format!("cannot read this file: {e}"))
             .with_help("check that it exists and is readable")
@@ -258,7 +268,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.md");
         std::fs::write(&path, b"line one\nab\xffcd\n").unwrap();
-        let d = read_text(&path).unwrap_err();
+        let d = read_text(&path, 16).unwrap_err();
         assert_eq!((d.location.line, d.location.col), (2, 3));
         assert!(d.message.contains("not valid UTF-8"));
     }
@@ -268,6 +278,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.md");
         std::fs::write(&path, "\u{feff}a\r\nb\rc").unwrap();
-        assert_eq!(read_text(&path).unwrap(), "a\nb\nc");
+        assert_eq!(read_text(&path, 16).unwrap(), "a\nb\nc");
+    }
+
+    #[test]
+    fn files_over_the_limit_are_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.md");
+        std::fs::write(&path, vec![b'a'; 2 * 1024 * 1024 + 1]).unwrap();
+        let d = read_text(&path, 2).unwrap_err();
+        assert!(d.message.contains("2.0 MiB; content files may be at most 2 MiB"), "{}", d.message);
+        assert!(read_text(&path, 3).is_ok());
     }
 }
