@@ -138,7 +138,7 @@ pub enum PipelineError {
     },
 }
 
-/// Runs every stage but writing.
+/// Runs every stage but writing (and the search indexes, which only the output needs).
 pub fn check(options: &BuildOptions) -> Result<Outcome, PipelineError> {
     run(options, false)
 }
@@ -206,17 +206,21 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
         diagnostics.extend(publish::check_anchors(previous.as_ref(), &paths, &redirects.entries, &redirects.file, &redirects.text));
         let (records, mut files) = publish::publish(&site, &paths, &base_url, &redirects.entries);
         clock.lap("publish");
-        let docs = index::documents(&site);
-        let published_base = records.base_url.clone();
-        let ((tantivy, tantivy_time), (browser, browser_time)) = rayon::join(
-            || timed(|| index::tantivy_files(&docs, &published_base)),
-            || timed(|| index::browser_files(&docs)),
-        );
-        files.extend(tantivy?);
-        files.extend(browser?);
-        clock.lap("index");
-        clock.laps.push(("  of which tantivy", tantivy_time));
-        clock.laps.push(("  of which pagefind", browser_time));
+        // The search indexes are output only: they can say nothing about the content, so
+        // `check` does not spend time on them.
+        if write_output {
+            let docs = index::documents(&site);
+            let published_base = records.base_url.clone();
+            let ((tantivy, tantivy_time), (browser, browser_time)) = rayon::join(
+                || timed(|| index::tantivy_files(&docs, &published_base)),
+                || timed(|| index::browser_files(&docs)),
+            );
+            files.extend(tantivy?);
+            files.extend(browser?);
+            clock.lap("index");
+            clock.laps.push(("  of which tantivy", tantivy_time));
+            clock.laps.push(("  of which pagefind", browser_time));
+        }
         summary.files = paths.len() + files.len();
         manifest = Some(records);
         if let Some(staging) = staging {
