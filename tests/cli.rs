@@ -148,3 +148,30 @@ fn a_revision_that_is_not_a_commit_is_a_warning() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(stderr(&output).contains("content/lab/first/run.yaml:1:11: warning: revision `main` does not look like a git commit"), "{}", stderr(&output));
 }
+
+/// Every fixture site of the project, through `casebook check`: a broken one fails with a
+/// located diagnostic (`file:line:col: error:`), none panics, and no backtrace reaches the
+/// user even when RUST_BACKTRACE is set.
+#[test]
+fn every_fixture_site_ends_in_a_located_diagnostic_never_a_panic() {
+    let sites = repo().join("tests/sites");
+    let mut names: Vec<String> = std::fs::read_dir(&sites).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert!(names.len() >= 5, "{names:?}");
+    let located = regex::Regex::new(r"(?m)^[^\s:]+:\d+:\d+: error: ").unwrap();
+    for name in names {
+        let output = Command::new(env!("CARGO_BIN_EXE_casebook"))
+            .args(["check", "--root", "."])
+            .current_dir(sites.join(&name))
+            .env("RUST_BACKTRACE", "1")
+            .output()
+            .unwrap();
+        let err = stderr(&output);
+        assert!(!err.contains("panicked") && !err.contains("stack backtrace"), "{name}: {err}");
+        match output.status.code() {
+            Some(0) => assert!(!err.contains("error:"), "{name}: {err}"),
+            Some(1) => assert!(located.is_match(&err), "{name}: no file:line:col in\n{err}"),
+            other => panic!("{name}: exit {other:?}\n{err}"),
+        }
+    }
+}

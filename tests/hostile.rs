@@ -108,3 +108,21 @@ fn ids_and_slugs_cannot_leave_the_output() {
     assert!(err.contains("`%2e%2e%2fx` cannot be used as a URL segment"), "{err}");
     assert!(!dir.path().join("out").exists());
 }
+
+#[test]
+fn symbolic_links_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("content/lab/r1");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(dir.path().join("content/lab/system.yaml"), "name: Lab\n").unwrap();
+    std::fs::write(run.join("run.yaml"), "revision: 0123456789abcdef\n").unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", run.join("passwd.md")).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_casebook"))
+        .args(["check", "--root", "."])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(err.contains("content/lab/r1/passwd.md:1:1: error: symbolic links are not read in content/"), "{err}");
+}

@@ -76,18 +76,25 @@ pub struct ParsedRun {
 /// Reads and parses the site. `None` when the site config itself is unusable.
 pub fn parse(tree: &SourceTree) -> (Option<ParsedSite>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
-    let config = match &tree.config {
-        Some(path) => match read_text(path, crate::config::DEFAULT_MAX_FILE_MIB).and_then(|text| parse_yaml::<SiteConfig>(&text, path, 1)) {
-            Ok(config) => config,
+    let (config, config_text) = match &tree.config {
+        Some(path) => match read_text(path, crate::config::DEFAULT_MAX_FILE_MIB)
+            .and_then(|text| parse_yaml::<SiteConfig>(&text, path, 1).map(|config| (config, text)))
+        {
+            Ok(parsed) => parsed,
             Err(d) => return (None, vec![d]),
         },
-        None => SiteConfig::default(),
+        None => (SiteConfig::default(), String::new()),
     };
     let scheme = match IdScheme::new(&config.ids) {
         Ok(scheme) => scheme,
         Err(e) => {
             let file = tree.config.clone().unwrap_or_else(|| "casebook.yaml".into());
-            let d = Diagnostic::error(Location::file(&file), e.to_string())
+            let pattern = match &e {
+                crate::recognise::GrammarError::Invalid { pattern, .. } | crate::recognise::GrammarError::NoKind(pattern) => pattern,
+            };
+            let (line, col, source) = locate(&config_text, pattern);
+            let d = Diagnostic::error(Location::new(Arc::from(file.as_path()), line, col), e.to_string())
+                .with_source(source, pattern.chars().count())
                 .with_help("fix `ids.grammars` in casebook.yaml (see docs/format.md)");
             return (None, vec![d]);
         }
