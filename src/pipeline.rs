@@ -74,8 +74,6 @@ pub struct Outcome {
     pub elapsed: Duration,
     /// True when files were written.
     pub written: bool,
-    /// The record manifest, when the site rendered.
-    pub manifest: Option<crate::manifest::Manifest>,
     /// Wall time per stage, in order (`--timings`).
     pub timings: Vec<(&'static str, Duration)>,
 }
@@ -160,7 +158,7 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
     clock.lap("parse");
     let Some(parsed) = parsed else {
         sort_diagnostics(&mut diagnostics);
-        return Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false, manifest: None, timings: clock.laps });
+        return Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false, timings: clock.laps });
     };
     let previous = match &options.previous_manifest {
         Some(path) => {
@@ -187,7 +185,6 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
     };
     let mut summary = summarise(&site);
     let mut written = false;
-    let mut manifest = None;
     if let (false, Some(theme)) = (diagnostics.iter().any(Diagnostic::is_error), theme) {
         // Pages go to the staging folder as they are rendered: a large site is never held
         // in memory. `check` renders the same pages and drops them.
@@ -204,13 +201,13 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
         clock.lap("render, post-process, write pages");
         summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
         diagnostics.extend(publish::check_anchors(previous.as_ref(), &paths, &redirects.entries, &redirects.file, &redirects.text));
-        let (records, mut files) = publish::publish(&site, &paths, &base_url, &redirects.entries);
+        let (manifest, mut files) = publish::publish(&site, &paths, &base_url, &redirects.entries);
         clock.lap("publish");
         // The search indexes are output only: they can say nothing about the content, so
         // `check` does not spend time on them.
         if write_output {
             let docs = index::documents(&site);
-            let published_base = records.base_url.clone();
+            let published_base = manifest.base_url.clone();
             let ((tantivy, tantivy_time), (browser, browser_time)) = rayon::join(
                 || timed(|| index::tantivy_files(&docs, &published_base)),
                 || timed(|| index::browser_files(&docs)),
@@ -222,7 +219,6 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
             clock.laps.push(("  of which pagefind", browser_time));
         }
         summary.files = paths.len() + files.len();
-        manifest = Some(records);
         if let Some(staging) = staging {
             if !diagnostics.iter().any(Diagnostic::is_error) {
                 files.par_iter().try_for_each(|file| staging.put(file))?;
@@ -233,7 +229,7 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
         }
     }
     sort_diagnostics(&mut diagnostics);
-    Ok(Outcome { diagnostics, summary: Some(summary), elapsed: started.elapsed(), written, manifest, timings: clock.laps })
+    Ok(Outcome { diagnostics, summary: Some(summary), elapsed: started.elapsed(), written, timings: clock.laps })
 }
 
 /// The record manifest of the site at `root`, without rendering: for `casebook diff`

@@ -174,14 +174,6 @@ impl Drop for Staging {
     }
 }
 
-/// Writes `files` (and a copy of `static_dir`, if given) as the new contents of `output`.
-pub fn write_site(output: &Path, files: &[OutputFile], static_dir: Option<&Path>, root: &Path) -> Result<(), WriteError> {
-    use rayon::prelude::*;
-    let staging = Staging::create(output, root)?;
-    files.par_iter().try_for_each(|file| staging.put(file))?;
-    staging.commit(static_dir)
-}
-
 /// Puts `staging` in the place of `output`. On Linux the two trade places in one atomic
 /// step, so a reader (or a build killed at any moment) sees the old tree or the new one,
 /// never none; elsewhere, or on a file system without that, two renames.
@@ -225,6 +217,15 @@ fn absolute(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Writes `files` as the new contents of `output`, as a build does.
+    fn write_site(output: &Path, files: &[OutputFile], static_dir: Option<&Path>, root: &Path) -> Result<(), WriteError> {
+        let staging = Staging::create(output, root)?;
+        for file in files {
+            staging.put(file)?;
+        }
+        staging.commit(static_dir)
+    }
 
     fn file(path: &str, text: &str) -> OutputFile {
         OutputFile { path: path.into(), bytes: text.as_bytes().to_vec() }
