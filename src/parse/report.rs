@@ -393,6 +393,9 @@ impl<'a> Scanner<'a> {
         let section_index = self.parts.sections.len();
         let anchor;
         if let Some(m) = self.scheme.leading_id(&title) {
+            // A record heading nested in another record's body ends that body: bodies
+            // never overlap.
+            self.close_owner(range.start);
             let id = RecordId::new(&title[m.range.clone()]);
             anchor = self.unique_anchor(id.slug());
             let index = self.parts.declarations.len();
@@ -411,6 +414,7 @@ impl<'a> Scanner<'a> {
             self.section = Some(section_index);
             self.scan(&inline, self.owner.map(|(o, _)| o), Some(m.range));
         } else if let Some(target) = recognise::annotation_target(self.scheme, &title) {
+            self.close_owner(range.start);
             let target = RecordId::new(target);
             anchor = self.unique_anchor(format!("on-{}", target.slug()));
             let index = self.parts.annotations.len();
@@ -665,6 +669,15 @@ mod tests {
         assert_eq!(mentions, [("OBJ-02", Some(Owner::Declaration(0))), ("OBJ-03", None)]);
         assert_eq!(report.mentions[0].location.line, 3);
         assert_eq!(report.mentions[0].location.col, 37);
+    }
+
+    #[test]
+    fn a_nested_record_heading_ends_the_outer_body() {
+        let (report, _) = parse("### MEM-OBJ-a\n\nOuter text.\n\n#### MEM-OBJ-b\n\nInner text.\n");
+        let outer = &report.markdown[report.declarations[0].body.clone().unwrap()];
+        let inner = &report.markdown[report.declarations[1].body.clone().unwrap()];
+        assert!(outer.contains("Outer text.") && !outer.contains("Inner"), "{outer}");
+        assert!(inner.contains("Inner text."), "{inner}");
     }
 
     #[test]
