@@ -22,10 +22,16 @@ fn absolute_base(base_url: &str) -> Option<String> {
     (base_url.starts_with("https://") || base_url.starts_with("http://")).then(|| base_url.trim_end_matches('/').to_string())
 }
 
+/// What site paths (`/fractal/…`) are prefixed with in sitemap, feeds and manifest: the
+/// absolute base when there is one, else the base path, without its final `/`.
+fn url_prefix(base_url: &str) -> String {
+    absolute_base(base_url).unwrap_or_else(|| crate::postprocess::base_path(base_url).trim_end_matches('/').to_string())
+}
+
 /// Everything this module adds to the output. `pages` are the rendered files.
 pub fn publish(site: &Site, pages: &[PathBuf], base_url: &str, redirects: &[Redirect]) -> (Manifest, Vec<OutputFile>) {
     let base = crate::postprocess::base_path(base_url);
-    let manifest = manifest(site, &absolute_base(base_url).map(|a| format!("{a}/")).unwrap_or_else(|| base.clone()));
+    let manifest = manifest(site, &format!("{}/", url_prefix(base_url)));
     let mut files = vec![
         OutputFile { path: "records.json".into(), bytes: manifest.to_json().into_bytes() },
         OutputFile { path: "records.jsonl".into(), bytes: manifest.to_json_lines().into_bytes() },
@@ -41,7 +47,7 @@ pub fn publish(site: &Site, pages: &[PathBuf], base_url: &str, redirects: &[Redi
 
 /// `sitemap.xml`: every HTML page but the 404 page, in path order.
 fn sitemap(pages: &[PathBuf], base_url: &str) -> OutputFile {
-    let prefix = absolute_base(base_url).unwrap_or_else(|| crate::postprocess::base_path(base_url).trim_end_matches('/').to_string());
+    let prefix = url_prefix(base_url);
     let mut urls: Vec<String> = pages
         .iter()
         .filter_map(|p| p.to_str())
@@ -76,7 +82,7 @@ fn date_time(date: &str) -> Option<FixedDateTime> {
 /// per system. Entries are dated by their run's `date`; a run without a date has no
 /// entries (a feed needs dates, and casebook never invents one).
 fn feeds(site: &Site, base_url: &str) -> Vec<OutputFile> {
-    let origin = absolute_base(base_url).unwrap_or_else(|| crate::postprocess::base_path(base_url).trim_end_matches('/').to_string());
+    let origin = url_prefix(base_url);
     let absolute = |path: &str| format!("{origin}{path}");
     let mut all: Vec<Entry> = Vec::new();
     let mut files = Vec::new();

@@ -161,10 +161,10 @@ fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef]) -> 
     let mut unknown: HashMap<RecordId, Unknown> = HashMap::new();
     let unpublished_set = |id: &RecordId| matchers.iter().find(|(_, m)| m.is_match(id.as_str())).map(|(i, _)| *i);
 
+    let lookup = Lookup { published: &published, published_families: &published_families, unpublished_set: &unpublished_set, scheme };
     for (r, report) in reports.iter().enumerate() {
         for (a, annotation) in report.annotations.iter().enumerate() {
             let at = At { report: r, index: a };
-            let lookup = Lookup { published: &published, published_families: &published_families, unpublished_set: &unpublished_set, scheme };
             if let Some(record) = target_record(&annotation.target, &mut records, &lookup, &mut unknown, &annotation.location, report) {
                 record.annotations.push(at);
             }
@@ -175,7 +175,6 @@ fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef]) -> 
             if owner_id.as_ref() == Some(&mention.target) {
                 continue;
             }
-            let lookup = Lookup { published: &published, published_families: &published_families, unpublished_set: &unpublished_set, scheme };
             if let Some(record) = target_record(&mention.target, &mut records, &lookup, &mut unknown, &mention.location, report) {
                 record.backlinks.push(at);
             } else {

@@ -114,8 +114,14 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
         Scope::Report(report) => Some(report),
         _ => None,
     };
+    // Record bodies never overlap and come in order, so one binary search finds the body
+    // (if any) holding an offset.
+    let bodies: Vec<&Range<usize>> = report.map(|r| r.declarations.iter().filter_map(|d| d.body.as_ref()).collect()).unwrap_or_default();
     let in_record_body = |offset: usize| match scope {
-        Scope::Report(report) => report.declarations.iter().any(|d| d.body.as_ref().is_some_and(|b| b.contains(&offset))),
+        Scope::Report(_) => {
+            let i = bodies.partition_point(|b| b.start <= offset);
+            i > 0 && bodies[i - 1].contains(&offset)
+        }
         Scope::RecordBody => true,
         Scope::Plain => false,
     };
