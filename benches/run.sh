@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The search benchmark (docs/performance.md): on a generated corpus of N reports, measure
 #  - a full build: wall, CPU, peak memory, and the share of the two search indexers;
-#  - the size of the tantivy index and of the Pagefind bundle;
+#  - the size of the tantivy index and of the browser index;
 #  - `casebook search` latency: warm in one process (p50/p99) and as a whole process;
 #  - the bytes a browser fetches to show the first results of a query.
 # Usage: benches/run.sh [N ...]          (default: 1000)
@@ -25,9 +25,9 @@ for n in "${sizes[@]}"; do
   hyperfine --style basic --warmup 1 --runs 3 --export-json "$work/build-$n.json" \
     "rm -rf $out && $casebook build --quiet --root $corpus/casebook --output $out" | grep -E "Time|Range"
   /usr/bin/time -f "peak RSS %M KiB, %e s wall, %U+%S s CPU" \
-    "$casebook" build --quiet --timings --root "$corpus/casebook" --output "$out" 2>&1 | grep -E "peak|pages|stages|index|tantivy|pagefind|render|parse|write"
+    "$casebook" build --quiet --timings --root "$corpus/casebook" --output "$out" 2>&1 | grep -E "peak|pages|stages|index|tantivy|browser|render|parse|write"
 
-  echo "tantivy index: $(du -sb "$out/search/tantivy" | cut -f1) bytes; pagefind bundle: $(du -sb "$out/pagefind" | cut -f1) bytes in $(find "$out/pagefind" -type f | wc -l) files"
+  echo "tantivy index: $(du -sb "$out/search/tantivy" | cut -f1) bytes; browser index: $(du -sb "$out/search/browser" | cut -f1) bytes in $(find "$out/search/browser" -type f | wc -l) files"
   cargo bench --quiet --bench search_latency -- "$out" 50 2>/dev/null | grep search_latency
   hyperfine --style basic --warmup 3 --runs 30 -N --export-json "$work/search-$n.json" \
     "$casebook search --index $out --limit 10 session summary" | grep -E "Time|Range"

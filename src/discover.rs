@@ -47,7 +47,7 @@ pub struct RunDir {
 }
 
 /// Names a system folder must not take: they are the site's own top-level pages.
-pub const RESERVED_SYSTEM_SLUGS: [&str; 4] = ["assets", "statuses", "search", "pagefind"];
+pub const RESERVED_SYSTEM_SLUGS: [&str; 3] = ["assets", "statuses", "search"];
 /// A report must not be named like the folder holding a run's record pages.
 pub const RESERVED_REPORT_SLUGS: [&str; 1] = ["records"];
 

@@ -213,10 +213,10 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
                 || timed(|| index::browser_files(&docs)),
             );
             files.extend(tantivy?);
-            files.extend(browser?);
+            files.extend(browser);
             clock.lap("index");
             clock.laps.push(("  of which tantivy", tantivy_time));
-            clock.laps.push(("  of which pagefind", browser_time));
+            clock.laps.push(("  of which browser", browser_time));
         }
         summary.files = paths.len() + files.len();
         if let Some(staging) = staging {

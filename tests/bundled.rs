@@ -213,8 +213,8 @@ fn a_sub_path_base_url_keeps_every_internal_link_inside_the_site() {
                 let path = value.split('#').next().unwrap();
                 let inside = path.strip_prefix("/preview/pr-12/").unwrap_or_else(|| panic!("{}: {value} ignores the base path", file.display()));
                 let target = out.join(inside);
-                // A page folder has its index.html; the search bundle folder its pagefind.js.
-                let index = if attr.starts_with("data-bundle") { "pagefind.js" } else { "index.html" };
+                // A page folder has its index.html; the browser search index folder its meta.json.
+                let index = if attr.starts_with("data-bundle") { "meta.json" } else { "index.html" };
                 let target = if path.ends_with('/') { target.join(index) } else { target };
                 assert!(target.is_file(), "{}: {value} does not resolve", file.display());
                 checked += 1;

@@ -21,36 +21,21 @@ fn top(query: &str, n: usize) -> Vec<String> {
 }
 
 /// Queries a reader of the seeds would type, and the record (or section) that must be
-/// among the first three results.
-const RELEVANCE: [(&str, &str); 20] = [
-    ("20 turns", "OBJ-04"),
-    ("files_modified", "OBJ-09"),
-    ("render_session_summary", "OBJ-02"),
-    ("schema_version mismatch", "OBJ-13"),
-    ("AGENTS.md truncation notice", "OBJ-11"),
-    ("SQLite FTS5", "MEM-CMP-memoire"),
-    ("thesaurus.json", "MEM-OBJ-thesaurus"),
-    ("at most four normalized single words", "MEM-OBJ-keywords"),
-    ("aretes.json", "MEM-OBJ-graphe"),
-    ("registre.integre.jsonl", "MEM-OBJ-registre"),
-    ("hot sandbox residual state", "NEW-2"),
-    ("session listing navigation route", "NEW-3"),
-    ("context_tokens", "OBJ-06"),
-    ("shipped skill texts", "OBJ-12"),
-    ("pre-turn context estimate", "OBJ-17"),
-    ("summary blockquote INDEX.md", "MEM-OBJ-summary"),
-    ("telemetry recall query JSONL", "MEM-OBJ-journals"),
-    ("Page.sections", "MEM-OBJ-page-facts"),
-    ("changed_files model-produced", "OBJ-08"),
-    ("Write agency", "2.1 Write agency"),
-];
+/// among the first three results; the browser test reads the same file.
+fn relevance() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(common::repo().join("tests/relevance.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let queries = json["queries"].as_array().unwrap();
+    assert!(queries.len() >= 15, "at least 15 relevance queries");
+    queries.iter().map(|q| (q["query"].as_str().unwrap().to_string(), q["expected"].as_str().unwrap().to_string())).collect()
+}
 
 #[test]
 fn each_query_finds_its_record_in_the_top_three() {
     let mut misses = Vec::new();
-    for (query, expected) in RELEVANCE {
-        let found = top(query, 3);
-        if !found.iter().any(|f| f == expected) {
+    for (query, expected) in relevance() {
+        let found = top(&query, 3);
+        if !found.iter().any(|f| *f == expected) {
             misses.push(format!("`{query}` → {found:?}, expected {expected}"));
         }
     }

@@ -83,6 +83,28 @@ test("a facet narrows the results", async () => {
   await page.close();
 });
 
+test("each relevance query finds its record in the top three", async () => {
+  // The same queries as `casebook search` (tests/search.rs), against the browser index.
+  const { queries } = JSON.parse(readFileSync(new URL("../../tests/relevance.json", import.meta.url), "utf8"));
+  const misses = [];
+  const page = await watchedPage(context, problems);
+  for (const { query, expected } of queries) {
+    await page.goto(`${server.url}${BASE}search/?q=${encodeURIComponent(query)}`);
+    await page.waitForSelector("#search[data-ready]");
+    const top = (await titles(page)).slice(0, 3);
+    const found = top.some((t) => t === expected || t.startsWith(`${expected} — `) || t.endsWith(`§ ${expected}`));
+    if (!found) misses.push(`${query} → ${JSON.stringify(top)}, expected ${expected}`);
+  }
+  assert.deepEqual(misses, []);
+  await page.close();
+});
+
+test("an exact ID ranks its record first", async () => {
+  const page = await openSearch("MEM-OBJ-raw");
+  assert.ok((await titles(page))[0].startsWith("MEM-OBJ-raw — "), (await titles(page)).join("\n"));
+  await page.close();
+});
+
 test("a record result leads to the record's page under the base URL", async () => {
   const page = await openSearch("MEM-OBJ-raw");
   const link = page.locator("#search-results a.result-link", { hasText: "MEM-OBJ-raw — Raw conversation batches" });

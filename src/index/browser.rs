@@ -1,0 +1,398 @@
+//! The static search index of the search page (`search/browser/`), read by
+//! `themes/default/assets/search.js` from any static host, with no server and no
+//! WebAssembly.
+//!
+//! Why not Pagefind: fed one document per record and per section (48,000 on a site of
+//! 1,000 reports), its library API took 25 s and 3.6 GB, growing with the square of the
+//! document count. This index is built in one pass over the documents, in time and
+//! memory linear in their text, and a query fetches only what it shows.
+//!
+//! Files (the format is `casebook.browser-search/1`, described in `docs/search.md`):
+//!
+//! - `meta.json`: the document count, the first term of each term chunk, and the facet
+//!   totals shown before any query;
+//! - `t/N.txt`: term chunks, terms in byte order, one line each: the term, a tab, and its
+//!   postings (a letter `A`–`Z` for the document's score level, then the distance from
+//!   the previous document's number in base 36);
+//! - `d/N.json`: documents in groups of [`DOCS_PER_CHUNK`]: URL, title, where it is, and
+//!   the start of its text for snippets;
+//! - `facets.json`: each document's system, kind and statuses, run-length encoded in
+//!   document order, for counts within results and for filtering.
+//!
+//! Tokenising is shared with the browser and must stay identical to `search.js`: words are
+//! runs of letters and digits, lower-cased; compounds are runs of letters, digits and
+//! `_ . / -` that hold a joiner, without joiners at either end (`files_modified`,
+//! `session.py`, `MEM-OBJ-raw`); a few English function words are left out.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::{DocType, SearchDoc};
+use crate::render::OutputFile;
+
+/// Where the browser index lives in the output.
+pub const BROWSER_DIR: &str = "search/browser";
+/// The format name in `meta.json`; `search.js` refuses any other.
+const FORMAT: &str = "casebook.browser-search/1";
+/// Documents per `d/N.json`: ten results fetch at most ten small files.
+const DOCS_PER_CHUNK: usize = 8;
+/// A term chunk is closed once it holds this many bytes (a term with longer postings
+/// has a chunk to itself).
+const TERM_CHUNK_BYTES: usize = 24 * 1024;
+/// Characters of a document's text kept for snippets.
+const SNIPPET_SOURCE_CHARS: usize = 1000;
+/// Longer words and compounds are not indexed (hashes, base64, minified code).
+const MAX_TERM_BYTES: usize = 64;
+/// Words too common to be worth a posting; `search.js` drops them from queries too.
+const STOP_WORDS: [&str; 27] = [
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "its", "of", "on",
+    "or", "that", "the", "this", "to", "was", "were", "will", "with",
+];
+
+/// Builds the browser index of `docs` (reports are left out: their sections stand for
+/// them). URLs are root-relative; the search page adds the base path.
+pub fn browser_files(docs: &[SearchDoc]) -> Vec<OutputFile> {
+    let docs: Vec<&SearchDoc> = docs.iter().filter(|d| d.doc_type != DocType::Report).collect();
+    let counted: Vec<DocTerms> = docs.par_iter().map(|d| count_terms(d)).collect();
+    let average_len = (counted.iter().map(|c| c.body_words as f64).sum::<f64>() / counted.len().max(1) as f64).max(1.0);
+
+    // Postings in document order, because documents are visited in order.
+    let mut postings: HashMap<&str, Vec<(u32, u8)>> = HashMap::new();
+    for (number, counts) in counted.iter().enumerate() {
+        let number = u32::try_from(number).expect("fewer than 4 billion documents");
+        for (term, occurrences) in &counts.terms {
+            postings.entry(term.as_str()).or_default().push((number, occurrences.level(counts.body_words, average_len)));
+        }
+    }
+    let mut terms: Vec<(&str, Vec<(u32, u8)>)> = postings.into_iter().collect();
+    terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
+
+    let mut files = Vec::new();
+    let mut chunk_starts = Vec::new();
+    let mut chunk = String::new();
+    for (term, list) in &terms {
+        if chunk.is_empty() {
+            chunk_starts.push(term.to_string());
+        }
+        chunk.push_str(term);
+        chunk.push('\t');
+        encode_postings(list, &mut chunk);
+        chunk.push('\n');
+        if chunk.len() >= TERM_CHUNK_BYTES {
+            files.push(file(format!("t/{}.txt", chunk_starts.len() - 1), std::mem::take(&mut chunk).into_bytes()));
+        }
+    }
+    if !chunk.is_empty() {
+        files.push(file(format!("t/{}.txt", chunk_starts.len() - 1), chunk.into_bytes()));
+    }
+
+    files.extend(docs.chunks(DOCS_PER_CHUNK).enumerate().map(|(i, group)| {
+        let shown: Vec<ShownDoc<'_>> = group.iter().map(|d| ShownDoc::of(d)).collect();
+        file(format!("d/{i}.json"), serde_json::to_vec(&shown).expect("documents serialise"))
+    }));
+
+    let facets = Facets::of(&docs);
+    let meta = Meta {
+        format: FORMAT,
+        documents: docs.len(),
+        docs_per_chunk: DOCS_PER_CHUNK,
+        term_chunks: chunk_starts,
+        stop_words: &STOP_WORDS,
+        totals: facets.totals(),
+    };
+    files.push(file("meta.json".to_string(), serde_json::to_vec(&meta).expect("meta serialises")));
+    files.push(file("facets.json".to_string(), serde_json::to_vec(&facets).expect("facets serialise")));
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files
+}
+
+fn file(name: String, bytes: Vec<u8>) -> OutputFile {
+    OutputFile { path: PathBuf::from(BROWSER_DIR).join(name), bytes }
+}
+
+/// Where a term occurs in one document.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Occurrences {
+    /// Times in the text.
+    body: u32,
+    /// The whole record ID.
+    id: bool,
+    /// A word of the record ID.
+    id_part: bool,
+    /// In the title (record ID and label, or report and heading).
+    title: bool,
+    /// In a quoted or cited path.
+    path: bool,
+}
+
+impl Occurrences {
+    /// The document's score for the term, as a level from 1 to 26: BM25's term-frequency
+    /// part for the text (k1 = 1.2, b = 0.75), plus a bonus per field, so that a whole ID
+    /// outranks any text that mentions it, and a title word most text.
+    fn level(self, body_words: u32, average_len: f64) -> u8 {
+        let tf = f64::from(self.body);
+        let norm = 1.2 * (0.25 + 0.75 * f64::from(body_words) / average_len);
+        let mut score = if tf > 0.0 { tf * 2.2 / (tf + norm) } else { 0.0 };
+        score += 4.0 * f64::from(u8::from(self.id));
+        score += f64::from(u8::from(self.id_part));
+        score += 1.5 * f64::from(u8::from(self.title));
+        score += f64::from(u8::from(self.path));
+        1 + (score * 2.5).round().min(25.0) as u8
+    }
+}
+
+struct DocTerms {
+    terms: Vec<(String, Occurrences)>,
+    body_words: u32,
+}
+
+fn count_terms(d: &SearchDoc) -> DocTerms {
+    let mut terms: HashMap<String, Occurrences> = HashMap::new();
+    let mut body_words = 0;
+    for_each_term(&d.body, |term, _| {
+        terms.entry(term).or_default().body += 1;
+        body_words += 1;
+    });
+    for_each_term(&d.title, |term, _| terms.entry(term).or_default().title = true);
+    for path in &d.paths {
+        for_each_term(path, |term, _| terms.entry(term).or_default().path = true);
+    }
+    if let Some(id) = &d.id {
+        let whole = id.to_lowercase();
+        for_each_term(id, |term, _| {
+            let is_whole = term == whole;
+            let entry = terms.entry(term).or_default();
+            if is_whole {
+                entry.id = true;
+            } else {
+                entry.id_part = true;
+            }
+        });
+    }
+    let mut terms: Vec<(String, Occurrences)> = terms.into_iter().collect();
+    terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    DocTerms { terms, body_words }
+}
+
+fn is_joiner(c: char) -> bool {
+    matches!(c, '_' | '.' | '/' | '-')
+}
+
+/// Calls `f` with every indexed term of `text`, lower-cased, and whether it is a compound.
+fn for_each_term(text: &str, mut f: impl FnMut(String, bool)) {
+    let mut rest = text;
+    while let Some(start) = rest.find(char::is_alphanumeric) {
+        let run = &rest[start..];
+        let len = run.find(|c: char| !(c.is_alphanumeric() || is_joiner(c))).unwrap_or(run.len());
+        let compound = run[..len].trim_end_matches(is_joiner);
+        if compound.contains(is_joiner) && compound.len() <= MAX_TERM_BYTES {
+            let lower = compound.to_lowercase();
+            // Its tails too, so that `aretes.json` finds `graphe/aretes.json`; its heads
+            // are found by prefix.
+            for (at, _) in lower.match_indices(is_joiner) {
+                let tail = lower[at + 1..].trim_start_matches(is_joiner);
+                if tail.contains(is_joiner) {
+                    f(tail.to_string(), true);
+                }
+            }
+            f(lower, true);
+        }
+        for word in compound.split(is_joiner).filter(|w| !w.is_empty() && w.len() <= MAX_TERM_BYTES) {
+            let word = word.to_lowercase();
+            if !STOP_WORDS.contains(&word.as_str()) {
+                f(word, false);
+            }
+        }
+        rest = &run[len.max(1)..];
+        // `len.max(1)` can land inside a multi-byte joiner-less character only when
+        // `len` is 0, which `find(char::is_alphanumeric)` rules out.
+    }
+}
+
+/// `A`–`Z` for the level, then the gap from the previous document in base 36.
+fn encode_postings(list: &[(u32, u8)], out: &mut String) {
+    let mut previous = 0;
+    for &(doc, level) in list {
+        out.push(char::from(b'A' + (level - 1)));
+        push_base36(doc - previous, out);
+        previous = doc;
+    }
+}
+
+fn push_base36(mut n: u32, out: &mut String) {
+    let mut digits = [0u8; 7];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b"0123456789abcdefghijklmnopqrstuvwxyz"[(n % 36) as usize];
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[i..]).expect("ASCII"));
+}
+
+#[derive(Serialize)]
+struct Meta<'a> {
+    format: &'static str,
+    documents: usize,
+    docs_per_chunk: usize,
+    term_chunks: Vec<String>,
+    stop_words: &'a [&'a str],
+    totals: BTreeMap<&'static str, BTreeMap<String, usize>>,
+}
+
+/// What a result shows: `[url, title, where, text]`.
+#[derive(Serialize)]
+struct ShownDoc<'a>(&'a str, &'a str, String, String);
+
+impl<'a> ShownDoc<'a> {
+    fn of(d: &'a SearchDoc) -> Self {
+        let place = [d.system.1.as_str(), d.run.as_str(), d.doc_type.as_str()].join(" · ");
+        let mut text = String::with_capacity(SNIPPET_SOURCE_CHARS + 8);
+        for word in d.body.split_whitespace() {
+            if text.len() + word.len() > SNIPPET_SOURCE_CHARS {
+                break;
+            }
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(word);
+        }
+        ShownDoc(&d.path, &d.title, place, text)
+    }
+}
+
+/// Each document's facet values by number, run-length encoded as `[value, count, …]` in
+/// document order (`-1`: none). Statuses are sets, numbered in `status_sets`.
+#[derive(Serialize)]
+struct Facets {
+    values: BTreeMap<&'static str, Vec<String>>,
+    system: Vec<i64>,
+    kind: Vec<i64>,
+    status: Vec<i64>,
+    status_sets: Vec<Vec<usize>>,
+    #[serde(skip)]
+    counts: BTreeMap<&'static str, Vec<usize>>,
+}
+
+impl Facets {
+    fn of(docs: &[&SearchDoc]) -> Self {
+        let sorted = |values: &mut dyn Iterator<Item = String>| -> Vec<String> {
+            let mut all: Vec<String> = values.collect();
+            all.sort();
+            all.dedup();
+            all
+        };
+        let systems = sorted(&mut docs.iter().map(|d| d.system.1.clone()));
+        let kinds = sorted(&mut docs.iter().filter_map(|d| d.kind.clone()));
+        let statuses = sorted(&mut docs.iter().flat_map(|d| d.statuses.iter().cloned()));
+        let position = |values: &[String], value: &str| values.binary_search_by(|v| v.as_str().cmp(value)).expect("collected above");
+
+        let mut counts: BTreeMap<&'static str, Vec<usize>> = BTreeMap::from([
+            ("system", vec![0; systems.len()]),
+            ("kind", vec![0; kinds.len()]),
+            ("status", vec![0; statuses.len()]),
+        ]);
+        let mut status_sets: Vec<Vec<usize>> = vec![Vec::new()];
+        let (mut system, mut kind, mut status) = (Vec::new(), Vec::new(), Vec::new());
+        for d in docs {
+            let s = position(&systems, &d.system.1);
+            counts.get_mut("system").expect("present")[s] += 1;
+            push_run(&mut system, s as i64);
+            let k = d.kind.as_deref().map(|k| position(&kinds, k));
+            if let Some(k) = k {
+                counts.get_mut("kind").expect("present")[k] += 1;
+            }
+            push_run(&mut kind, k.map_or(-1, |k| k as i64));
+            let set: Vec<usize> = d.statuses.iter().map(|v| position(&statuses, v)).collect();
+            for &v in &set {
+                counts.get_mut("status").expect("present")[v] += 1;
+            }
+            let set_number = match status_sets.iter().position(|s| *s == set) {
+                Some(n) => n,
+                None => {
+                    status_sets.push(set);
+                    status_sets.len() - 1
+                }
+            };
+            push_run(&mut status, set_number as i64);
+        }
+        let values = BTreeMap::from([("system", systems), ("kind", kinds), ("status", statuses)]);
+        Facets { values, system, kind, status, status_sets, counts }
+    }
+
+    fn totals(&self) -> BTreeMap<&'static str, BTreeMap<String, usize>> {
+        self.values
+            .iter()
+            .map(|(facet, values)| (*facet, values.iter().cloned().zip(self.counts[facet].iter().copied()).collect()))
+            .collect()
+    }
+}
+
+fn push_run(runs: &mut Vec<i64>, value: i64) {
+    match runs.len() {
+        n if n >= 2 && runs[n - 2] == value => runs[n - 1] += 1,
+        _ => runs.extend([value, 1]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(text: &str) -> Vec<(String, bool)> {
+        let mut out = Vec::new();
+        for_each_term(text, |t, compound| out.push((t, compound)));
+        out
+    }
+
+    #[test]
+    fn words_and_compounds() {
+        let found = terms("See MEM-OBJ-raw in session.py, the files_modified field. Ünïcode x/");
+        let compounds: Vec<&str> = found.iter().filter(|t| t.1).map(|t| t.0.as_str()).collect();
+        let words: Vec<&str> = found.iter().filter(|t| !t.1).map(|t| t.0.as_str()).collect();
+        assert_eq!(compounds, ["obj-raw", "mem-obj-raw", "session.py", "files_modified"]);
+        assert_eq!(words, ["see", "mem", "obj", "raw", "session", "py", "files", "modified", "field", "ünïcode", "x"]);
+    }
+
+    #[test]
+    fn a_path_is_found_by_its_tails() {
+        let compounds: Vec<String> = terms("plugin/exia_seed/rappel.py").into_iter().filter(|t| t.1).map(|t| t.0).collect();
+        assert_eq!(compounds, ["exia_seed/rappel.py", "seed/rappel.py", "rappel.py", "plugin/exia_seed/rappel.py"]);
+    }
+
+    #[test]
+    fn long_terms_are_skipped() {
+        let long = "a".repeat(MAX_TERM_BYTES + 1);
+        assert_eq!(terms(&format!("{long} ok")), [("ok".to_string(), false)]);
+    }
+
+    #[test]
+    fn postings_are_levels_and_gaps() {
+        let mut out = String::new();
+        encode_postings(&[(0, 1), (5, 26), (41, 3)], &mut out);
+        assert_eq!(out, "A0Z5C10");
+    }
+
+    #[test]
+    fn a_whole_id_outranks_text() {
+        let id = Occurrences { id: true, ..Occurrences::default() };
+        let text = Occurrences { body: 12, title: true, ..Occurrences::default() };
+        assert!(id.level(100, 100.0) > text.level(100, 100.0));
+        assert!(text.level(100, 100.0) > Occurrences { body: 1, ..Occurrences::default() }.level(100, 100.0));
+    }
+
+    #[test]
+    fn facet_runs() {
+        let mut runs = Vec::new();
+        for v in [0, 0, 0, 1, -1, -1, 0] {
+            push_run(&mut runs, v);
+        }
+        assert_eq!(runs, [0, 3, 1, 1, -1, 2, 0, 1]);
+    }
+}

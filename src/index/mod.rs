@@ -1,0 +1,290 @@
+//! Index: the search indexes every build writes, made from the resolved model (never by
+//! re-reading HTML). One document per published record, per report section and per
+//! report, in two forms:
+//!
+//! - a tantivy index in `search/tantivy/` for `casebook search` (offline, any downloaded
+//!   copy of the site) and the dev server ([`tantivy_index`]);
+//! - a static index in `search/browser/` for the search page ([`browser`]): term
+//!   chunks, document chunks and facet data as plain files, so a first query fetches a
+//!   small part of it from any static host.
+//!
+//! Both are written the same way on every build: the same content gives the same bytes.
+
+mod browser;
+mod tantivy_index;
+
+use std::ops::Range;
+
+use pulldown_cmark::{Event, Tag, TagEnd};
+
+use crate::model::{DeclarationForm, Publication, Record, Report, Run, Site, System};
+use crate::parse::markdown_options;
+use crate::urls;
+
+pub use browser::{browser_files, BROWSER_DIR};
+pub use tantivy_index::{tantivy_files, Fields, TANTIVY_DIR};
+
+/// A failure of an indexer (never of the content).
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// tantivy failed.
+    #[error("building the search index failed: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    /// A temporary file failed.
+    #[error("building the search index failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The kind of a search document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocType {
+    /// A published record.
+    Record,
+    /// A section of a report (a heading and its text up to the next heading).
+    Section,
+    /// A whole report.
+    Report,
+}
+
+impl DocType {
+    /// The name used in the index, in queries (`type:record`) and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DocType::Record => "record",
+            DocType::Section => "section",
+            DocType::Report => "report",
+        }
+    }
+}
+
+/// One searchable document, as both indexers see it.
+#[derive(Debug, Clone)]
+pub struct SearchDoc {
+    /// Record, section or report.
+    pub doc_type: DocType,
+    /// System slug and name.
+    pub system: (String, String),
+    /// Run slug.
+    pub run: String,
+    /// The run's revision.
+    pub revision: String,
+    /// The report's slug and type.
+    pub report: Option<(String, Option<String>)>,
+    /// Record ID, kind and family (records).
+    pub id: Option<String>,
+    /// Kind code (records).
+    pub kind: Option<String>,
+    /// Family code (records).
+    pub family: Option<String>,
+    /// Statuses (records).
+    pub statuses: Vec<String>,
+    /// Record label, or section heading.
+    pub label: Option<String>,
+    /// A title to show.
+    pub title: String,
+    /// Plain text.
+    pub body: String,
+    /// Quoted and cited paths.
+    pub paths: Vec<String>,
+    /// Root-relative URL of the page (with the anchor for sections).
+    pub path: String,
+}
+
+/// Every search document of the site, in site order.
+pub fn documents(site: &Site) -> Vec<SearchDoc> {
+    let mut docs = Vec::new();
+    for system in &site.systems {
+        for run in &system.runs {
+            for report in &run.reports {
+                docs.extend(report_documents(system, run, report));
+            }
+            for record in run.records.values().filter(|r| r.publication == Publication::Published) {
+                docs.push(record_document(system, run, record));
+            }
+        }
+    }
+    docs
+}
+
+fn base(system: &System, run: &Run, doc_type: DocType, title: String, path: String) -> SearchDoc {
+    SearchDoc {
+        doc_type,
+        system: (system.slug.clone(), system.name.clone()),
+        run: run.slug.clone(),
+        revision: run.revision.clone(),
+        report: None,
+        id: None,
+        kind: None,
+        family: None,
+        statuses: Vec::new(),
+        label: None,
+        title,
+        body: String::new(),
+        paths: Vec::new(),
+        path,
+    }
+}
+
+/// The report as one document, and one document per section.
+fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDoc> {
+    let url = urls::report(&system.slug, &run.slug, &report.slug);
+    let sections = section_texts(&report.markdown);
+    let report_ref = Some((report.slug.clone(), report.report_type.clone()));
+    let paths_in = |range: Option<&Range<usize>>| -> Vec<String> {
+        let mut paths: Vec<String> = report
+            .quotes
+            .iter()
+            .map(|q| (q.location.line, q.path.clone()))
+            .chain(report.citations.iter().filter_map(|c| c.path.clone().map(|p| (c.location.line, p))))
+            .filter(|(line, _)| range.is_none_or(|r| {
+                let line = line.saturating_sub(report.body_line) as usize;
+                r.contains(&line)
+            }))
+            .map(|(_, p)| p)
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    };
+    let mut whole = base(system, run, DocType::Report, report.title.clone(), url.clone());
+    whole.report = report_ref.clone();
+    // The report's own document holds its opening text and its headings; the text of
+    // each section is in the section's document (indexing it twice would double the
+    // index for no better answer).
+    let mut body: Vec<&str> = sections.iter().filter(|s| s.heading.is_none()).map(|s| s.text.as_str()).collect();
+    body.extend(report.sections.iter().map(|s| s.title.as_str()));
+    whole.body = body.join("\n");
+    whole.paths = paths_in(None);
+    let mut docs = vec![whole];
+    // A record's own heading is searchable as the record; a section of it would be a twin.
+    let record_headings: std::collections::HashSet<&str> = report
+        .declarations
+        .iter()
+        .filter(|d| matches!(d.form, DeclarationForm::Heading { .. }))
+        .map(|d| d.anchor.as_str())
+        .collect();
+    for section in sections.iter().filter(|s| s.heading.is_some()) {
+        let heading = section.heading.expect("filtered");
+        let Some(s) = report.sections.get(heading) else { continue };
+        if record_headings.contains(s.anchor.as_str()) {
+            continue;
+        }
+        let mut doc = base(system, run, DocType::Section, format!("{} § {}", report.title, s.title), format!("{url}#{}", s.anchor));
+        doc.report = report_ref.clone();
+        doc.label = Some(s.title.clone());
+        doc.body = section.text.clone();
+        doc.paths = paths_in(Some(&section.lines));
+        docs.push(doc);
+    }
+    docs
+}
+
+/// One published record: its label, fields, body and annotations as text.
+fn record_document(system: &System, run: &Run, record: &Record) -> SearchDoc {
+    let title = match &record.label {
+        Some(label) => format!("{} — {label}", record.id),
+        None => record.id.to_string(),
+    };
+    let mut doc = base(system, run, DocType::Record, title, urls::record(&system.slug, &run.slug, &record.id));
+    doc.id = Some(record.id.to_string());
+    doc.kind = Some(record.kind.clone());
+    doc.family = record.family.clone();
+    doc.label = record.label.clone();
+    let mut statuses: Vec<String> = record.statuses.iter().map(|s| s.value.clone()).collect();
+    statuses.sort();
+    statuses.dedup();
+    doc.statuses = statuses;
+    let mut body = String::new();
+    if !record.parts.is_empty() {
+        body.push_str(&format!("Parts: {}\n", record.parts.join("; ")));
+    }
+    for at in &record.declarations {
+        let report = &run.reports[at.report];
+        if doc.report.is_none() {
+            doc.report = Some((report.slug.clone(), report.report_type.clone()));
+        }
+        let d = &report.declarations[at.index];
+        match (&d.form, &d.body) {
+            (DeclarationForm::Heading { .. }, Some(range)) => body.push_str(&plain_text(&report.markdown[range.clone()])),
+            _ => {
+                if let Some(label) = &d.label {
+                    body.push_str(label);
+                    body.push('\n');
+                }
+                for field in &d.fields {
+                    body.push_str(&format!("{}: {}\n", field.name, plain_text(&field.value).trim()));
+                }
+            }
+        }
+        body.push('\n');
+    }
+    for at in &record.annotations {
+        let report = &run.reports[at.report];
+        body.push_str(&plain_text(&report.markdown[report.annotations[at.index].body.clone()]));
+        body.push('\n');
+    }
+    doc.body = body;
+    let mut paths: Vec<String> = record
+        .quotes
+        .iter()
+        .map(|at| run.reports[at.report].quotes[at.index].path.clone())
+        .chain(record.citations.iter().filter_map(|at| run.reports[at.report].citations[at.index].path.clone()))
+        .collect();
+    paths.sort();
+    paths.dedup();
+    doc.paths = paths;
+    doc
+}
+
+struct SectionText {
+    /// Index into `Report::sections`; `None` for text before the first heading.
+    heading: Option<usize>,
+    text: String,
+    /// Body line range (0-based) the section covers.
+    lines: Range<usize>,
+}
+
+/// The text of each section of a report, split at every heading.
+fn section_texts(markdown: &str) -> Vec<SectionText> {
+    let line_of = |offset: usize| markdown[..offset].matches('\n').count();
+    let mut sections = vec![SectionText { heading: None, text: String::new(), lines: 0..0 }];
+    let mut headings = 0;
+    for (event, range) in pulldown_cmark::Parser::new_ext(markdown, markdown_options()).into_offset_iter() {
+        if let Event::Start(Tag::Heading { .. }) = event {
+            let line = line_of(range.start);
+            if let Some(last) = sections.last_mut() {
+                last.lines.end = line;
+            }
+            sections.push(SectionText { heading: Some(headings), text: String::new(), lines: line..line });
+            headings += 1;
+        }
+        push_text(&mut sections.last_mut().expect("never empty").text, &event);
+    }
+    let total = markdown.lines().count() + 1;
+    if let Some(last) = sections.last_mut() {
+        last.lines.end = total;
+    }
+    sections
+}
+
+fn push_text(out: &mut String, event: &Event<'_>) {
+    match event {
+        Event::Text(t) | Event::Code(t) => out.push_str(t),
+        Event::SoftBreak | Event::HardBreak => out.push(' '),
+        Event::End(TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::Item | TagEnd::TableRow | TagEnd::TableHead | TagEnd::CodeBlock) => {
+            out.push('\n')
+        }
+        Event::End(TagEnd::TableCell) => out.push_str(" | "),
+        _ => {}
+    }
+}
+
+/// Markdown to plain text.
+pub fn plain_text(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    for event in pulldown_cmark::Parser::new_ext(markdown, markdown_options()) {
+        push_text(&mut out, &event);
+    }
+    out
+}
+

@@ -1,0 +1,331 @@
+//! The tantivy index of `casebook search` and the dev server.
+//!
+//! The writer runs on one thread and the segment files are renamed after a hash of
+//! their content, so the same documents give the same bytes on every build.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED, STRING};
+use tantivy::tokenizer::{LowerCaser, RawTokenizer, RemoveLongFilter, TextAnalyzer, Token, TokenStream, Tokenizer};
+use tantivy::{doc, Index, TantivyDocument};
+
+use super::{IndexError, SearchDoc};
+use crate::render::OutputFile;
+
+/// Where the tantivy index lives in the output.
+pub const TANTIVY_DIR: &str = "search/tantivy";
+
+/// The tantivy schema and its fields. `casebook search` opens the index with the same.
+#[derive(Debug, Clone)]
+pub struct Fields {
+    /// The schema.
+    pub schema: Schema,
+    /// `record`, `section` or `report`.
+    pub doc_type: Field,
+    /// System slug (lower-cased, whole).
+    pub system: Field,
+    /// System name (stored).
+    pub system_name: Field,
+    /// Run slug.
+    pub run: Field,
+    /// Revision (stored).
+    pub revision: Field,
+    /// Report slug.
+    pub report: Field,
+    /// Report type.
+    pub report_type: Field,
+    /// Record ID, whole.
+    pub id: Field,
+    /// Record ID, by its parts.
+    pub id_parts: Field,
+    /// Kind code.
+    pub kind: Field,
+    /// Family code.
+    pub family: Field,
+    /// Statuses.
+    pub status: Field,
+    /// Label or heading.
+    pub label: Field,
+    /// Title to show (stored, searchable).
+    pub title: Field,
+    /// Plain text, English, stemmed.
+    pub body: Field,
+    /// Plain text, words as written (not stemmed): an exact form outranks a variant.
+    pub exact: Field,
+    /// Plain text as identifiers and paths, whole.
+    pub ident: Field,
+    /// Quoted and cited paths.
+    pub path: Field,
+    /// Root-relative URL (stored).
+    pub url: Field,
+}
+
+/// Lower-cased whole values (IDs, kinds, statuses, slugs).
+const KEYWORD: &str = "casebook_keyword";
+/// Compound identifiers and paths, whole (`render_session_summary`, `plugin/exia_seed/rappel.py`).
+const IDENT: &str = "casebook_ident";
+
+impl Fields {
+    /// The schema every casebook index has.
+    pub fn new() -> Self {
+        let mut b = Schema::builder();
+        let text = |tokenizer: &str, stored: bool| {
+            let options = TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(IndexRecordOption::WithFreqsAndPositions),
+            );
+            if stored {
+                options.set_stored()
+            } else {
+                options
+            }
+        };
+        let doc_type = b.add_text_field("type", STRING | STORED);
+        let system = b.add_text_field("system", text(KEYWORD, true));
+        let system_name = b.add_text_field("system_name", STORED);
+        let run = b.add_text_field("run", text(KEYWORD, true));
+        let revision = b.add_text_field("revision", STORED);
+        let report = b.add_text_field("report", text(KEYWORD, true));
+        let report_type = b.add_text_field("report_type", text(KEYWORD, true));
+        let id = b.add_text_field("id", text(KEYWORD, true));
+        let id_parts = b.add_text_field("id_parts", text("default", false));
+        let kind = b.add_text_field("kind", text(KEYWORD, true));
+        let family = b.add_text_field("family", text(KEYWORD, true));
+        let status = b.add_text_field("status", text(KEYWORD, true));
+        let label = b.add_text_field("label", text("en_stem", true));
+        let title = b.add_text_field("title", text("en_stem", true));
+        let body = b.add_text_field("body", text("en_stem", true));
+        let exact = b.add_text_field("exact", text("default", false));
+        let ident = b.add_text_field("ident", text(IDENT, false));
+        let path = b.add_text_field("path", text(IDENT, true));
+        let url = b.add_text_field("url", STORED);
+        Fields {
+            schema: b.build(),
+            doc_type,
+            system,
+            system_name,
+            run,
+            revision,
+            report,
+            report_type,
+            id,
+            id_parts,
+            kind,
+            family,
+            status,
+            label,
+            title,
+            body,
+            exact,
+            ident,
+            path,
+            url,
+        }
+    }
+
+    /// Registers casebook's tokenizers on an index (needed to write and to query).
+    pub fn register_tokenizers(index: &Index) {
+        let manager = index.tokenizers();
+        manager.register(KEYWORD, TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).build());
+        manager.register(IDENT, TextAnalyzer::builder(CompoundTokenizer::default()).filter(RemoveLongFilter::limit(100)).filter(LowerCaser).build());
+    }
+}
+
+impl Default for Fields {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Emits only compound words: runs of letters and digits joined by `_ . / -`
+/// (`files_modified`, `session.py`, `plugin/exia_seed/rappel.py`, `MEM-OBJ-raw`), without
+/// separators at either end. Plain words are in `body` already. (A hand-written scan:
+/// a Unicode regex here spent most of its time building DFA states.)
+#[derive(Clone, Default)]
+struct CompoundTokenizer {
+    token: Token,
+}
+
+struct CompoundTokenStream<'a> {
+    text: &'a str,
+    at: usize,
+    token: &'a mut Token,
+}
+
+impl Tokenizer for CompoundTokenizer {
+    type TokenStream<'a> = CompoundTokenStream<'a>;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> CompoundTokenStream<'a> {
+        self.token.reset();
+        CompoundTokenStream { text, at: 0, token: &mut self.token }
+    }
+}
+
+fn is_joiner(c: char) -> bool {
+    matches!(c, '_' | '.' | '/' | '-')
+}
+
+impl TokenStream for CompoundTokenStream<'_> {
+    fn advance(&mut self) -> bool {
+        while self.at < self.text.len() {
+            let rest = &self.text[self.at..];
+            // Skip to the next letter or digit.
+            let Some(skip) = rest.find(char::is_alphanumeric) else {
+                self.at = self.text.len();
+                return false;
+            };
+            let start = self.at + skip;
+            let run = &self.text[start..];
+            let len = run.find(|c: char| !(c.is_alphanumeric() || is_joiner(c))).unwrap_or(run.len());
+            // Trailing joiners (`session.py.`, `path/`) are not part of the word.
+            let word = run[..len].trim_end_matches(is_joiner);
+            self.at = start + len.max(1);
+            if word.contains(is_joiner) {
+                self.token.text.clear();
+                self.token.text.push_str(word);
+                self.token.offset_from = start;
+                self.token.offset_to = start + word.len();
+                self.token.position = self.token.position.wrapping_add(1);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn token(&self) -> &Token {
+        self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.token
+    }
+}
+
+/// Builds the tantivy index of `docs` and returns its files, named deterministically.
+/// Stored URLs start with `base_url`, so results point into the site as published.
+pub fn tantivy_files(docs: &[SearchDoc], base_url: &str) -> Result<Vec<OutputFile>, IndexError> {
+    let base = base_url.trim_end_matches('/');
+    let fields = Fields::new();
+    let scratch = tempfile::tempdir()?;
+    let index = Index::create_in_dir(scratch.path(), fields.schema.clone())?;
+    Fields::register_tokenizers(&index);
+    {
+        // One thread, one segment, documents in site order: the same bytes every time.
+        let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 64 * 1024 * 1024)?;
+        for d in docs {
+            let mut document = doc!(
+                fields.doc_type => d.doc_type.as_str(),
+                fields.system => d.system.0.as_str(),
+                fields.system_name => d.system.1.as_str(),
+                fields.run => d.run.as_str(),
+                fields.revision => d.revision.as_str(),
+                fields.title => d.title.as_str(),
+                fields.body => d.body.as_str(),
+                fields.exact => d.body.as_str(),
+                fields.ident => d.body.as_str(),
+                fields.url => format!("{base}{}", d.path),
+            );
+            if let Some((report, report_type)) = &d.report {
+                document.add_text(fields.report, report);
+                if let Some(t) = report_type {
+                    document.add_text(fields.report_type, t);
+                }
+            }
+            if let Some(id) = &d.id {
+                document.add_text(fields.id, id);
+                document.add_text(fields.id_parts, id);
+                document.add_text(fields.ident, id);
+            }
+            for (field, value) in [(fields.kind, &d.kind), (fields.family, &d.family), (fields.label, &d.label)] {
+                if let Some(value) = value {
+                    document.add_text(field, value);
+                }
+            }
+            for status in &d.statuses {
+                document.add_text(fields.status, status);
+            }
+            for path in &d.paths {
+                document.add_text(fields.path, path);
+            }
+            writer.add_document(document)?;
+        }
+        writer.commit()?;
+        writer.wait_merging_threads()?;
+    }
+    collect_deterministically(scratch.path())
+}
+
+/// Reads the index files, renaming the segment after a hash of its files' content so
+/// that file names and `meta.json` are the same on every build.
+fn collect_deterministically(dir: &Path) -> Result<Vec<OutputFile>, IndexError> {
+    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // Lock files, and the list of managed files (a set, in hash order), are only
+        // needed while writing; readers do without them.
+        if (name.starts_with(".tantivy-") && name.ends_with(".lock")) || name == ".managed.json" {
+            continue;
+        }
+        files.insert(name, std::fs::read(entry.path())?);
+    }
+    // Segment files are `<32 hex uuid>.<extension>`.
+    let mut segments: Vec<String> = files
+        .keys()
+        .filter_map(|n| n.split_once('.').map(|(stem, _)| stem.to_string()))
+        .filter(|stem| stem.len() == 32 && stem.chars().all(|c| c.is_ascii_hexdigit()))
+        .collect();
+    segments.sort();
+    segments.dedup();
+    let mut renames: Vec<(String, String)> = Vec::new();
+    for segment in &segments {
+        let mut hasher = Sha256::new();
+        for (name, bytes) in files.iter().filter(|(n, _)| n.starts_with(segment.as_str())) {
+            hasher.update(&name.as_bytes()[segment.len()..]);
+            hasher.update(bytes);
+        }
+        let digest = hasher.finalize();
+        let stable: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        // meta.json writes the same UUID hyphenated.
+        renames.push((hyphenated(segment), hyphenated(&stable)));
+        renames.push((segment.clone(), stable));
+    }
+    let rename = |text: &str| renames.iter().fold(text.to_string(), |t, (from, to)| t.replace(from.as_str(), to));
+    let mut out = Vec::new();
+    for (name, bytes) in files {
+        let bytes = if name.ends_with(".json") { rename(&String::from_utf8_lossy(&bytes)).into_bytes() } else { bytes };
+        out.push(OutputFile { path: PathBuf::from(TANTIVY_DIR).join(rename(&name)), bytes });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// `0123…` (32 hex digits) → `01234567-89ab-cdef-0123-456789abcdef`.
+fn hyphenated(simple: &str) -> String {
+    format!("{}-{}-{}-{}-{}", &simple[..8], &simple[8..12], &simple[12..16], &simple[16..20], &simple[20..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compounds(text: &str) -> Vec<String> {
+        let mut tokenizer = CompoundTokenizer::default();
+        let mut stream = tokenizer.token_stream(text);
+        let mut out = Vec::new();
+        while stream.advance() {
+            out.push(stream.token().text.clone());
+        }
+        out
+    }
+
+    #[test]
+    fn compound_words_only() {
+        assert_eq!(
+            compounds("See _append_unique in plugin/exia_seed/rappel.py, session.py. Also MEM-OBJ-raw and plain words."),
+            ["append_unique", "plugin/exia_seed/rappel.py", "session.py", "MEM-OBJ-raw"]
+        );
+        assert!(compounds("no compound here — at all").is_empty());
+        assert_eq!(compounds("x/"), Vec::<String>::new());
+    }
+}
