@@ -41,6 +41,7 @@ pub mod parse;
 pub mod pipeline;
 pub mod postprocess;
 pub mod publish;
+pub mod rebuild;
 pub mod recognise;
 pub mod render;
 pub mod resolve;

@@ -4,7 +4,9 @@
 //! `check` runs every stage but the last; `build` writes only when no stage reported an
 //! error, so the previous output survives any failed build.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -138,28 +140,167 @@ pub enum PipelineError {
 
 /// Runs every stage but writing (and the search indexes, which only the output needs).
 pub fn check(options: &BuildOptions) -> Result<Outcome, PipelineError> {
-    run(options, false)
+    run(options, Mode::Check, None, &[], &mut || {})
 }
 
 /// Runs every stage; writes the output when there is no error.
 pub fn build(options: &BuildOptions) -> Result<Outcome, PipelineError> {
-    run(options, true)
+    run(options, Mode::Build, None, &[], &mut || {})
 }
 
-fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineError> {
+/// Builds again and again, redoing only what changed (the dev server): the first call is
+/// a full build, swapped in like any other; later calls reuse the runs whose files did not
+/// change, render only the pages whose inputs changed, and write into the output folder
+/// only the files whose bytes changed, so that it ends byte for byte as a clean build
+/// would leave it. A call that finds errors in the content writes nothing.
+#[derive(Debug)]
+pub struct Rebuilder {
+    options: BuildOptions,
+    memory: crate::rebuild::Memory,
+}
+
+impl Rebuilder {
+    /// A rebuilder for the site of `options`.
+    pub fn new(options: BuildOptions) -> Self {
+        Rebuilder { options, memory: crate::rebuild::Memory::default() }
+    }
+
+    /// Builds. `changed` names the files known to have changed since the last call (the
+    /// watcher's paths, as the options' root spells them); any other file counts as
+    /// changed when its size or modification time did. `pages_ready` is called once the
+    /// pages are written, before the search indexes and the manifest are.
+    pub fn rebuild(&mut self, changed: &[PathBuf], pages_ready: &mut dyn FnMut()) -> Result<Outcome, PipelineError> {
+        let mode = if self.memory.complete { Mode::InPlace } else { Mode::Build };
+        let result = run(&self.options, mode, Some(&mut self.memory), changed, pages_ready);
+        if result.is_err() {
+            // The output may hold part of this build: start again from a full one.
+            self.memory = crate::rebuild::Memory::default();
+        }
+        result
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Everything but writing.
+    Check,
+    /// A full build into a staging folder, swapped in.
+    Build,
+    /// Changed files only, into the output folder itself.
+    InPlace,
+}
+
+/// One run, loaded: reused from memory or parsed and resolved now.
+struct LoadedRun {
+    system: String,
+    remembered: crate::rebuild::RememberedRun,
+    fresh: bool,
+}
+
+/// Parses and resolves every run, in parallel, reusing what `memory` holds of the runs
+/// whose files did not change. Returns the systems (with their `system.yaml` texts), the
+/// runs and the diagnostics.
+fn load(
+    tree: &discover::SourceTree,
+    config: &crate::config::SiteConfig,
+    scheme: &crate::recognise::IdScheme,
+    memory: Option<&crate::rebuild::Memory>,
+    changed: &[PathBuf],
+) -> (Vec<(crate::model::System, String)>, Vec<LoadedRun>, Vec<Diagnostic>) {
+    use crate::rebuild::{RememberedRun, Stamp};
+    let loaded: Vec<(Option<(crate::model::System, String)>, Vec<LoadedRun>, Vec<Diagnostic>)> = tree
+        .systems
+        .par_iter()
+        .map(|dir| {
+            let parsed = match parse::parse_system_meta(dir, config.max_file_mib) {
+                Ok(parsed) => parsed,
+                Err(d) => return (None, Vec::new(), vec![d]),
+            };
+            let runs: Vec<Option<LoadedRun>> = dir
+                .runs
+                .par_iter()
+                .map(|run_dir| {
+                    let mut stamps = vec![(run_dir.meta.clone(), Stamp::of(&run_dir.meta))];
+                    if memory.is_some() {
+                        stamps.extend(run_dir.reports.iter().map(|p| (p.clone(), Stamp::of(p))));
+                    }
+                    if let Some(remembered) = memory.and_then(|m| m.reusable_run(&dir.slug, &run_dir.slug, &stamps, changed)) {
+                        return Some(LoadedRun { system: dir.slug.clone(), remembered: remembered.clone(), fresh: false });
+                    }
+                    let (parsed, mut diagnostics) = parse::parse_run(run_dir, &tree.root, scheme, config.max_file_mib);
+                    let parsed = parsed?;
+                    let (run, found) = resolve::resolve_run(parsed, scheme, &config.statuses);
+                    diagnostics.extend(found);
+                    let remembered = RememberedRun { stamps, run: Arc::new(run), diagnostics, version: 0 };
+                    Some(LoadedRun { system: dir.slug.clone(), remembered, fresh: true })
+                })
+                .collect();
+            let runs: Vec<LoadedRun> = runs.into_iter().flatten().collect();
+            let text = parsed.text.clone();
+            let (system, diagnostics) = resolve::system(parsed, runs.iter().map(|r| r.remembered.run.clone()).collect());
+            (Some((system, text)), runs, diagnostics)
+        })
+        .collect();
+    let (mut systems, mut runs, mut diagnostics) = (Vec::new(), Vec::new(), Vec::new());
+    for (system, loaded_runs, found) in loaded {
+        systems.extend(system);
+        diagnostics.extend(found);
+        for run in &loaded_runs {
+            diagnostics.extend(run.remembered.diagnostics.iter().cloned());
+        }
+        runs.extend(loaded_runs);
+    }
+    (systems, runs, diagnostics)
+}
+
+fn run(
+    options: &BuildOptions,
+    mode: Mode,
+    mut memory: Option<&mut crate::rebuild::Memory>,
+    changed: &[PathBuf],
+    pages_ready: &mut dyn FnMut(),
+) -> Result<Outcome, PipelineError> {
     let started = Instant::now();
     let mut clock = Stopwatch::start();
+    let failed = |diagnostics: Vec<Diagnostic>, clock: Stopwatch| {
+        let mut diagnostics = diagnostics;
+        sort_diagnostics(&mut diagnostics);
+        Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false, timings: clock.laps })
+    };
     // `./content/x.md` reads worse than `content/x.md` in diagnostics.
     let content = if options.root == std::path::Path::new(".") { PathBuf::from("content") } else { options.root.join("content") };
     let (tree, mut diagnostics) = discover::discover(&content);
     clock.lap("discover");
-    let (parsed, found) = parse::parse(&tree);
-    diagnostics.extend(found);
-    clock.lap("parse");
-    let Some(parsed) = parsed else {
-        sort_diagnostics(&mut diagnostics);
-        return Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false, timings: clock.laps });
+    let (config, config_text, scheme) = match parse::parse_config(&tree) {
+        Ok(parsed) => parsed,
+        Err(d) => {
+            diagnostics.push(d);
+            return failed(diagnostics, clock);
+        }
     };
+    let base_url = options.base_url.clone().unwrap_or_else(|| config.base_url.clone());
+    let theme = match Theme::load(&options.root, &config.theme) {
+        Ok(theme) => Some(theme),
+        Err(d) => {
+            diagnostics.push(d);
+            None
+        }
+    };
+    if let Some(memory) = memory.as_deref_mut() {
+        memory.set_global(&config_text, theme.as_ref().map(Theme::fingerprint).unwrap_or_default(), &base_url);
+    }
+    let (systems, runs, found) = load(&tree, &config, &scheme, memory.as_deref(), changed);
+    diagnostics.extend(found);
+    let redirects = parse::parse_redirects(&tree, config.max_file_mib, &mut diagnostics);
+    clock.lap("parse, resolve");
+    if let Some(memory) = memory.as_deref_mut() {
+        memory.keep_systems(systems.iter().map(|(system, text)| (system.slug.clone(), text.clone())).collect());
+        memory.keep_runs(
+            runs.into_iter().map(|r| ((r.system, r.remembered.run.slug.clone()), r.remembered, r.fresh)).collect(),
+        );
+    }
+    let site = resolve::site(&config, systems.into_iter().map(|(system, _)| system).collect());
+    diagnostics.extend(render::language_warnings(&site));
     let previous = match &options.previous_manifest {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -170,42 +311,31 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
         }
         None => None,
     };
-    let parse::ParsedSite { config, scheme, systems, redirects } = parsed;
-    let base_url = options.base_url.clone().unwrap_or_else(|| config.base_url.clone());
-    let (site, found) = resolve::resolve(systems, &config, &scheme);
-    diagnostics.extend(found);
-    diagnostics.extend(render::language_warnings(&site));
-    clock.lap("resolve");
-    let theme = match Theme::load(&options.root, &config.theme) {
-        Ok(theme) => Some(theme),
-        Err(d) => {
-            diagnostics.push(d);
-            None
-        }
-    };
     let mut summary = summarise(&site);
     let mut written = false;
     if let (false, Some(theme)) = (diagnostics.iter().any(Diagnostic::is_error), theme) {
-        // Pages go to the staging folder as they are rendered: a large site is never held
-        // in memory. `check` renders the same pages and drops them.
-        let staging = if write_output { Some(write::Staging::create(&options.output, &options.root)?) } else { None };
         let base = postprocess::base_path(&base_url);
+        let output = Output::open(mode, options, memory.as_deref())?;
+        // Pages go to the output as they are rendered: a large site is never held in
+        // memory. `check` renders the same pages and drops them.
         let emit = |mut file: OutputFile| -> Result<(), PipelineError> {
             postprocess::postprocess(&mut file, &base)?;
-            if let Some(staging) = &staging {
-                staging.put(&file)?;
-            }
-            Ok(())
+            output.put(file)
         };
-        let paths = render::render(&site, &scheme, &theme, &emit)?;
+        let remembered = memory.as_deref();
+        let up_to_date = |scope: render::Scope<'_>| mode == Mode::InPlace && remembered.is_some_and(|m| m.up_to_date(scope));
+        let paths = render::render(&site, &scheme, &theme, &up_to_date, &emit)?;
         clock.lap("render, post-process, write pages");
+        if mode == Mode::InPlace {
+            pages_ready();
+        }
         summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
         diagnostics.extend(publish::check_anchors(previous.as_ref(), &paths, &redirects.entries, &redirects.file, &redirects.text));
         let (manifest, mut files) = publish::publish(&site, &paths, &base_url, &redirects.entries);
         clock.lap("publish");
         // The search indexes are output only: they can say nothing about the content, so
         // `check` does not spend time on them.
-        if write_output {
+        if mode != Mode::Check {
             let docs = index::documents(&site);
             let published_base = manifest.base_url.clone();
             let ((tantivy, tantivy_time), (browser, browser_time)) = rayon::join(
@@ -219,17 +349,102 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
             clock.laps.push(("  of which browser", browser_time));
         }
         summary.files = paths.len() + files.len();
-        if let Some(staging) = staging {
-            if !diagnostics.iter().any(Diagnostic::is_error) {
-                files.par_iter().try_for_each(|file| staging.put(file))?;
-                staging.commit(Some(&options.root.join("static")))?;
-                written = true;
-                clock.lap("write");
+        if mode != Mode::Check && !diagnostics.iter().any(Diagnostic::is_error) {
+            files.into_par_iter().try_for_each(|file| output.put(file))?;
+            let finished = output.finish(paths)?;
+            written = true;
+            if let Some(memory) = memory.as_deref_mut() {
+                memory.set_written(finished.written);
+                memory.set_statics(finished.statics);
+                let mut scopes = Vec::new();
+                for system in &site.systems {
+                    scopes.push(render::Scope::System(system));
+                    scopes.extend(system.runs.iter().map(|run| render::Scope::Run(system, run)));
+                }
+                memory.rendered_all(scopes);
             }
+            clock.lap("write");
         }
     }
     sort_diagnostics(&mut diagnostics);
     Ok(Outcome { diagnostics, summary: Some(summary), elapsed: started.elapsed(), written, timings: clock.laps })
+}
+
+/// Where a build writes: nowhere (`check`), a staging folder swapped in at the end
+/// (`build`), or the output folder itself, file by file (a rebuild).
+struct Output<'a> {
+    staging: Option<write::Staging>,
+    in_place: Option<write::InPlace>,
+    /// The previous build's files (rebuilds): unchanged bytes are not written again.
+    memory: Option<&'a crate::rebuild::Memory>,
+    /// Path → hash of every generated file, when a memory is kept.
+    hashes: Option<std::sync::Mutex<HashMap<PathBuf, [u8; 32]>>>,
+    /// The static files now (when a memory is kept): they take the place of generated
+    /// files of the same path.
+    statics: HashMap<PathBuf, crate::rebuild::Stamp>,
+    static_dir: PathBuf,
+}
+
+/// What `Output::finish` leaves for the memory.
+struct Finished {
+    written: HashMap<PathBuf, [u8; 32]>,
+    statics: HashMap<PathBuf, crate::rebuild::Stamp>,
+}
+
+impl<'a> Output<'a> {
+    fn open(mode: Mode, options: &BuildOptions, memory: Option<&'a crate::rebuild::Memory>) -> Result<Self, PipelineError> {
+        let static_dir = options.root.join("static");
+        let hashes = memory.map(|_| std::sync::Mutex::new(HashMap::new()));
+        let statics = if memory.is_some() && mode != Mode::Check { write::static_stamps(&static_dir)? } else { HashMap::new() };
+        let (staging, in_place) = match mode {
+            Mode::Check => (None, None),
+            Mode::Build => (Some(write::Staging::create(&options.output, &options.root)?), None),
+            Mode::InPlace => (None, Some(write::InPlace::open(&options.output)?)),
+        };
+        Ok(Output { staging, in_place, memory, hashes, statics, static_dir })
+    }
+
+    fn put(&self, file: OutputFile) -> Result<(), PipelineError> {
+        let hash = self.hashes.as_ref().map(|_| crate::rebuild::hash(&file.bytes));
+        if let Some(staging) = &self.staging {
+            staging.put(&file)?;
+        }
+        if let (Some(in_place), Some(hash)) = (&self.in_place, &hash) {
+            if !self.statics.contains_key(&file.path) && !self.memory.is_some_and(|m| m.holds(&file.path, hash)) {
+                in_place.put(&file)?;
+            }
+        }
+        if let (Some(hashes), Some(hash)) = (&self.hashes, hash) {
+            hashes.lock().expect("no writer panics holding the lock").insert(file.path, hash);
+        }
+        Ok(())
+    }
+
+    /// Copies the static files in and swaps the staging folder in (builds), or copies the
+    /// changed static files and removes the files the build no longer makes (rebuilds).
+    /// `kept` are the pages a rebuild did not render: they stay as they are.
+    fn finish(self, kept: Vec<PathBuf>) -> Result<Finished, PipelineError> {
+        let mut written = self.hashes.map(|h| h.into_inner().expect("no writer panics holding the lock")).unwrap_or_default();
+        if let Some(memory) = self.memory {
+            for path in kept {
+                if let (false, Some(hash)) = (written.contains_key(&path), memory.hash_of(&path)) {
+                    written.insert(path, hash);
+                }
+            }
+        }
+        if let Some(staging) = self.staging {
+            staging.commit(Some(&self.static_dir))?;
+        }
+        if let (Some(in_place), Some(memory)) = (self.in_place, self.memory) {
+            in_place.sync_static(&self.static_dir, memory.statics(), &self.statics, &written)?;
+            let stale: Vec<&PathBuf> =
+                memory.written_paths().filter(|p| !written.contains_key(*p) && !self.statics.contains_key(*p)).collect();
+            in_place.remove(&stale)?;
+        }
+        // A generated file under a static one is not in the output.
+        written.retain(|path, _| !self.statics.contains_key(path));
+        Ok(Finished { written, statics: self.statics })
+    }
 }
 
 /// The record manifest of the site at `root`, without rendering: for `casebook diff`

@@ -29,42 +29,48 @@ pub const UNPUBLISHED_REFERENCE: &str = "unpublished-reference";
 /// Resolves every run. The site is returned even when there are errors, so that `check`
 /// can report everything; `build` refuses to write when any diagnostic is an error.
 pub fn resolve(systems: Vec<ParsedSystem>, config: &SiteConfig, scheme: &IdScheme) -> (Site, Vec<Diagnostic>) {
-    let mut diagnostics = Vec::new();
     let resolved: Vec<(System, Vec<Diagnostic>)> = systems
         .into_par_iter()
-        .map(|system| {
+        .map(|mut parsed| {
             let results: Vec<(Run, Vec<Diagnostic>)> =
-                system.runs.into_par_iter().map(|run| resolve_run(run, scheme, &config.statuses)).collect();
+                std::mem::take(&mut parsed.runs).into_par_iter().map(|run| resolve_run(run, scheme, &config.statuses)).collect();
             let mut found = Vec::new();
-            let repository = checked_url(system.meta.repository, &system.file, &system.text, &mut found);
             let mut runs = Vec::new();
             for (run, d) in results {
-                runs.push(run);
+                runs.push(Arc::new(run));
                 found.extend(d);
             }
-            let system = System {
-                slug: system.slug,
-                name: system.meta.name,
-                repository,
-                summary: system.meta.summary,
-                runs,
-            };
+            let (system, d) = system(parsed, runs);
+            found.extend(d);
             (system, found)
         })
         .collect();
-    let mut out = Vec::new();
+    let mut diagnostics = Vec::new();
+    let mut systems = Vec::new();
     for (system, d) in resolved {
-        out.push(system);
+        systems.push(system);
         diagnostics.extend(d);
     }
-    let site = Site {
+    (site(config, systems), diagnostics)
+}
+
+/// A system from its parsed `system.yaml` (whose `runs` are ignored) and its resolved runs.
+pub fn system(parsed: ParsedSystem, runs: Vec<Arc<Run>>) -> (System, Vec<Diagnostic>) {
+    let mut found = Vec::new();
+    let repository = checked_url(parsed.meta.repository, &parsed.file, &parsed.text, &mut found);
+    let system = System { slug: parsed.slug, name: parsed.meta.name, repository, summary: parsed.meta.summary, runs };
+    (system, found)
+}
+
+/// The site: its systems and what the configuration says of every run.
+pub fn site(config: &SiteConfig, systems: Vec<System>) -> Site {
+    Site {
         title: config.title.clone(),
         statuses: config.statuses.clone(),
         kinds: config.ids.kinds.clone(),
         families: config.ids.families.clone(),
-        systems: out,
-    };
-    (site, diagnostics)
+        systems,
+    }
 }
 
 struct RunContext<'a> {
@@ -83,7 +89,8 @@ impl RunContext<'_> {
     }
 }
 
-fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef]) -> (Run, Vec<Diagnostic>) {
+/// One run's record graph, and what is wrong in it. Runs are independent of each other.
+pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef]) -> (Run, Vec<Diagnostic>) {
     let ParsedRun { slug, meta, file, text, reports } = parsed;
     let mut cx = RunContext { file: file.clone(), text: &text, diagnostics: Vec::new() };
 

@@ -6,10 +6,12 @@
 //! casebook only ever replaces a folder it wrote itself (it leaves a `.casebook` marker),
 //! so `--output` pointed at the wrong folder cannot delete someone's work.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::rebuild::Stamp;
 use crate::render::OutputFile;
 
 /// The file that marks a folder as casebook output.
@@ -286,4 +288,96 @@ mod tests {
         let err = write_site(dir.path(), &[file("index.html", "x")], None, &dir.path().join("site")).unwrap_err();
         assert!(matches!(err, WriteError::ContainsSources(_)));
     }
+}
+
+/// The output folder of a previous build, written file by file (the dev server's
+/// rebuilds): only the files whose bytes changed are written, and the files the build no
+/// longer makes are removed. A reader may see the site between two files; the dev server
+/// reloads pages only once a rebuild is done.
+#[derive(Debug)]
+pub struct InPlace {
+    output: PathBuf,
+}
+
+impl InPlace {
+    /// The output folder, which must be casebook's.
+    pub fn open(output: &Path) -> Result<Self, WriteError> {
+        if !output.join(MARKER).is_file() {
+            return Err(WriteError::NotOurs(output.to_path_buf()));
+        }
+        Ok(InPlace { output: output.to_path_buf() })
+    }
+
+    /// Writes one file (through a temporary file and a rename, so a reader never sees
+    /// half of it). Safe to call from many threads at once.
+    pub fn put(&self, file: &OutputFile) -> Result<(), WriteError> {
+        let target = self.output.join(&file.path);
+        let parent = target.parent().unwrap_or(&self.output);
+        fs::create_dir_all(parent).map_err(io_error(parent))?;
+        let mut temporary = tempfile::NamedTempFile::new_in(parent).map_err(io_error(parent))?;
+        io::Write::write_all(&mut temporary, &file.bytes).map_err(io_error(&target))?;
+        temporary.persist(&target).map_err(|e| WriteError::Io { path: target.clone(), source: e.error })?;
+        Ok(())
+    }
+
+    /// Removes files (paths relative to the output), and the folders they leave empty.
+    pub fn remove(&self, paths: &[&PathBuf]) -> Result<(), WriteError> {
+        for path in paths {
+            let target = self.output.join(path);
+            match fs::remove_file(&target) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(WriteError::Io { path: target, source: e }),
+            }
+            let mut folder = target.parent();
+            while let Some(dir) = folder.filter(|d| *d != self.output) {
+                // Fails (and stops) at the first folder that is not empty.
+                if fs::remove_dir(dir).is_err() {
+                    break;
+                }
+                folder = dir.parent();
+            }
+        }
+        Ok(())
+    }
+
+    /// Brings the static files up to date: copies those whose stamp changed since
+    /// `before`, and removes those gone, unless the build generated a file there.
+    pub fn sync_static(
+        &self,
+        static_dir: &Path,
+        before: &HashMap<PathBuf, Stamp>,
+        now: &HashMap<PathBuf, Stamp>,
+        generated: &HashMap<PathBuf, [u8; 32]>,
+    ) -> Result<(), WriteError> {
+        for (path, stamp) in now {
+            if before.get(path) != Some(stamp) {
+                let target = self.output.join(path);
+                if let Some(parent) = target.parent() {
+                    fs::create_dir_all(parent).map_err(io_error(parent))?;
+                }
+                fs::copy(static_dir.join(path), &target).map_err(io_error(&target))?;
+            }
+        }
+        let gone: Vec<&PathBuf> = before.keys().filter(|p| !now.contains_key(*p) && !generated.contains_key(*p)).collect();
+        self.remove(&gone)
+    }
+}
+
+/// The files of the static folder (relative paths) with their stamps.
+pub fn static_stamps(static_dir: &Path) -> Result<HashMap<PathBuf, Stamp>, WriteError> {
+    let mut stamps = HashMap::new();
+    if !static_dir.is_dir() {
+        return Ok(stamps);
+    }
+    for entry in walkdir::WalkDir::new(static_dir).min_depth(1) {
+        let entry = entry.map_err(|e| WriteError::Io { path: static_dir.to_path_buf(), source: e.into() })?;
+        if entry.file_type().is_file() {
+            let relative = entry.path().strip_prefix(static_dir).expect("walkdir yields paths below its root").to_path_buf();
+            if let Some(stamp) = Stamp::of(entry.path()) {
+                stamps.insert(relative, stamp);
+            }
+        }
+    }
+    Ok(stamps)
 }

@@ -43,8 +43,8 @@ pub struct System {
     pub repository: Option<String>,
     /// Markdown summary.
     pub summary: Option<String>,
-    /// Runs in slug order.
-    pub runs: Vec<Run>,
+    /// Runs in slug order. Shared, so that a rebuild keeps the runs it did not touch.
+    pub runs: Vec<std::sync::Arc<Run>>,
 }
 
 /// One analysis of a system frozen at a revision.

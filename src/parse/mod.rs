@@ -75,66 +75,82 @@ pub struct ParsedRun {
 
 /// Reads and parses the site. `None` when the site config itself is unusable.
 pub fn parse(tree: &SourceTree) -> (Option<ParsedSite>, Vec<Diagnostic>) {
+    let (config, _, scheme) = match parse_config(tree) {
+        Ok(parsed) => parsed,
+        Err(d) => return (None, vec![d]),
+    };
+    let results: Vec<(Option<ParsedSystem>, Vec<Diagnostic>)> =
+        tree.systems.par_iter().map(|system| parse_system(system, &tree.root, &scheme, config.max_file_mib)).collect();
     let mut diagnostics = Vec::new();
+    let mut systems = Vec::new();
+    for (system, found) in results {
+        diagnostics.extend(found);
+        systems.extend(system);
+    }
+    let redirects = parse_redirects(tree, config.max_file_mib, &mut diagnostics);
+    (Some(ParsedSite { config, scheme, systems, redirects }), diagnostics)
+}
+
+/// `casebook.yaml` (or the defaults), its text, and its compiled ID grammars.
+pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, IdScheme), Diagnostic> {
     let (config, config_text) = match &tree.config {
-        Some(path) => match read_text(path, crate::config::DEFAULT_MAX_FILE_MIB)
-            .and_then(|text| parse_yaml::<SiteConfig>(&text, path, 1).map(|config| (config, text)))
-        {
-            Ok(parsed) => parsed,
-            Err(d) => return (None, vec![d]),
-        },
+        Some(path) => read_text(path, crate::config::DEFAULT_MAX_FILE_MIB)
+            .and_then(|text| parse_yaml::<SiteConfig>(&text, path, 1).map(|config| (config, text)))?,
         None => (SiteConfig::default(), String::new()),
     };
-    let scheme = match IdScheme::new(&config.ids) {
-        Ok(scheme) => scheme,
+    match IdScheme::new(&config.ids) {
+        Ok(scheme) => Ok((config, config_text, scheme)),
         Err(e) => {
             let file = tree.config.clone().unwrap_or_else(|| "casebook.yaml".into());
             let pattern = match &e {
                 crate::recognise::GrammarError::Invalid { pattern, .. } | crate::recognise::GrammarError::NoKind(pattern) => pattern,
             };
             let (line, col, source) = locate(&config_text, pattern);
-            let d = Diagnostic::error(Location::new(Arc::from(file.as_path()), line, col), e.to_string())
+            Err(Diagnostic::error(Location::new(Arc::from(file.as_path()), line, col), e.to_string())
                 .with_source(source, pattern.chars().count())
-                .with_help("fix `ids.grammars` in casebook.yaml (see docs/format.md)");
-            return (None, vec![d]);
+                .with_help("fix `ids.grammars` in casebook.yaml (see docs/format.md)"))
         }
-    };
-    let results: Vec<(Option<ParsedSystem>, Vec<Diagnostic>)> =
-        tree.systems.par_iter().map(|system| parse_system(system, &tree.root, &scheme, config.max_file_mib)).collect();
-    let mut systems = Vec::new();
-    for (system, found) in results {
-        diagnostics.extend(found);
-        systems.extend(system);
     }
+}
+
+/// `content/redirects.yaml`, or none.
+pub fn parse_redirects(tree: &SourceTree, limit: u64, diagnostics: &mut Vec<Diagnostic>) -> Redirects {
     let mut redirects = Redirects { file: tree.root.join("content").join("redirects.yaml"), ..Redirects::default() };
     if let Some(path) = &tree.redirects {
-        match read_text(path, config.max_file_mib).and_then(|text| parse_yaml::<Vec<Redirect>>(&text, path, 1).map(|entries| (text, entries))) {
+        match read_text(path, limit).and_then(|text| parse_yaml::<Vec<Redirect>>(&text, path, 1).map(|entries| (text, entries))) {
             Ok((text, entries)) => {
                 redirects = Redirects { file: path.clone(), text, entries };
             }
             Err(d) => diagnostics.push(d),
         }
     }
-    (Some(ParsedSite { config, scheme, systems, redirects }), diagnostics)
+    redirects
+}
+
+/// A system's `system.yaml`, parsed, with its text; its runs are parsed apart.
+pub fn parse_system_meta(dir: &SystemDir, limit: u64) -> Result<ParsedSystem, Diagnostic> {
+    let text = read_text(&dir.meta, limit)?;
+    let meta = parse_yaml::<SystemMeta>(&text, &dir.meta, 1)?;
+    Ok(ParsedSystem { slug: dir.slug.clone(), meta, file: Arc::from(dir.meta.as_path()), text, runs: Vec::new() })
 }
 
 fn parse_system(dir: &SystemDir, root: &Path, scheme: &IdScheme, limit: u64) -> (Option<ParsedSystem>, Vec<Diagnostic>) {
-    let (meta, text) = match read_text(&dir.meta, limit).and_then(|text| parse_yaml::<SystemMeta>(&text, &dir.meta, 1).map(|m| (m, text))) {
-        Ok(parsed) => parsed,
+    let mut system = match parse_system_meta(dir, limit) {
+        Ok(system) => system,
         Err(d) => return (None, vec![d]),
     };
     let mut diagnostics = Vec::new();
     let results: Vec<(Option<ParsedRun>, Vec<Diagnostic>)> =
         dir.runs.par_iter().map(|run| parse_run(run, root, scheme, limit)).collect();
-    let mut runs = Vec::new();
     for (run, found) in results {
         diagnostics.extend(found);
-        runs.extend(run);
+        system.runs.extend(run);
     }
-    (Some(ParsedSystem { slug: dir.slug.clone(), meta, file: Arc::from(dir.meta.as_path()), text, runs }), diagnostics)
+    (Some(system), diagnostics)
 }
 
-fn parse_run(dir: &RunDir, root: &Path, scheme: &IdScheme, limit: u64) -> (Option<ParsedRun>, Vec<Diagnostic>) {
+/// A run: `run.yaml` and its reports, read and parsed (reports in parallel).
+pub fn parse_run(dir: &RunDir, root: &Path, scheme: &IdScheme, limit: u64) -> (Option<ParsedRun>, Vec<Diagnostic>) {
     let text = match read_text(&dir.meta, limit) {
         Ok(text) => text,
         Err(d) => return (None, vec![d]),

@@ -37,6 +37,19 @@ pub struct OutputFile {
 #[error("template error: {0:#}")]
 pub struct RenderError(#[from] minijinja::Error);
 
+/// What a page is made from, beyond the site's configuration and theme: a rebuild may
+/// skip the pages of a scope whose inputs did not change.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'a> {
+    /// The run, report and record pages of a run: made from the run and its system's
+    /// name only (references never cross runs).
+    Run(&'a System, &'a Run),
+    /// A system's page: the system and a summary of each of its runs.
+    System(&'a System),
+    /// Pages made from the whole site (home, statuses, search, 404).
+    Site,
+}
+
 /// One page to render.
 enum Job<'a> {
     NotFound,
@@ -69,11 +82,14 @@ pub fn language_warnings(site: &Site) -> Vec<crate::model::Diagnostic> {
 }
 
 /// Renders every page and asset of the site, handing each file to `emit` as soon as it
-/// is made (pages are never all held in memory), and returns their paths, sorted.
+/// is made (pages are never all held in memory), and returns the paths of every page and
+/// asset, sorted. The pages of a scope for which `up_to_date` says true are not rendered
+/// (a rebuild keeps them as they are), but their paths are returned.
 pub fn render<E>(
     site: &Site,
     scheme: &IdScheme,
     theme: &Theme,
+    up_to_date: &(dyn Fn(Scope<'_>) -> bool + Sync),
     emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
 ) -> Result<Vec<std::path::PathBuf>, E>
 where
@@ -99,6 +115,9 @@ where
     let mut paths: Vec<std::path::PathBuf> = jobs
         .par_iter()
         .map(|job| {
+            if up_to_date(job.scope()) {
+                return Ok(urls::output_path(&job.url(site)));
+            }
             let page = renderer.page(job)?;
             let path = page.path.clone();
             emit(page)?;
@@ -112,6 +131,31 @@ where
     }
     paths.sort();
     Ok(paths)
+}
+
+impl<'a> Job<'a> {
+    fn scope(&self) -> Scope<'a> {
+        match *self {
+            Job::Run(system, run) | Job::Report(system, run, _) | Job::Record(system, run, _) => Scope::Run(system, run),
+            Job::System(system) => Scope::System(system),
+            Job::NotFound | Job::Search | Job::Home | Job::Statuses | Job::Status(_) => Scope::Site,
+        }
+    }
+
+    /// The page's URL.
+    fn url(&self, site: &Site) -> String {
+        match *self {
+            Job::NotFound => "/404.html".to_string(),
+            Job::Search => urls::search(),
+            Job::Home => urls::home(),
+            Job::Statuses => urls::statuses(),
+            Job::Status(i) => urls::status(&site.statuses[i].name),
+            Job::System(system) => urls::system(&system.slug),
+            Job::Run(system, run) => urls::run(&system.slug, &run.slug),
+            Job::Report(system, run, r) => urls::report(&system.slug, &run.slug, &run.reports[r].slug),
+            Job::Record(system, run, record) => urls::record(&system.slug, &run.slug, &record.id),
+        }
+    }
 }
 
 /// `/assets/style.1a2b3c4d.css` for `style.css`: the name carries a hash of the content.
@@ -135,10 +179,9 @@ struct Renderer<'a> {
 
 impl Renderer<'_> {
     fn page(&self, job: &Job<'_>) -> Result<OutputFile, RenderError> {
-        let (url, template, ctx) = match job {
-            Job::NotFound => ("/404.html".to_string(), "404.html", context! { title => "Page not found" }),
+        let (template, ctx) = match job {
+            Job::NotFound => ("404.html", context! { title => "Page not found" }),
             Job::Search => (
-                urls::search(),
                 "search.html",
                 context! {
                     title => "Search",
@@ -147,19 +190,15 @@ impl Renderer<'_> {
                     search_script => self.assets.get("search.js").cloned().unwrap_or_default(),
                 },
             ),
-            Job::Home => (urls::home(), "home.html", self.home()),
-            Job::Statuses => (urls::statuses(), "statuses.html", self.statuses()),
-            Job::Status(i) => (urls::status(&self.site.statuses[*i].name), "status.html", self.status(*i)),
-            Job::System(system) => (urls::system(&system.slug), "system.html", self.system(system)),
-            Job::Run(system, run) => (urls::run(&system.slug, &run.slug), "run.html", self.run(system, run)),
-            Job::Report(system, run, r) => {
-                let report = &run.reports[*r];
-                (urls::report(&system.slug, &run.slug, &report.slug), "report.html", self.report(system, run, report))
-            }
-            Job::Record(system, run, record) => {
-                (urls::record(&system.slug, &run.slug, &record.id), "record.html", self.record(system, run, record))
-            }
+            Job::Home => ("home.html", self.home()),
+            Job::Statuses => ("statuses.html", self.statuses()),
+            Job::Status(i) => ("status.html", self.status(*i)),
+            Job::System(system) => ("system.html", self.system(system)),
+            Job::Run(system, run) => ("run.html", self.run(system, run)),
+            Job::Report(system, run, r) => ("report.html", self.report(system, run, &run.reports[*r])),
+            Job::Record(system, run, record) => ("record.html", self.record(system, run, record)),
         };
+        let url = job.url(self.site);
         let html = self.env.get_template(template)?.render(context! { site => self.site_view(), ..ctx })?;
         Ok(OutputFile { path: urls::output_path(&url), bytes: html.into_bytes() })
     }

@@ -37,6 +37,26 @@ pub struct Theme {
 }
 
 impl Theme {
+    /// A hash of every template and asset: two themes with the same fingerprint render
+    /// the same pages.
+    pub fn fingerprint(&self) -> [u8; 32] {
+        use sha2::Digest;
+        let mut hasher = sha2::Sha256::new();
+        for (name, text) in &self.templates {
+            hasher.update((name.len() as u64).to_le_bytes());
+            hasher.update(name.as_bytes());
+            hasher.update((text.len() as u64).to_le_bytes());
+            hasher.update(text.as_bytes());
+        }
+        for (name, bytes) in &self.assets {
+            hasher.update((name.len() as u64).to_le_bytes());
+            hasher.update(name.as_bytes());
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        }
+        hasher.finalize().into()
+    }
+
     /// The built-in default theme.
     pub fn built_in() -> Self {
         Theme {

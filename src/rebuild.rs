@@ -1,0 +1,201 @@
+//! What one build keeps for the next, so that the dev server's rebuilds redo only what a
+//! change touched and still write exactly what a clean build would.
+//!
+//! - Runs are the unit of reuse: a run's pages and records depend only on its own files
+//!   (references never cross runs), the site's configuration and its system's name. A
+//!   run whose files have the same size and modification time, and that the watcher did
+//!   not name, keeps its parsed and resolved `Run`.
+//! - Every run, system and the site's global inputs (configuration, theme, base URL) carry
+//!   a version, bumped when they change. The pages of a scope are rendered again only
+//!   when the versions they were last rendered from differ (`up_to_date`).
+//! - Every file written is remembered by a hash of its bytes: a rebuild writes only files
+//!   whose bytes changed and deletes the files no longer made.
+//!
+//! Pages made from the whole site (home, statuses), the manifest, feeds and both search
+//! indexes are made again on every rebuild; only their unchanged files are not rewritten.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use sha2::{Digest, Sha256};
+
+use crate::model::{Diagnostic, Run};
+use crate::render::Scope;
+
+/// A file's size and modification time: when both are unchanged, so is the file (the
+/// watcher names the files it saw change, which covers edits within one clock tick).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+impl Stamp {
+    /// The stamp of the file at `path`, if it exists.
+    pub fn of(path: &Path) -> Option<Stamp> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Stamp { len: meta.len(), modified: meta.modified().ok() })
+    }
+}
+
+/// A run as the previous build left it.
+#[derive(Debug, Clone)]
+pub(crate) struct RememberedRun {
+    /// `run.yaml` and the report files, in order, with their stamps.
+    pub(crate) stamps: Vec<(PathBuf, Option<Stamp>)>,
+    pub(crate) run: Arc<Run>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+    pub(crate) version: u64,
+}
+
+/// What a build keeps for the next one (`pipeline::Rebuilder`).
+#[derive(Debug, Default)]
+pub struct Memory {
+    /// A hash of `casebook.yaml`: runs are parsed with it.
+    config: Option<[u8; 32]>,
+    /// A hash of the configuration, theme and base URL: every page is made with them.
+    global: Option<[u8; 32]>,
+    global_version: u64,
+    next_version: u64,
+    /// System slug → the text of its `system.yaml` and its version.
+    systems: HashMap<String, (String, u64)>,
+    /// (system, run) → the run.
+    runs: HashMap<(String, String), RememberedRun>,
+    /// Scope → the versions its pages were last written from.
+    rendered: HashMap<(String, Option<String>), Vec<u64>>,
+    /// Output path → hash of the bytes written there (generated files only).
+    written: HashMap<PathBuf, [u8; 32]>,
+    /// Output path → stamp of the static file copied there.
+    statics: HashMap<PathBuf, Stamp>,
+    /// True once the output folder holds a complete build this memory describes.
+    pub(crate) complete: bool,
+}
+
+impl Memory {
+    fn version(&mut self) -> u64 {
+        self.next_version += 1;
+        self.next_version
+    }
+
+    /// Records the configuration, theme and base URL. A new configuration drops every
+    /// remembered run (their parsing depends on it).
+    pub(crate) fn set_global(&mut self, config_text: &str, theme: [u8; 32], base_url: &str) {
+        let config: [u8; 32] = Sha256::digest(config_text.as_bytes()).into();
+        if self.config != Some(config) {
+            self.config = Some(config);
+            self.runs.clear();
+        }
+        let mut hasher = Sha256::new();
+        hasher.update(config);
+        hasher.update(theme);
+        hasher.update(base_url.as_bytes());
+        let global: [u8; 32] = hasher.finalize().into();
+        if self.global != Some(global) {
+            self.global = Some(global);
+            self.global_version = self.version();
+        }
+    }
+
+    /// The run as remembered, if none of its files changed.
+    pub(crate) fn reusable_run(&self, system: &str, run: &str, stamps: &[(PathBuf, Option<Stamp>)], changed: &[PathBuf]) -> Option<&RememberedRun> {
+        let remembered = self.runs.get(&(system.to_string(), run.to_string()))?;
+        let same = remembered.stamps == stamps && !stamps.iter().any(|(path, _)| changed.iter().any(|c| c == path));
+        same.then_some(remembered)
+    }
+
+    /// Keeps the runs of this build (and forgets the others), giving a new version to
+    /// each run that was parsed again.
+    pub(crate) fn keep_runs(&mut self, runs: Vec<((String, String), RememberedRun, bool)>) {
+        let mut kept = HashMap::with_capacity(runs.len());
+        for (key, mut run, fresh) in runs {
+            if fresh {
+                run.version = self.version();
+            }
+            kept.insert(key, run);
+        }
+        self.runs = kept;
+    }
+
+    /// The version of a run (0 for a run this memory does not hold).
+    pub(crate) fn run_version(&self, system: &str, run: &str) -> u64 {
+        self.runs.get(&(system.to_string(), run.to_string())).map_or(0, |r| r.version)
+    }
+
+    /// Keeps the `system.yaml` texts of this build, giving a new version to each changed one.
+    pub(crate) fn keep_systems(&mut self, systems: Vec<(String, String)>) {
+        let mut kept = HashMap::with_capacity(systems.len());
+        for (slug, text) in systems {
+            let version = match self.systems.get(&slug) {
+                Some((old, version)) if *old == text => *version,
+                _ => self.version(),
+            };
+            kept.insert(slug, (text, version));
+        }
+        self.systems = kept;
+    }
+
+    /// The versions the pages of `scope` are made from.
+    fn versions(&self, scope: Scope<'_>) -> Option<((String, Option<String>), Vec<u64>)> {
+        match scope {
+            Scope::Site => None,
+            Scope::System(system) => {
+                let mut versions = vec![self.global_version, self.systems.get(&system.slug).map_or(0, |s| s.1)];
+                versions.extend(system.runs.iter().map(|run| self.run_version(&system.slug, &run.slug)));
+                Some(((system.slug.clone(), None), versions))
+            }
+            Scope::Run(system, run) => {
+                let versions = vec![
+                    self.global_version,
+                    self.systems.get(&system.slug).map_or(0, |s| s.1),
+                    self.run_version(&system.slug, &run.slug),
+                ];
+                Some(((system.slug.clone(), Some(run.slug.clone())), versions))
+            }
+        }
+    }
+
+    /// True when the pages of `scope` in the output were made from what this build has.
+    pub(crate) fn up_to_date(&self, scope: Scope<'_>) -> bool {
+        self.complete && self.versions(scope).is_some_and(|(key, versions)| self.rendered.get(&key) == Some(&versions))
+    }
+
+    /// After a build is written: every scope's pages are now those of this build.
+    pub(crate) fn rendered_all(&mut self, scopes: Vec<Scope<'_>>) {
+        self.rendered = scopes.into_iter().filter_map(|scope| self.versions(scope)).collect();
+        self.complete = true;
+    }
+
+    /// True when the output already holds these bytes at `path`.
+    pub(crate) fn holds(&self, path: &Path, hash: &[u8; 32]) -> bool {
+        self.written.get(path) == Some(hash)
+    }
+
+    /// The hash of the generated file the previous build left at `path`.
+    pub(crate) fn hash_of(&self, path: &Path) -> Option<[u8; 32]> {
+        self.written.get(path).copied()
+    }
+
+    /// The generated files of the previous build.
+    pub(crate) fn written_paths(&self) -> impl Iterator<Item = &PathBuf> {
+        self.written.keys()
+    }
+
+    pub(crate) fn set_written(&mut self, written: HashMap<PathBuf, [u8; 32]>) {
+        self.written = written;
+    }
+
+    pub(crate) fn statics(&self) -> &HashMap<PathBuf, Stamp> {
+        &self.statics
+    }
+
+    pub(crate) fn set_statics(&mut self, statics: HashMap<PathBuf, Stamp>) {
+        self.statics = statics;
+    }
+}
+
+/// The hash a file is remembered by.
+pub(crate) fn hash(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}

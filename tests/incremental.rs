@@ -1,0 +1,391 @@
+//! Incremental rebuilds are exactly right: random sequences of edits (a status changed, a
+//! record renamed or deleted, a reference added, a report added or deleted, a template
+//! or a system's name changed, a file saved unchanged, a broken save then fixed) are
+//! applied to a generated site, and after each one the rebuilt output folder must be
+//! byte for byte what a clean build of the same sources writes.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use casebook::pipeline::{self, BuildOptions, Rebuilder};
+use proptest::prelude::*;
+
+const STATUSES: [&str; 4] = ["absent", "claimed", "implemented", "wired"];
+
+#[derive(Debug, Clone)]
+struct Record {
+    number: u32,
+    label: String,
+    status: usize,
+    /// Numbers of records of the same run this one refers to.
+    references: Vec<u32>,
+}
+
+#[derive(Debug, Clone)]
+struct Report {
+    slug: String,
+    records: Vec<Record>,
+}
+
+#[derive(Debug, Clone)]
+struct Run {
+    slug: String,
+    reports: Vec<Report>,
+}
+
+#[derive(Debug, Clone)]
+struct System {
+    slug: String,
+    name: String,
+    runs: Vec<Run>,
+}
+
+/// The sources of a small site, as a model the edits change.
+#[derive(Debug, Clone)]
+struct Site {
+    systems: Vec<System>,
+    next_number: u32,
+    /// A template override in the site's theme, when set.
+    template_marker: Option<u32>,
+    /// A report saved with an unknown status (the build must fail and write nothing).
+    broken: bool,
+}
+
+impl Site {
+    fn new() -> Self {
+        let mut site = Site { systems: Vec::new(), next_number: 1, template_marker: None, broken: false };
+        for (slug, name) in [("alpha", "Alpha"), ("beta", "Beta")] {
+            let mut runs = Vec::new();
+            for run in ["r1", "r2"] {
+                let reports = (1..=2).map(|r| site.new_report(&format!("report-{r}"), 3)).collect();
+                runs.push(Run { slug: run.to_string(), reports });
+            }
+            site.systems.push(System { slug: slug.into(), name: name.into(), runs });
+        }
+        site
+    }
+
+    fn new_report(&mut self, slug: &str, records: u32) -> Report {
+        let first = self.next_number;
+        self.next_number += records;
+        let records = (first..first + records)
+            .map(|n| Record { number: n, label: format!("record {n}"), status: (n as usize) % STATUSES.len(), references: vec![] })
+            .collect();
+        Report { slug: slug.into(), records }
+    }
+
+    fn runs_mut(&mut self) -> Vec<&mut Run> {
+        self.systems.iter_mut().flat_map(|s| s.runs.iter_mut()).collect()
+    }
+
+    /// Every file of the site, by path relative to the root.
+    fn files(&self, record_template: &str) -> BTreeMap<PathBuf, String> {
+        let mut files = BTreeMap::new();
+        files.insert(
+            "content/casebook.yaml".into(),
+            "title: Incremental\nids:\n  grammars:\n    - '(?P<kind>[A-Z]{2,5})-(?P<number>[0-9]+)'\n  kinds:\n    OBJ: operative object\n".to_string(),
+        );
+        if let Some(marker) = self.template_marker {
+            files.insert("themes/default/templates/record.html".into(), record_template.replace("</article>", &format!("<p>marker {marker}</p></article>")));
+        }
+        files.insert("static/notes.txt".into(), "A static file.\n".into());
+        for system in &self.systems {
+            files.insert(format!("content/{}/system.yaml", system.slug).into(), format!("name: {}\n", system.name));
+            for run in &system.runs {
+                let dir = format!("content/{}/{}", system.slug, run.slug);
+                files.insert(
+                    format!("{dir}/run.yaml").into(),
+                    "revision: 0123456789abcdef0123456789abcdef01234567\nsources:\n  - id: SRC-1\n    title: The repository\n".to_string(),
+                );
+                for (i, report) in run.reports.iter().enumerate() {
+                    let mut text = format!("---\ntitle: Report {}\norder: {}\n---\n\n## Records\n\n| ID | Label | Status |\n|---|---|---|\n", report.slug, i + 1);
+                    for record in &report.records {
+                        let status = if self.broken && i == 0 { "bogus" } else { STATUSES[record.status] };
+                        text.push_str(&format!("| OBJ-{} | {} | {} |\n", record.number, record.label, status));
+                    }
+                    text.push_str("\n## Notes\n\n");
+                    for record in &report.records {
+                        for target in &record.references {
+                            text.push_str(&format!("On OBJ-{} the evidence is that OBJ-{target} holds.\n\n", record.number));
+                        }
+                    }
+                    text.push_str("Nothing else.\n");
+                    files.insert(format!("{dir}/{}.md", report.slug).into(), text);
+                }
+            }
+        }
+        files
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Edit {
+    Status(usize),
+    Rename(usize),
+    Delete(usize),
+    Reference(usize, usize),
+    AddReport(usize),
+    DeleteReport(usize),
+    Template,
+    SystemName(usize),
+    Touch(usize),
+    BreakThenFix(usize),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        any::<usize>().prop_map(Edit::Status),
+        any::<usize>().prop_map(Edit::Rename),
+        any::<usize>().prop_map(Edit::Delete),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Edit::Reference(a, b)),
+        any::<usize>().prop_map(Edit::AddReport),
+        any::<usize>().prop_map(Edit::DeleteReport),
+        Just(Edit::Template),
+        any::<usize>().prop_map(Edit::SystemName),
+        any::<usize>().prop_map(Edit::Touch),
+        any::<usize>().prop_map(Edit::BreakThenFix),
+    ]
+}
+
+/// Applies an edit to the model (`Touch` and `BreakThenFix` act on the files instead).
+fn apply(site: &mut Site, edit: &Edit) {
+    match *edit {
+        Edit::Status(i) | Edit::Rename(i) | Edit::Delete(i) => {
+            let next = site.next_number;
+            let mut runs = site.runs_mut();
+            let count = runs.len();
+            let run = &mut runs[i % count];
+            let records: Vec<(usize, usize)> =
+                run.reports.iter().enumerate().flat_map(|(r, rep)| (0..rep.records.len()).map(move |k| (r, k))).collect();
+            if records.is_empty() {
+                return;
+            }
+            let (r, k) = records[(i / 7) % records.len()];
+            let old = run.reports[r].records[k].number;
+            match edit {
+                Edit::Status(_) => {
+                    let record = &mut run.reports[r].records[k];
+                    record.status = (record.status + 1) % STATUSES.len();
+                }
+                Edit::Rename(_) => {
+                    for record in run.reports.iter_mut().flat_map(|rep| rep.records.iter_mut()) {
+                        if record.number == old {
+                            record.number = next;
+                        }
+                        for target in &mut record.references {
+                            if *target == old {
+                                *target = next;
+                            }
+                        }
+                    }
+                    site.next_number += 1;
+                }
+                _ => {
+                    run.reports[r].records.remove(k);
+                    for record in run.reports.iter_mut().flat_map(|rep| rep.records.iter_mut()) {
+                        record.references.retain(|t| *t != old);
+                    }
+                }
+            }
+        }
+        Edit::Reference(i, j) => {
+            let mut runs = site.runs_mut();
+            let count = runs.len();
+            let run = &mut runs[i % count];
+            let numbers: Vec<u32> = run.reports.iter().flat_map(|rep| rep.records.iter().map(|r| r.number)).collect();
+            if numbers.len() < 2 {
+                return;
+            }
+            let target = numbers[j % numbers.len()];
+            let from = numbers[(j / 3 + 1) % numbers.len()];
+            if let Some(record) = run.reports.iter_mut().flat_map(|rep| rep.records.iter_mut()).find(|r| r.number == from) {
+                if !record.references.contains(&target) {
+                    record.references.push(target);
+                }
+            }
+        }
+        Edit::AddReport(i) => {
+            let slug = format!("report-{}", site.next_number);
+            let report = site.new_report(&slug, 2);
+            let mut runs = site.runs_mut();
+            let count = runs.len();
+            runs[i % count].reports.push(report);
+        }
+        Edit::DeleteReport(i) => {
+            let mut runs = site.runs_mut();
+            let count = runs.len();
+            let run = &mut runs[i % count];
+            if run.reports.len() < 2 {
+                return;
+            }
+            let removed = run.reports.remove((i / 5) % run.reports.len());
+            let gone: Vec<u32> = removed.records.iter().map(|r| r.number).collect();
+            for record in run.reports.iter_mut().flat_map(|rep| rep.records.iter_mut()) {
+                record.references.retain(|t| !gone.contains(t));
+            }
+        }
+        Edit::Template => {
+            site.template_marker = match site.template_marker {
+                Some(n) if n % 2 == 1 => None,
+                Some(n) => Some(n + 1),
+                None => Some(site.next_number),
+            };
+        }
+        Edit::SystemName(i) => {
+            let system = &mut site.systems[i % 2];
+            system.name = format!("{} {}", system.name.split(' ').next().unwrap_or("System"), i % 97);
+        }
+        Edit::Touch(_) | Edit::BreakThenFix(_) => {}
+    }
+}
+
+/// Writes the site's files under `root`: changed and new files, and removes the files
+/// gone. Returns the paths written or removed (what the watcher would report).
+fn save(root: &Path, before: &BTreeMap<PathBuf, String>, after: &BTreeMap<PathBuf, String>, touch: Option<usize>) -> Vec<PathBuf> {
+    let mut changed = Vec::new();
+    for (path, text) in after {
+        if before.get(path) != Some(text) {
+            let target = root.join(path);
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::write(&target, text).unwrap();
+            changed.push(target);
+        }
+    }
+    for path in before.keys().filter(|p| !after.contains_key(*p)) {
+        let target = root.join(path);
+        std::fs::remove_file(&target).unwrap();
+        changed.push(target);
+    }
+    if let Some(i) = touch {
+        let reports: Vec<&PathBuf> = after.keys().filter(|p| p.extension().is_some_and(|e| e == "md")).collect();
+        let target = root.join(reports[i % reports.len()]);
+        std::fs::write(&target, &after[reports[i % reports.len()]]).unwrap();
+        changed.push(target);
+    }
+    changed
+}
+
+/// Every file below `dir` with its bytes.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    common::files_below(dir).into_iter().map(|p| (p.clone(), std::fs::read(dir.join(&p)).unwrap())).collect()
+}
+
+fn assert_same_tree(incremental: &Path, clean: &Path, step: &str) {
+    let (a, b) = (tree(incremental), tree(clean));
+    let only_a: Vec<_> = a.keys().filter(|k| !b.contains_key(*k)).collect();
+    let only_b: Vec<_> = b.keys().filter(|k| !a.contains_key(*k)).collect();
+    let differ: Vec<_> = a.iter().filter(|(k, v)| b.get(*k).is_some_and(|w| w != *v)).map(|(k, _)| k).collect();
+    assert!(
+        only_a.is_empty() && only_b.is_empty() && differ.is_empty(),
+        "after {step}: only in the rebuilt output {only_a:?}; only in the clean build {only_b:?}; different {differ:?}"
+    );
+}
+
+fn clean_build(root: &Path, output: &Path) -> bool {
+    let _ = std::fs::remove_dir_all(output);
+    let mut options = BuildOptions::new(root);
+    options.output = output.to_path_buf();
+    let outcome = pipeline::build(&options).unwrap();
+    outcome.written
+}
+
+fn check_sequence(edits: &[Edit]) {
+    let record_template = std::fs::read_to_string(common::repo().join("themes/default/templates/record.html")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("site");
+    let clean = dir.path().join("clean");
+    let mut site = Site::new();
+    let mut files = site.files(&record_template);
+    save(&root, &BTreeMap::new(), &files, None);
+    let mut options = BuildOptions::new(&root);
+    options.output = root.join("public");
+    let mut rebuilder = Rebuilder::new(options);
+    let first = rebuilder.rebuild(&[], &mut || {}).unwrap();
+    assert!(first.written, "{:?}", first.diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>());
+    assert!(clean_build(&root, &clean));
+    assert_same_tree(&root.join("public"), &clean, "the first build");
+
+    for (n, edit) in edits.iter().enumerate() {
+        let step = format!("edit {n} ({edit:?}) of {edits:?}");
+        if let Edit::BreakThenFix(_) = edit {
+            site.broken = true;
+            let broken = site.files(&record_template);
+            let changed = save(&root, &files, &broken, None);
+            let before = tree(&root.join("public"));
+            let outcome = rebuilder.rebuild(&changed, &mut || panic!("no page is written by a failed rebuild")).unwrap();
+            assert!(outcome.has_errors() && !outcome.written, "{step}: the unknown status is an error");
+            assert!(before == tree(&root.join("public")), "{step}: a failed rebuild changed the output");
+            site.broken = false;
+            files = broken;
+        }
+        apply(&mut site, edit);
+        let next = site.files(&record_template);
+        let touch = if let Edit::Touch(i) = edit { Some(*i) } else { None };
+        let changed = save(&root, &files, &next, touch);
+        files = next;
+        let mut pages_ready = false;
+        let outcome = rebuilder.rebuild(&changed, &mut || pages_ready = true).unwrap();
+        let errors: Vec<String> = outcome.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
+        assert!(outcome.written && pages_ready, "{step}: {errors:?}");
+        assert!(clean_build(&root, &clean), "{step}: the clean build failed");
+        assert_same_tree(&root.join("public"), &clean, &step);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_rebuild_writes_what_a_clean_build_writes(edits in prop::collection::vec(edit(), 1..7)) {
+        check_sequence(&edits);
+    }
+}
+
+/// Every kind of edit at least once, in one fixed sequence (proptest's cases are random).
+#[test]
+fn every_kind_of_edit_in_turn() {
+    check_sequence(&[
+        Edit::Status(3),
+        Edit::Touch(1),
+        Edit::Rename(10),
+        Edit::Reference(2, 5),
+        Edit::Template,
+        Edit::AddReport(1),
+        Edit::Delete(4),
+        Edit::SystemName(1),
+        Edit::BreakThenFix(2),
+        Edit::DeleteReport(3),
+        Edit::Template,
+    ]);
+}
+
+/// A rebuild after a one-report edit renders only that run's pages (and the site-wide
+/// ones): the other runs' record pages are left as they were on disk.
+#[test]
+fn a_rebuild_renders_only_what_changed() {
+    let record_template = std::fs::read_to_string(common::repo().join("themes/default/templates/record.html")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("site");
+    let site = Site::new();
+    let files = site.files(&record_template);
+    save(&root, &BTreeMap::new(), &files, None);
+    let mut options = BuildOptions::new(&root);
+    options.output = root.join("public");
+    let mut rebuilder = Rebuilder::new(options);
+    assert!(rebuilder.rebuild(&[], &mut || {}).unwrap().written);
+    let untouched = root.join("public/beta/r2/records/OBJ-19/index.html");
+    let edited = root.join("public/alpha/r1/records/OBJ-1/index.html");
+    let untouched_time = std::fs::metadata(&untouched).unwrap().modified().unwrap();
+    let edited_text = std::fs::read_to_string(&edited).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let mut site = site;
+    site.systems[0].runs[0].reports[0].records[0].label = "a new label".into();
+    let next = site.files(&record_template);
+    let changed = save(&root, &files, &next, None);
+    assert!(rebuilder.rebuild(&changed, &mut || {}).unwrap().written);
+    assert_eq!(std::fs::metadata(&untouched).unwrap().modified().unwrap(), untouched_time, "another run's page was rewritten");
+    let now = std::fs::read_to_string(&edited).unwrap();
+    assert!(now.contains("a new label") && !edited_text.contains("a new label"));
+}
