@@ -76,6 +76,9 @@ pub struct Outcome {
     pub written: bool,
     /// Wall time per stage, in order (`--timings`).
     pub timings: Vec<(&'static str, Duration)>,
+    /// The base URL the pages were made for (`--base-url`, else casebook.yaml's), when
+    /// the configuration could be read: the dev server serves the site under its path.
+    pub base_url: Option<String>,
 }
 
 /// Wall time per stage.
@@ -158,7 +161,14 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
     clock.lap("parse");
     let Some(parsed) = parsed else {
         sort_diagnostics(&mut diagnostics);
-        return Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false, timings: clock.laps });
+        return Ok(Outcome {
+            diagnostics,
+            summary: None,
+            elapsed: started.elapsed(),
+            written: false,
+            timings: clock.laps,
+            base_url: None,
+        });
     };
     let previous = match &options.previous_manifest {
         Some(path) => {
@@ -229,7 +239,14 @@ fn run(options: &BuildOptions, write_output: bool) -> Result<Outcome, PipelineEr
         }
     }
     sort_diagnostics(&mut diagnostics);
-    Ok(Outcome { diagnostics, summary: Some(summary), elapsed: started.elapsed(), written, timings: clock.laps })
+    Ok(Outcome {
+        diagnostics,
+        summary: Some(summary),
+        elapsed: started.elapsed(),
+        written,
+        timings: clock.laps,
+        base_url: Some(base_url),
+    })
 }
 
 /// The record manifest of the site at `root`, without rendering: for `casebook diff`
