@@ -27,6 +27,21 @@ use crate::search::Searcher;
 use rebuild::Rebuilder;
 use status::BuildStatus;
 
+/// Prints a line to standard output (`out`) or error (`err`). A long-running server
+/// must not die because the terminal or pipe it started with has gone (`println!` panics
+/// then), so write errors are ignored.
+macro_rules! say {
+    (out, $($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+    (err, $($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+pub(crate) use say;
+
 /// What to serve, and where.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
@@ -156,10 +171,10 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
         .map_err(ServeError::Runtime)?;
 
     if !options.bind.is_loopback() {
-        eprintln!("casebook: warning: listening on {bound}, which other machines may reach; this server is for local use");
+        say!(err, "casebook: warning: listening on {bound}, which other machines may reach; this server is for local use");
     }
     // Tests and scripts read the address from this line (`--port 0` picks a free port).
-    println!("casebook: serving http://{bound}{} (Ctrl-C to stop)", served.base_path());
+    say!(out, "casebook: serving http://{bound}{} (Ctrl-C to stop)", served.base_path());
     let _ = std::io::stdout().flush();
     runtime.block_on(async move { axum::serve(listener, http::router(served)).await }).map_err(ServeError::Server)
 }
@@ -200,23 +215,23 @@ fn apply(served: &Served, log: &Log, result: Result<Outcome, PipelineError>, fir
             let searcher = match Searcher::load(&served.output) {
                 Ok(searcher) => Some(Arc::new(searcher)),
                 Err(e) => {
-                    eprintln!("casebook: warning: /api/search is unavailable: {e}");
+                    say!(err, "casebook: warning: /api/search is unavailable: {e}");
                     None
                 }
             };
             *served.searcher.write().unwrap_or_else(PoisonError::into_inner) = searcher;
-            println!("casebook: built in {:.2} s (build {generation})", outcome.elapsed.as_secs_f64());
+            say!(out, "casebook: built in {:.2} s (build {generation})", outcome.elapsed.as_secs_f64());
             BuildStatus::succeeded(generation, &outcome.diagnostics)
         }
         Ok(outcome) => {
             log.diagnostics(&outcome, first);
             let status = BuildStatus::failed(generation, &outcome.diagnostics, &log.root);
             let plural = if status.errors == 1 { "" } else { "s" };
-            eprintln!("casebook: build failed: {} error{plural}; still serving the last good build", status.errors);
+            say!(err, "casebook: build failed: {} error{plural}; still serving the last good build", status.errors);
             status
         }
         Err(e) => {
-            eprintln!("casebook: error: {e}");
+            say!(err, "casebook: error: {e}");
             BuildStatus::broken(generation, e.to_string())
         }
     };

@@ -67,7 +67,7 @@ pub fn spawn(root: PathBuf, output: PathBuf, changes: mpsc::Sender<Vec<PathBuf>>
                     Ok(batch) => batch,
                     Err(errors) => {
                         for e in errors {
-                            eprintln!("casebook: watching the sources: {e}");
+                            super::say!(err, "casebook: watching the sources: {e}");
                         }
                         continue;
                     }
