@@ -24,7 +24,7 @@
     hide();
     const overlay = element("div", undefined, {
       position: "fixed", inset: "0", zIndex: "2147483647", overflow: "auto", padding: "2rem",
-      background: "rgba(20, 20, 20, 0.94)", color: "#f5f5f5", font: "14px/1.45 ui-monospace, monospace",
+      background: "rgba(20, 20, 20, 0.97)", color: "#f5f5f5", font: "14px/1.45 ui-monospace, monospace",
     });
     overlay.id = OVERLAY;
     overlay.setAttribute("role", "alertdialog");
