@@ -23,6 +23,8 @@ struct Server {
     child: Child,
     address: SocketAddr,
     site: tempfile::TempDir,
+    /// The URL it printed.
+    url: String,
 }
 
 impl Drop for Server {
@@ -35,16 +37,17 @@ impl Drop for Server {
 impl Server {
     /// Copies the bundled content into a temporary site and serves it on a free port.
     fn start() -> Server {
-        Self::start_with(|_| {})
+        Self::start_with(|_| {}, &[])
     }
 
-    /// The same, with `prepare` adding to the site first.
-    fn start_with(prepare: impl FnOnce(&Path)) -> Server {
+    /// The same, with `prepare` adding to the site first, and more arguments.
+    fn start_with(prepare: impl FnOnce(&Path), arguments: &[&str]) -> Server {
         let site = tempfile::tempdir().unwrap();
         copy_tree(&repo().join("content"), &site.path().join("content"));
         prepare(site.path());
         let mut child = Command::new(env!("CARGO_BIN_EXE_casebook"))
             .args(["serve", "--root", ".", "--port", "0", "--quiet"])
+            .args(arguments)
             .current_dir(site.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -59,14 +62,16 @@ impl Server {
             }
         });
         // Guarded from here on: a timeout below still kills the process.
-        let mut server = Server { child, address: "127.0.0.1:0".parse().unwrap(), site };
+        let mut server = Server { child, address: "127.0.0.1:0".parse().unwrap(), site, url: String::new() };
         let deadline = Instant::now() + PATIENCE;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = lines.recv_timeout(left).expect("casebook serve prints the address it serves");
             if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
                 let host = url.trim_start_matches("http://").trim_end_matches('/');
+                let host = host.split('/').next().unwrap_or_default();
                 server.address = host.parse().unwrap_or_else(|_| panic!("an address in {line:?}"));
+                server.url = url.to_string();
                 break;
             }
         }
@@ -153,12 +158,16 @@ fn unchunk(mut data: &[u8]) -> Vec<u8> {
 #[test]
 fn files_are_served_with_their_types_folders_give_index_html_and_misses_the_404_page() {
     // Kinds of file the bundled site does not make, from static/.
-    let server = Server::start_with(|root| {
-        std::fs::create_dir_all(root.join("static/extra")).unwrap();
-        for name in ["module.wasm", "font.woff2", "picture.png"] {
-            std::fs::write(root.join("static/extra").join(name), name.as_bytes()).unwrap();
-        }
-    });
+    let server = Server::start_with(
+        |root| {
+            std::fs::create_dir_all(root.join("static/extra")).unwrap();
+            for name in ["module.wasm", "font.woff2", "picture.png"] {
+                std::fs::write(root.join("static/extra").join(name), name.as_bytes()).unwrap();
+            }
+        },
+        &[],
+    );
+    assert_eq!(server.url, format!("http://{}/", server.address));
     let public = server.root().join("public");
 
     let home = server.get("/");
@@ -249,6 +258,23 @@ fn files_are_served_with_their_types_folders_give_index_html_and_misses_the_404_
     for file in files {
         assert!(std::fs::read(public.join(&file)).unwrap() == std::fs::read(built.join(&file)).unwrap(), "{} differs", file.display());
     }
+}
+
+#[test]
+fn a_base_url_with_a_path_is_served_under_that_path() {
+    let server = Server::start_with(|_| {}, &["--base-url", "/preview/pr-7/"]);
+    assert_eq!(server.url, format!("http://{}/preview/pr-7/", server.address));
+    let home = server.get("/preview/pr-7/");
+    assert_eq!(home.status, 200);
+    assert!(home.text().contains(r#"href="/preview/pr-7/fractal/""#), "links carry the base path");
+    assert_eq!(server.get("/preview/pr-7/fractal/").status, 200);
+    assert_eq!(server.get("/preview/pr-7").header("location"), Some("/preview/pr-7/"));
+    assert_eq!(server.get("/").status, 404);
+    assert_eq!(server.get("/fractal/").status, 404);
+    assert_eq!(server.get("/preview/pr-70/").status, 404);
+    // The server's own URLs stay at the root: pages load the script from there.
+    assert_eq!(server.get("/__casebook/reload.js").status, 200);
+    assert_eq!(server.get("/api/search?q=MEM-OBJ-raw").status, 200);
 }
 
 #[test]
