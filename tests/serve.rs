@@ -168,6 +168,7 @@ fn files_are_served_with_their_types_folders_give_index_html_and_misses_the_404_
         &[],
     );
     assert_eq!(server.url, format!("http://{}/", server.address));
+    assert_eq!(server.address.ip().to_string(), "127.0.0.1", "loopback unless asked otherwise");
     let public = server.root().join("public");
 
     let home = server.get("/");
