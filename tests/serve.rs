@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{copy_tree, files_below, repo};
@@ -25,12 +25,18 @@ struct Server {
     site: tempfile::TempDir,
     /// The URL it printed.
     url: String,
+    /// What it printed on stderr (diagnostics), shown when a test fails.
+    stderr: Arc<Mutex<String>>,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // The server's own account, for a test that failed.
+        if std::thread::panicking() {
+            eprintln!("casebook serve's stderr:\n{}", self.stderr.lock().map(|s| s.clone()).unwrap_or_default());
+        }
     }
 }
 
@@ -42,18 +48,34 @@ impl Server {
 
     /// The same, with `prepare` adding to the site first, and more arguments.
     fn start_with(prepare: impl FnOnce(&Path), arguments: &[&str]) -> Server {
+        Self::start_site(&repo(), prepare, arguments)
+    }
+
+    /// Serves a copy of the site whose root is `from`.
+    fn start_site(from: &Path, prepare: impl FnOnce(&Path), arguments: &[&str]) -> Server {
         let site = tempfile::tempdir().unwrap();
-        copy_tree(&repo().join("content"), &site.path().join("content"));
+        copy_tree(&from.join("content"), &site.path().join("content"));
         prepare(site.path());
         let mut child = Command::new(env!("CARGO_BIN_EXE_casebook"))
             .args(["serve", "--root", ".", "--port", "0", "--quiet"])
             .args(arguments)
             .current_dir(site.path())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("the binary starts");
         let stdout = child.stdout.take().unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut errors = child.stderr.take().unwrap();
+        let collected = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n @ 1..) = errors.read(&mut buffer) {
+                if let Ok(mut text) = collected.lock() {
+                    text.push_str(&String::from_utf8_lossy(&buffer[..n]));
+                }
+            }
+        });
         let (lines_tx, lines) = mpsc::channel();
         // Read to the end, so the server never writes into a closed pipe.
         std::thread::spawn(move || {
@@ -62,7 +84,7 @@ impl Server {
             }
         });
         // Guarded from here on: a timeout below still kills the process.
-        let mut server = Server { child, address: "127.0.0.1:0".parse().unwrap(), site, url: String::new() };
+        let mut server = Server { child, address: "127.0.0.1:0".parse().unwrap(), site, url: String::new(), stderr };
         let deadline = Instant::now() + PATIENCE;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -409,4 +431,37 @@ fn an_edit_rebuilds_a_broken_edit_shows_its_diagnostics_and_a_fix_recovers() {
     assert_eq!(status["generation"], 3);
     assert_eq!(status["diagnostics"].as_array().map(Vec::len), Some(0));
     wait_for_page(&server, page, "edited twice");
+}
+
+#[test]
+fn a_folder_created_while_serving_is_watched_too() {
+    let server = Server::start();
+    assert!(!server.root().join("static").exists());
+    std::fs::create_dir(server.root().join("static")).unwrap();
+    std::fs::write(server.root().join("static/hello.txt"), "first").unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    while server.get("/hello.txt").text() != "first" {
+        assert!(Instant::now() < deadline, "static/hello.txt never appeared");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Only a watch on the new folder sees this one.
+    std::fs::write(server.root().join("static/hello.txt"), "second").unwrap();
+    while server.get("/hello.txt").text() != "second" {
+        assert!(Instant::now() < deadline, "the change to static/hello.txt was not seen");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_site_that_is_broken_from_the_start_is_served_with_its_diagnostics() {
+    let server = Server::start_site(&repo().join("tests/sites/broken"), |_| {}, &[]);
+    let status = server.status();
+    assert_eq!((status["ok"].as_bool(), status["generation"].as_u64()), (Some(false), Some(0)), "{status:#}");
+    let diagnostics = status["diagnostics"].as_array().unwrap();
+    assert!(!diagnostics.is_empty());
+    assert!(diagnostics.iter().all(|d| d["file"].as_str().is_some_and(|f| f.starts_with("content/")) && d["line"].as_u64().is_some()), "{status:#}");
+    // No output yet: a page of the server's own, with the script that shows the overlay.
+    let home = server.get("/");
+    assert_eq!(home.status, 404);
+    assert!(home.text().contains("/__casebook/reload.js"), "{}", home.text());
 }
