@@ -133,7 +133,7 @@ pub enum DiffFormat {
     Json,
 }
 
-/// Options of `build` and `check`.
+/// Options of `build`, `check` and `serve`.
 #[derive(Debug, Args)]
 pub struct Common {
     /// The site's root: the folder holding content/, themes/ and static/.
@@ -204,6 +204,7 @@ fn serve(common: &Common, output: Option<&std::path::Path>, base_url: Option<&st
         jobs: common.jobs.unwrap_or(0),
         quiet: common.quiet,
         verbose: common.verbose,
+        timings: common.timings,
     };
     match crate::serve::serve(options) {
         Ok(()) => ExitCode::SUCCESS,

@@ -245,6 +245,8 @@ fn files_are_served_with_their_types_folders_give_index_html_and_misses_the_404_
     assert_eq!(folder.text().replacen(tag, "", 1), std::fs::read_to_string(public.join("fractal/index.html")).unwrap());
     let bare = server.get("/fractal?x=1");
     assert_eq!((bare.status, bare.header("location")), (307, Some("/fractal/?x=1")));
+    // Never a protocol-relative URL, which would lead to another host.
+    assert_eq!(server.get("//fractal").header("location"), Some("/fractal/"));
 
     let missing = server.get("/no/such/page/");
     assert_eq!(missing.status, 404);

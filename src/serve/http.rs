@@ -142,7 +142,8 @@ async fn site_file(State(served): State<Arc<Served>>, method: Method, uri: Uri) 
     };
     match files::find(&served.output, &relative, below_base.ends_with('/')) {
         Found::File(file) => file_response(&served, &file, StatusCode::OK).await,
-        Found::Folder => redirect(&format!("{path}/"), uri.query()),
+        // Leading slashes collapsed: `//host/` would send the browser to another site.
+        Found::Folder => redirect(&format!("/{}/", path.trim_start_matches('/')), uri.query()),
         Found::Nothing => not_found(&served).await,
     }
 }

@@ -57,6 +57,8 @@ pub struct ServeOptions {
     pub quiet: bool,
     /// Also print references to unpublished records.
     pub verbose: bool,
+    /// Print the wall time of each stage after each build.
+    pub timings: bool,
 }
 
 /// Why the server could not start or stopped.
@@ -128,7 +130,7 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
         status,
     });
     // Diagnostics name files relative to the root as it was given (`content/…` for `.`).
-    let log = Log { quiet: options.quiet, verbose: options.verbose, root: options.build.root.clone() };
+    let log = Log { quiet: options.quiet, verbose: options.verbose, timings: options.timings, root: options.build.root.clone() };
 
     // The first build, before listening: its failure to write at all ends the server;
     // errors in the content do not (the browser shows them).
@@ -183,6 +185,7 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
 struct Log {
     quiet: bool,
     verbose: bool,
+    timings: bool,
     root: PathBuf,
 }
 
@@ -221,6 +224,11 @@ fn apply(served: &Served, log: &Log, result: Result<Outcome, PipelineError>, fir
             };
             *served.searcher.write().unwrap_or_else(PoisonError::into_inner) = searcher;
             say!(out, "casebook: built in {:.2} s (build {generation})", outcome.elapsed.as_secs_f64());
+            if log.timings {
+                for (stage, time) in &outcome.timings {
+                    say!(out, "    {stage:<20} {:>8.3} s", time.as_secs_f64());
+                }
+            }
             BuildStatus::succeeded(generation, &outcome.diagnostics)
         }
         Ok(outcome) => {

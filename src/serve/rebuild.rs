@@ -17,11 +17,6 @@ impl Rebuilder {
         Rebuilder { options, pool }
     }
 
-    /// What is built, and where.
-    pub fn options(&self) -> &BuildOptions {
-        &self.options
-    }
-
     /// Brings the output up to date after `changed` (empty for the first build). Like
     /// `casebook build`, it replaces the output only when there is no error, and writes
     /// the same bytes.
