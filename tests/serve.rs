@@ -467,3 +467,20 @@ fn a_site_that_is_broken_from_the_start_is_served_with_its_diagnostics() {
     assert_eq!(home.status, 404);
     assert!(home.text().contains("/__casebook/reload.js"), "{}", home.text());
 }
+
+#[test]
+fn a_port_in_use_is_an_error_before_any_build() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let site = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("content"), &site.path().join("content"));
+    let output = Command::new(env!("CARGO_BIN_EXE_casebook"))
+        .args(["serve", "--root", ".", "--port", &port])
+        .current_dir(site.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("cannot listen on 127.0.0.1:{port}")), "{err}");
+    assert!(!site.path().join("public").exists(), "nothing was built");
+}

@@ -15,7 +15,7 @@ pub mod watch;
 
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, PoisonError, RwLock};
 
 use tokio::sync::watch as latest;
@@ -132,14 +132,6 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
     // Diagnostics name files relative to the root as it was given (`content/…` for `.`).
     let log = Log { quiet: options.quiet, verbose: options.verbose, timings: options.timings, root: options.build.root.clone() };
 
-    // The first build, before listening: its failure to write at all ends the server;
-    // errors in the content do not (the browser shows them).
-    let first = rebuilder.rebuild(&[]);
-    if let Err(PipelineError::Write(e)) = first {
-        return Err(ServeError::Output(PipelineError::Write(e)));
-    }
-    apply(&served, &log, first, true);
-
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -147,16 +139,30 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
         .build()
         .map_err(ServeError::Runtime)?;
     let address = SocketAddr::new(options.bind, options.port);
+    // Listening before the first build: a port in use is reported at once. Connections
+    // wait in the backlog until the build is done.
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind(address))
         .map_err(|source| ServeError::Bind { address, source })?;
     let bound = listener.local_addr().map_err(|source| ServeError::Bind { address, source })?;
 
-    // The output folder may not exist yet (a first build that failed); its absolute
-    // path is what the watcher compares against, made canonical where it can be.
-    let output_real = output.canonicalize().unwrap_or(output);
+    // Watching starts before the first build, so that no save is missed. The output
+    // folder may not exist yet: its parent is made canonical, as the root is.
+    let output_real = match (output.parent().map(Path::canonicalize), output.file_name()) {
+        (Some(Ok(parent)), Some(name)) => parent.join(name),
+        _ => output,
+    };
     let (changes_tx, changes) = mpsc::channel();
     watch::spawn(root, output_real, changes_tx)?;
+
+    // The first build, before answering requests: its failure to write at all ends the
+    // server; errors in the content do not (the browser shows them).
+    let first = rebuilder.rebuild(&[]);
+    if let Err(PipelineError::Write(e)) = first {
+        return Err(ServeError::Output(PipelineError::Write(e)));
+    }
+    apply(&served, &log, first, true);
+
     let builder = Arc::clone(&served);
     std::thread::Builder::new()
         .name("casebook-build".into())
