@@ -474,13 +474,29 @@ fn a_port_in_use_is_an_error_before_any_build() {
     let port = taken.local_addr().unwrap().port().to_string();
     let site = tempfile::tempdir().unwrap();
     copy_tree(&repo().join("content"), &site.path().join("content"));
-    let output = Command::new(env!("CARGO_BIN_EXE_casebook"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_casebook"))
         .args(["serve", "--root", ".", "--port", &port])
         .current_dir(site.path())
-        .output()
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
-    let err = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{err}");
+    // Should it serve after all, it is killed rather than left running.
+    let deadline = Instant::now() + PATIENCE;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("casebook serve did not stop on a port in use");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
     assert!(err.contains(&format!("cannot listen on 127.0.0.1:{port}")), "{err}");
     assert!(!site.path().join("public").exists(), "nothing was built");
 }
