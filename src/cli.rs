@@ -1,4 +1,4 @@
-//! The command line: `build`, `check`, `diff` and `init`. A thin shell over the library:
+//! The command line: `build`, `check`, `diff`, `search`, `serve` and `init`. A thin shell over the library:
 //! parse flags, run, print diagnostics and the summary, pick the exit code (0 success,
 //! 1 errors in the content, 2 usage, theme, input or output problems).
 
@@ -62,6 +62,25 @@ pub enum Command {
         #[arg(default_value = ".")]
         dir: PathBuf,
     },
+    /// Build the site, serve it on this machine, and rebuild and reload open pages
+    /// whenever a source changes.
+    Serve {
+        /// Shared options.
+        #[command(flatten)]
+        common: Common,
+        /// Output folder [default: ROOT/public].
+        #[arg(short, long, value_name = "DIR")]
+        output: Option<PathBuf>,
+        /// Base URL or path the site is served under (overrides casebook.yaml).
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// The port to listen on (0: any free port).
+        #[arg(long, default_value_t = 1111)]
+        port: u16,
+        /// The address to listen on. Other machines can reach anything but loopback.
+        #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+        bind: std::net::IpAddr,
+    },
     /// Check the content (every stage but writing) and report diagnostics.
     Check {
         /// Shared options.
@@ -114,7 +133,7 @@ pub enum DiffFormat {
     Json,
 }
 
-/// Options of `build` and `check`.
+/// Options of `build`, `check` and `serve`.
 #[derive(Debug, Args)]
 pub struct Common {
     /// The site's root: the folder holding content/, themes/ and static/.
@@ -143,6 +162,9 @@ pub fn main() -> ExitCode {
         Command::Diff { old, new, format, output } => return diff(old, new, *format, output.as_deref()),
         Command::Init { dir } => return init(dir),
         Command::Search(args) => return search(args),
+        Command::Serve { common, output, base_url, port, bind } => {
+            return serve(common, output.as_deref(), base_url.as_deref(), *port, *bind)
+        }
     };
     let mut options = BuildOptions::new(&common.root);
     if let Command::Build { output, base_url, previous_manifest, .. } = &cli.command {
@@ -162,6 +184,30 @@ pub fn main() -> ExitCode {
     let result = pool.install(|| if build { pipeline::build(&options) } else { pipeline::check(&options) });
     match result {
         Ok(outcome) => report(&outcome, &options, build, common),
+        Err(e) => {
+            eprintln!("casebook: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn serve(common: &Common, output: Option<&std::path::Path>, base_url: Option<&str>, port: u16, bind: std::net::IpAddr) -> ExitCode {
+    let mut build = BuildOptions::new(&common.root);
+    if let Some(output) = output {
+        build.output = output.to_path_buf();
+    }
+    build.base_url = base_url.map(str::to_string);
+    let options = crate::serve::ServeOptions {
+        build,
+        bind,
+        port,
+        jobs: common.jobs.unwrap_or(0),
+        quiet: common.quiet,
+        verbose: common.verbose,
+        timings: common.timings,
+    };
+    match crate::serve::serve(options) {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("casebook: error: {e}");
             ExitCode::from(2)

@@ -16,7 +16,8 @@
 //! 6. [`publish`]: the record manifest, sitemap, feeds, redirects and the anchor contract;
 //! 7. [`write`]: the output folder, replaced only when the build succeeded.
 //!
-//! [`diff`] compares two record manifests for pull-request reviews.
+//! [`diff`] compares two record manifests for pull-request reviews; [`serve`] is the dev
+//! server (build, serve, watch, rebuild, reload).
 //!
 //! The model types live in [`model`]; every stage speaks them.
 //!
@@ -46,5 +47,6 @@ pub mod recognise;
 pub mod render;
 pub mod resolve;
 pub mod search;
+pub mod serve;
 pub mod urls;
 pub mod write;

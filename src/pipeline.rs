@@ -78,6 +78,9 @@ pub struct Outcome {
     pub written: bool,
     /// Wall time per stage, in order (`--timings`).
     pub timings: Vec<(&'static str, Duration)>,
+    /// The base URL the pages were made for (`--base-url`, else casebook.yaml's), when
+    /// the configuration could be read: the dev server serves the site under its path.
+    pub base_url: Option<String>,
 }
 
 /// Wall time per stage.
@@ -265,7 +268,7 @@ fn run(
     let failed = |diagnostics: Vec<Diagnostic>, clock: Stopwatch| {
         let mut diagnostics = diagnostics;
         sort_diagnostics(&mut diagnostics);
-        Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false, timings: clock.laps })
+        Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false, timings: clock.laps, base_url: None })
     };
     // `./content/x.md` reads worse than `content/x.md` in diagnostics.
     let content = if options.root == std::path::Path::new(".") { PathBuf::from("content") } else { options.root.join("content") };
@@ -367,7 +370,14 @@ fn run(
         }
     }
     sort_diagnostics(&mut diagnostics);
-    Ok(Outcome { diagnostics, summary: Some(summary), elapsed: started.elapsed(), written, timings: clock.laps })
+    Ok(Outcome {
+        diagnostics,
+        summary: Some(summary),
+        elapsed: started.elapsed(),
+        written,
+        timings: clock.laps,
+        base_url: Some(base_url),
+    })
 }
 
 /// Where a build writes: nowhere (`check`), a staging folder swapped in at the end

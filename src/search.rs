@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use tantivy::collector::{Count, TopDocs};
+use tantivy::directory::{Directory, RamDirectory};
 use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
@@ -136,10 +137,35 @@ impl Searcher {
         if !path.join("meta.json").is_file() {
             return Err(SearchError::NoIndex(dir.to_path_buf()));
         }
-        let wrap = |source| SearchError::Index { path: path.clone(), source };
-        let index = Index::open_in_dir(&path).map_err(wrap)?;
+        let index = Index::open_in_dir(&path).map_err(|source| SearchError::Index { path: path.clone(), source })?;
+        Self::over(path, index)
+    }
+
+    /// Opens the index of a built site from a copy in memory. Nothing is written into the
+    /// folder (opening it in place leaves tantivy's lock file there), and the searcher
+    /// keeps working while a rebuild replaces the folder: the dev server uses this.
+    pub fn load(dir: &Path) -> Result<Self, SearchError> {
+        let path = index_dir(dir);
+        if !path.join("meta.json").is_file() {
+            return Err(SearchError::NoIndex(dir.to_path_buf()));
+        }
+        let io = |source: std::io::Error| SearchError::Index { path: path.clone(), source: source.into() };
+        let memory = RamDirectory::create();
+        for entry in std::fs::read_dir(&path).map_err(io)? {
+            let entry = entry.map_err(io)?;
+            if !entry.file_type().map_err(io)?.is_file() {
+                continue;
+            }
+            let bytes = std::fs::read(entry.path()).map_err(io)?;
+            memory.atomic_write(Path::new(&entry.file_name()), &bytes).map_err(io)?;
+        }
+        let index = Index::open(memory).map_err(|source| SearchError::Index { path: path.clone(), source })?;
+        Self::over(path, index)
+    }
+
+    fn over(path: PathBuf, index: Index) -> Result<Self, SearchError> {
         Fields::register_tokenizers(&index);
-        let reader = index.reader().map_err(wrap)?;
+        let reader = index.reader().map_err(|source| SearchError::Index { path: path.clone(), source })?;
         let fields = Fields::new();
         Ok(Searcher { path, index, reader, fields })
     }

@@ -9,7 +9,7 @@ import { join, resolve, extname, normalize, sep } from "node:path";
 import { chromium } from "playwright-core";
 
 export const repo = resolve(import.meta.dirname, "../..");
-const casebook = process.env.CASEBOOK ?? join(repo, "target/debug/casebook");
+export const casebook = process.env.CASEBOOK ?? join(repo, "target/debug/casebook");
 
 /** Builds a site (the bundled one by default) into a fresh folder, under `base`
  *  (e.g. /preview/pr-12/). */

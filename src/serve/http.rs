@@ -1,0 +1,187 @@
+//! The HTTP side of the dev server (axum): the output folder's files, the reload script
+//! and its event stream, the build status, and `/api/search`.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use tokio_stream::wrappers::WatchStream;
+use tokio_stream::{Stream, StreamExt};
+
+use super::files::{self, Found};
+use super::Served;
+use crate::search::{Request, SearchError};
+
+/// The client script: reloads after a good build, shows the overlay after a bad one.
+const RELOAD_JS: &str = include_str!("reload.js");
+
+/// The most results `/api/search` returns at once (the index is in memory, but a request
+/// should not make the server allocate without bound).
+const MAX_LIMIT: usize = 1000;
+
+/// The routes. Everything that is not the server's own goes to the output folder.
+pub fn router(served: Arc<Served>) -> Router {
+    Router::new()
+        .route(files::RELOAD_SCRIPT, get(reload_script))
+        .route("/__casebook/events", get(events))
+        .route("/__casebook/status", get(status))
+        .route("/api/search", get(search))
+        .fallback(site_file)
+        .with_state(served)
+}
+
+/// Headers every response gets: nothing is cached (pages change under the browser), and
+/// types are not sniffed.
+fn fresh(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}
+
+fn text(status: StatusCode, body: &'static str) -> Response {
+    fresh((status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response())
+}
+
+async fn reload_script() -> Response {
+    fresh(([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], RELOAD_JS).into_response())
+}
+
+async fn status(State(served): State<Arc<Served>>) -> Response {
+    let status = served.status.borrow().clone();
+    fresh(Json(&*status).into_response())
+}
+
+/// Server-Sent Events: one `status` event at once, then one after each build.
+async fn events(State(served): State<Arc<Served>>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let stream = WatchStream::new(served.status.subscribe()).map(|status| {
+        let json = serde_json::to_string(&*status).unwrap_or_else(|_| "{}".into());
+        Ok(Event::default().event("status").data(json))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+/// The query string of `/api/search`: the filters of `casebook search`.
+#[derive(Debug, Deserialize)]
+struct SearchParams {
+    q: Option<String>,
+    system: Option<String>,
+    run: Option<String>,
+    kind: Option<String>,
+    family: Option<String>,
+    status: Option<String>,
+    #[serde(rename = "type")]
+    doc_type: Option<String>,
+    limit: Option<usize>,
+}
+
+fn json_error(status: StatusCode, message: String) -> Response {
+    fresh((status, Json(serde_json::json!({ "error": message }))).into_response())
+}
+
+async fn search(State(served): State<Arc<Served>>, params: Result<Query<SearchParams>, QueryRejection>) -> Response {
+    let Query(params) = match params {
+        Ok(params) => params,
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, e.body_text()),
+    };
+    if let Some(t) = &params.doc_type {
+        if !["record", "section", "report"].contains(&t.as_str()) {
+            return json_error(StatusCode::BAD_REQUEST, format!("type must be record, section or report, not {t:?}"));
+        }
+    }
+    let Some(searcher) = served.searcher() else {
+        return json_error(StatusCode::SERVICE_UNAVAILABLE, "no search index yet: the site has not built".into());
+    };
+    let request = Request {
+        query: params.q.unwrap_or_default(),
+        system: params.system,
+        run: params.run,
+        kind: params.kind,
+        family: params.family,
+        status: params.status,
+        doc_type: params.doc_type,
+        limit: params.limit.unwrap_or(10).min(MAX_LIMIT),
+    };
+    // tantivy is synchronous: keep it off the threads that answer other requests.
+    match tokio::task::spawn_blocking(move || searcher.search(&request)).await {
+        Ok(Ok(results)) => fresh(Json(results).into_response()),
+        Ok(Err(SearchError::Query(message))) => json_error(StatusCode::BAD_REQUEST, message),
+        Ok(Err(e)) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Err(_) => json_error(StatusCode::INTERNAL_SERVER_ERROR, "the search failed".into()),
+    }
+}
+
+/// A file of the output folder. The path is checked before anything is read; a path that
+/// tries to leave the folder gets 400, one that finds nothing the site's 404 page.
+async fn site_file(State(served): State<Arc<Served>>, method: Method, uri: Uri) -> Response {
+    if method != Method::GET && method != Method::HEAD {
+        return text(StatusCode::METHOD_NOT_ALLOWED, "casebook serve answers GET and HEAD only\n");
+    }
+    let path = uri.path();
+    let base = served.base_path();
+    let Some(below_base) = path.strip_prefix(base.trim_end_matches('/')) else {
+        return not_found(&served).await;
+    };
+    if below_base.is_empty() {
+        // `/base` without its slash.
+        return redirect(&base, uri.query());
+    }
+    if !below_base.starts_with('/') {
+        return not_found(&served).await;
+    }
+    let relative = match files::relative_path(below_base) {
+        Ok(relative) => relative,
+        Err(_) => return text(StatusCode::BAD_REQUEST, "bad request path\n"),
+    };
+    match files::find(&served.output, &relative, below_base.ends_with('/')) {
+        Found::File(file) => file_response(&served, &file, StatusCode::OK).await,
+        // Leading slashes collapsed: `//host/` would send the browser to another site.
+        Found::Folder => redirect(&format!("/{}/", path.trim_start_matches('/')), uri.query()),
+        Found::Nothing => not_found(&served).await,
+    }
+}
+
+fn redirect(location: &str, query: Option<&str>) -> Response {
+    let target = match query {
+        Some(q) => format!("{location}?{q}"),
+        None => location.to_string(),
+    };
+    match HeaderValue::from_str(&target) {
+        Ok(value) => fresh((StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, value)]).into_response()),
+        Err(_) => text(StatusCode::BAD_REQUEST, "bad request path\n"),
+    }
+}
+
+/// The site's 404.html with status 404, or a small page of the server's own.
+async fn not_found(served: &Served) -> Response {
+    if let Found::File(file) = files::find(&served.output, std::path::Path::new("404.html"), false) {
+        return file_response(served, &file, StatusCode::NOT_FOUND).await;
+    }
+    let page = files::fallback_not_found(served.generation());
+    fresh((StatusCode::NOT_FOUND, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response())
+}
+
+async fn file_response(served: &Served, file: &std::path::Path, status: StatusCode) -> Response {
+    // Read before the file so that a build finishing in between makes the page reload
+    // once more rather than never.
+    let generation = served.generation();
+    let bytes = match tokio::fs::read(file).await {
+        Ok(bytes) => bytes,
+        // Replaced by a build between finding and reading it.
+        Err(_) => return text(StatusCode::NOT_FOUND, "not found\n"),
+    };
+    let content_type = files::content_type(file);
+    let body = if files::is_html(file) {
+        files::with_reload_script(&String::from_utf8_lossy(&bytes), generation).into_bytes()
+    } else {
+        bytes
+    };
+    fresh((status, [(header::CONTENT_TYPE, content_type)], body).into_response())
+}

@@ -1,0 +1,502 @@
+//! `casebook serve` end to end: the real binary on a copy of the bundled content, asked
+//! over raw TCP (so that no client tidies the request path): content types, folders,
+//! 404, every way out of the output folder, `/api/search`, and the edit → rebuild →
+//! reload cycle, with a broken edit's diagnostics and the recovery.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{copy_tree, files_below, repo};
+
+/// How long anything may take: a debug build of the bundled content on a busy machine.
+const PATIENCE: Duration = Duration::from_secs(120);
+
+/// A running `casebook serve` on its own copy of the content, killed when dropped (also
+/// when a test fails).
+struct Server {
+    child: Child,
+    address: SocketAddr,
+    site: tempfile::TempDir,
+    /// The URL it printed.
+    url: String,
+    /// What it printed on stderr (diagnostics), shown when a test fails.
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // The server's own account, for a test that failed.
+        if std::thread::panicking() {
+            eprintln!("casebook serve's stderr:\n{}", self.stderr.lock().map(|s| s.clone()).unwrap_or_default());
+        }
+    }
+}
+
+impl Server {
+    /// Copies the bundled content into a temporary site and serves it on a free port.
+    fn start() -> Server {
+        Self::start_with(|_| {}, &[])
+    }
+
+    /// The same, with `prepare` adding to the site first, and more arguments.
+    fn start_with(prepare: impl FnOnce(&Path), arguments: &[&str]) -> Server {
+        Self::start_site(&repo(), prepare, arguments)
+    }
+
+    /// Serves a copy of the site whose root is `from`.
+    fn start_site(from: &Path, prepare: impl FnOnce(&Path), arguments: &[&str]) -> Server {
+        let site = tempfile::tempdir().unwrap();
+        copy_tree(&from.join("content"), &site.path().join("content"));
+        prepare(site.path());
+        let mut child = Command::new(env!("CARGO_BIN_EXE_casebook"))
+            .args(["serve", "--root", ".", "--port", "0", "--quiet"])
+            .args(arguments)
+            .current_dir(site.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        let stdout = child.stdout.take().unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut errors = child.stderr.take().unwrap();
+        let collected = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n @ 1..) = errors.read(&mut buffer) {
+                if let Ok(mut text) = collected.lock() {
+                    text.push_str(&String::from_utf8_lossy(&buffer[..n]));
+                }
+            }
+        });
+        let (lines_tx, lines) = mpsc::channel();
+        // Read to the end, so the server never writes into a closed pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = lines_tx.send(line);
+            }
+        });
+        // Guarded from here on: a timeout below still kills the process.
+        let mut server = Server { child, address: "127.0.0.1:0".parse().unwrap(), site, url: String::new(), stderr };
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = lines.recv_timeout(left).expect("casebook serve prints the address it serves");
+            if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
+                let host = url.trim_start_matches("http://").trim_end_matches('/');
+                let host = host.split('/').next().unwrap_or_default();
+                server.address = host.parse().unwrap_or_else(|_| panic!("an address in {line:?}"));
+                server.url = url.to_string();
+                break;
+            }
+        }
+        server
+    }
+
+    fn root(&self) -> &Path {
+        self.site.path()
+    }
+
+    fn get(&self, target: &str) -> Response {
+        request(self.address, &format!("GET {target} HTTP/1.1"))
+    }
+
+    fn status(&self) -> serde_json::Value {
+        let response = self.get("/__casebook/status");
+        assert_eq!(response.status, 200);
+        serde_json::from_slice(&response.body).unwrap()
+    }
+
+    /// Polls the status until `done` holds for it.
+    fn wait_for_status(&self, what: &str, done: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let status = self.status();
+            if done(&status) {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {what}; last status: {status}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// Sends `request_line` as it is, reads the whole response (the connection is closed).
+fn request(address: SocketAddr, request_line: &str) -> Response {
+    let mut stream = TcpStream::connect(address).expect("the server accepts connections");
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write!(stream, "{request_line}\r\nHost: {address}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or_else(|| panic!("no head in {:?}", String::from_utf8_lossy(&raw)));
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|s| s.parse().ok()).expect("a status line");
+    let headers: Vec<(String, String)> =
+        lines.filter_map(|l| l.split_once(':')).map(|(n, v)| (n.trim().to_string(), v.trim().to_string())).collect();
+    let mut body = raw[split + 4..].to_vec();
+    if headers.iter().any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked")) {
+        body = unchunk(&body);
+    }
+    Response { status, headers, body }
+}
+
+fn unchunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(end) = data.windows(2).position(|w| w == b"\r\n") else { return out };
+        let size = usize::from_str_radix(String::from_utf8_lossy(&data[..end]).trim(), 16).unwrap_or(0);
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&data[end + 2..end + 2 + size]);
+        data = &data[end + 4 + size..];
+    }
+}
+
+#[test]
+fn files_are_served_with_their_types_folders_give_index_html_and_misses_the_404_page() {
+    // Kinds of file the bundled site does not make, from static/.
+    let server = Server::start_with(
+        |root| {
+            std::fs::create_dir_all(root.join("static/extra")).unwrap();
+            for name in ["module.wasm", "font.woff2", "picture.png"] {
+                std::fs::write(root.join("static/extra").join(name), name.as_bytes()).unwrap();
+            }
+        },
+        &[],
+    );
+    assert_eq!(server.url, format!("http://{}/", server.address));
+    assert_eq!(server.address.ip().to_string(), "127.0.0.1", "loopback unless asked otherwise");
+    let public = server.root().join("public");
+
+    let home = server.get("/");
+    assert_eq!(home.status, 200);
+    assert_eq!(home.header("content-type"), Some("text/html; charset=utf-8"));
+    assert_eq!(home.header("cache-control"), Some("no-store"));
+    let on_disk = std::fs::read_to_string(public.join("index.html")).unwrap();
+    assert!(!on_disk.contains("__casebook"), "the reload script is added when serving, never written");
+    // The served page is the file with the reload script in its head, nothing else.
+    let tag = r#"<script src="/__casebook/reload.js" data-generation="1" defer></script>"#;
+    assert_eq!(home.text().replacen(tag, "", 1), on_disk);
+    assert!(home.text().contains(&format!("{tag}</head>")));
+
+    let script = server.get("/__casebook/reload.js");
+    assert_eq!((script.status, script.header("content-type")), (200, Some("text/javascript; charset=utf-8")));
+    assert!(script.text().contains("EventSource"));
+
+    // One file of each kind the site has.
+    let mut seen = std::collections::BTreeMap::new();
+    for file in files_below(&public) {
+        if let Some(extension) = file.extension().and_then(|e| e.to_str()) {
+            seen.entry(extension.to_string()).or_insert(file);
+        }
+    }
+    let expected = [
+        ("html", "text/html; charset=utf-8"),
+        ("css", "text/css; charset=utf-8"),
+        ("js", "text/javascript; charset=utf-8"),
+        ("json", "application/json"),
+        ("svg", "image/svg+xml"),
+        ("xml", "application/xml"),
+        ("txt", "text/plain; charset=utf-8"),
+        ("wasm", "application/wasm"),
+        ("woff2", "font/woff2"),
+        ("png", "image/png"),
+        ("jsonl", "application/jsonl"),
+        ("pagefind", "application/octet-stream"),
+    ];
+    for (extension, content_type) in expected {
+        let file = seen.get(extension).unwrap_or_else(|| panic!("the site has no .{extension} file"));
+        let url = format!("/{}", file.to_string_lossy());
+        let response = server.get(&url);
+        assert_eq!(response.status, 200, "{url}");
+        assert_eq!(response.header("content-type"), Some(content_type), "{url}");
+        if extension != "html" {
+            assert_eq!(response.body, std::fs::read(public.join(file)).unwrap(), "{url} is served as it is");
+        }
+    }
+
+    let folder = server.get("/fractal/");
+    assert_eq!(folder.status, 200);
+    assert_eq!(folder.text().replacen(tag, "", 1), std::fs::read_to_string(public.join("fractal/index.html")).unwrap());
+    let bare = server.get("/fractal?x=1");
+    assert_eq!((bare.status, bare.header("location")), (307, Some("/fractal/?x=1")));
+    // Never a protocol-relative URL, which would lead to another host.
+    assert_eq!(server.get("//fractal").header("location"), Some("/fractal/"));
+
+    let missing = server.get("/no/such/page/");
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.text().replacen(tag, "", 1), std::fs::read_to_string(public.join("404.html")).unwrap());
+    assert_eq!(server.get("/assets/none.css").status, 404);
+
+    let post = request(server.address, "POST / HTTP/1.1");
+    assert_eq!(post.status, 405);
+
+    // The event stream starts with the current status.
+    let mut stream = TcpStream::connect(server.address).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write!(stream, "GET /__casebook/events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut seen_events = String::new();
+    let mut buffer = [0u8; 4096];
+    while !seen_events.contains("\"generation\":1") {
+        let n = stream.read(&mut buffer).unwrap();
+        assert!(n > 0, "the stream ended: {seen_events}");
+        seen_events.push_str(&String::from_utf8_lossy(&buffer[..n]));
+    }
+    assert!(seen_events.contains("text/event-stream"), "{seen_events}");
+    assert!(seen_events.contains("event: status"), "{seen_events}");
+
+    // The served folder is what `casebook build` makes of the same sources.
+    let built = server.root().join("built");
+    let output = Command::new(env!("CARGO_BIN_EXE_casebook"))
+        .args(["build", "--quiet", "--root", ".", "--output", "built"])
+        .current_dir(server.root())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let files = files_below(&public);
+    assert_eq!(files, files_below(&built));
+    for file in files {
+        assert!(std::fs::read(public.join(&file)).unwrap() == std::fs::read(built.join(&file)).unwrap(), "{} differs", file.display());
+    }
+}
+
+#[test]
+fn a_base_url_with_a_path_is_served_under_that_path() {
+    let server = Server::start_with(|_| {}, &["--base-url", "/preview/pr-7/"]);
+    assert_eq!(server.url, format!("http://{}/preview/pr-7/", server.address));
+    let home = server.get("/preview/pr-7/");
+    assert_eq!(home.status, 200);
+    assert!(home.text().contains(r#"href="/preview/pr-7/fractal/""#), "links carry the base path");
+    assert_eq!(server.get("/preview/pr-7/fractal/").status, 200);
+    assert_eq!(server.get("/preview/pr-7").header("location"), Some("/preview/pr-7/"));
+    assert_eq!(server.get("/").status, 404);
+    assert_eq!(server.get("/fractal/").status, 404);
+    assert_eq!(server.get("/preview/pr-70/").status, 404);
+    // The server's own URLs stay at the root: pages load the script from there.
+    assert_eq!(server.get("/__casebook/reload.js").status, 200);
+    assert_eq!(server.get("/api/search?q=MEM-OBJ-raw").status, 200);
+}
+
+#[test]
+fn no_request_reads_outside_the_output_folder() {
+    let server = Server::start();
+    let secret = "casebook-test-secret-5f3a";
+    std::fs::write(server.root().join("secret.txt"), secret).unwrap();
+    std::fs::write(server.root().join("content/secret.txt"), secret).unwrap();
+    // A symbolic link inside the output that points out of it, to a file and to a folder.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(server.root().join("secret.txt"), server.root().join("public/leak.txt")).unwrap();
+        std::os::unix::fs::symlink(server.root(), server.root().join("public/up")).unwrap();
+    }
+    let attempts = [
+        "/../secret.txt",
+        "/../../../../../../etc/passwd",
+        "/fractal/../../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/%2E%2E/%2e%2e/etc/passwd",
+        "/.%2e/secret.txt",
+        "/%2e%2e%2fsecret.txt",
+        "/fractal%2f..%2f..%2fsecret.txt",
+        "/%2fetc%2fpasswd",
+        "/..%5csecret.txt",
+        "/..\\secret.txt",
+        "/%5c..%5c..%5csecret.txt",
+        "//etc/passwd",
+        "/etc/passwd",
+        "/%00/etc/passwd",
+        "/leak.txt",
+        "/up/secret.txt",
+        "/up/content/secret.txt",
+        "/up/",
+        "http://127.0.0.1/../secret.txt",
+        "/./../secret.txt",
+        "*",
+    ];
+    for target in attempts {
+        for method in ["GET", "HEAD"] {
+            let response = request(server.address, &format!("{method} {target} HTTP/1.1"));
+            assert!([400, 404].contains(&response.status), "{method} {target}: {} {}", response.status, response.text());
+            assert!(!response.text().contains(secret), "{method} {target} leaked the file");
+            assert!(!response.text().contains("root:x:0:0"), "{method} {target} leaked /etc/passwd");
+        }
+    }
+    // What is inside is still served.
+    assert_eq!(server.get("/robots.txt").status, 200);
+}
+
+#[test]
+fn api_search_answers_from_the_current_index_like_casebook_search() {
+    let server = Server::start();
+    let response = server.get("/api/search?q=MEM-OBJ-raw");
+    assert_eq!((response.status, response.header("content-type")), (200, Some("application/json")));
+    let results: serde_json::Value = serde_json::from_slice(&response.body).unwrap();
+    assert_eq!(results["schema"], "casebook.search/1");
+    assert_eq!(results["query"], "MEM-OBJ-raw");
+    assert_eq!(results["results"][0]["id"], "MEM-OBJ-raw", "{results:#}");
+    assert_eq!(results["results"][0]["type"], "record");
+
+    // The same JSON as the command line, for the same query and filters.
+    let cli = Command::new(env!("CARGO_BIN_EXE_casebook"))
+        .args(["search", "--json", "--index", "public", "--kind", "OBJ", "--limit", "3", "memory"])
+        .current_dir(server.root())
+        .output()
+        .unwrap();
+    assert!(cli.status.success(), "{}", String::from_utf8_lossy(&cli.stderr));
+    let from_cli: serde_json::Value = serde_json::from_slice(&cli.stdout).unwrap();
+    let from_server: serde_json::Value = serde_json::from_slice(&server.get("/api/search?q=memory&kind=OBJ&limit=3").body).unwrap();
+    assert_eq!(from_server, from_cli);
+
+    let filtered: serde_json::Value =
+        serde_json::from_slice(&server.get("/api/search?q=memory&system=fractal&type=record&limit=50").body).unwrap();
+    let hits = filtered["results"].as_array().unwrap();
+    assert!(!hits.is_empty());
+    assert!(hits.iter().all(|h| h["system"] == "fractal" && h["type"] == "record"), "{filtered:#}");
+
+    assert_eq!(server.get("/api/search?q=%22unclosed").status, 400);
+    assert_eq!(server.get("/api/search?q=x&type=page").status, 400);
+    assert_eq!(server.get("/api/search?q=x&limit=lots").status, 400);
+}
+
+/// Waits until the page at `url` contains `text`.
+fn wait_for_page(server: &Server, url: &str, text: &str) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let page = server.get(url);
+        if page.status == 200 && page.text().contains(text) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {text:?} on {url}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn an_edit_rebuilds_a_broken_edit_shows_its_diagnostics_and_a_fix_recovers() {
+    let server = Server::start();
+    let report: PathBuf = server.root().join("content/exia-seed/c7497ac/memory.md");
+    let original = std::fs::read_to_string(&report).unwrap();
+    let sentence = "Memory-specific lineage: MEM-OBJ-raw is the raw source";
+    assert!(original.contains(sentence));
+    let line = original.lines().position(|l| l.contains(sentence)).unwrap() + 1;
+    let page = "/exia-seed/c7497ac/memory/";
+    assert_eq!(server.status()["generation"], 1);
+
+    let edited = original.replace(sentence, "Memory-specific lineage, freshly edited: MEM-OBJ-raw is the raw source");
+    std::fs::write(&report, &edited).unwrap();
+    wait_for_page(&server, page, "freshly edited");
+    let status = server.wait_for_status("the edit's build", |s| s["generation"] == 2);
+    assert_eq!(status["ok"], true);
+    // The index follows the output.
+    let hits: serde_json::Value = serde_json::from_slice(&server.get("/api/search?q=freshly").body).unwrap();
+    assert!(hits["total"].as_u64().unwrap() >= 1, "{hits:#}");
+
+    std::fs::write(&report, edited.replace("edited: MEM-OBJ-raw is", "edited: MEM-OBJ-rw is")).unwrap();
+    let status = server.wait_for_status("the broken build", |s| s["ok"] == false);
+    assert_eq!(status["generation"], 2, "a failed build does not replace the output");
+    let d = &status["diagnostics"][0];
+    assert_eq!(d["file"], "content/exia-seed/c7497ac/memory.md", "{status:#}");
+    assert_eq!(d["line"], line, "{status:#}");
+    assert_eq!(d["severity"], "error");
+    assert!(d["message"].as_str().unwrap().contains("unknown record MEM-OBJ-rw"), "{status:#}");
+    assert!(d["text"].as_str().unwrap().starts_with(&format!("content/exia-seed/c7497ac/memory.md:{line}:")), "{status:#}");
+    // The last good build is still served.
+    assert!(server.get(page).text().contains("freshly edited"));
+
+    std::fs::write(&report, edited.replace("freshly edited", "edited twice")).unwrap();
+    let status = server.wait_for_status("the fixed build", |s| s["ok"] == true);
+    assert_eq!(status["generation"], 3);
+    assert_eq!(status["diagnostics"].as_array().map(Vec::len), Some(0));
+    wait_for_page(&server, page, "edited twice");
+}
+
+#[test]
+fn a_folder_created_while_serving_is_watched_too() {
+    let server = Server::start();
+    assert!(!server.root().join("static").exists());
+    std::fs::create_dir(server.root().join("static")).unwrap();
+    std::fs::write(server.root().join("static/hello.txt"), "first").unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    while server.get("/hello.txt").text() != "first" {
+        assert!(Instant::now() < deadline, "static/hello.txt never appeared");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Only a watch on the new folder sees this one.
+    std::fs::write(server.root().join("static/hello.txt"), "second").unwrap();
+    while server.get("/hello.txt").text() != "second" {
+        assert!(Instant::now() < deadline, "the change to static/hello.txt was not seen");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_site_that_is_broken_from_the_start_is_served_with_its_diagnostics() {
+    let server = Server::start_site(&repo().join("tests/sites/broken"), |_| {}, &[]);
+    let status = server.status();
+    assert_eq!((status["ok"].as_bool(), status["generation"].as_u64()), (Some(false), Some(0)), "{status:#}");
+    let diagnostics = status["diagnostics"].as_array().unwrap();
+    assert!(!diagnostics.is_empty());
+    assert!(diagnostics.iter().all(|d| d["file"].as_str().is_some_and(|f| f.starts_with("content/")) && d["line"].as_u64().is_some()), "{status:#}");
+    // No output yet: a page of the server's own, with the script that shows the overlay.
+    let home = server.get("/");
+    assert_eq!(home.status, 404);
+    assert!(home.text().contains("/__casebook/reload.js"), "{}", home.text());
+}
+
+#[test]
+fn a_port_in_use_is_an_error_before_any_build() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let site = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("content"), &site.path().join("content"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_casebook"))
+        .args(["serve", "--root", ".", "--port", &port])
+        .current_dir(site.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Should it serve after all, it is killed rather than left running.
+    let deadline = Instant::now() + PATIENCE;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("casebook serve did not stop on a port in use");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("cannot listen on 127.0.0.1:{port}")), "{err}");
+    assert!(!site.path().join("public").exists(), "nothing was built");
+}
