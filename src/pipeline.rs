@@ -219,7 +219,8 @@ fn load(
                 Ok(parsed) => parsed,
                 Err(d) => return (None, Vec::new(), vec![d]),
             };
-            let runs: Vec<Option<LoadedRun>> = dir
+            // A run that cannot be parsed at all leaves only its diagnostics.
+            let runs: Vec<Result<LoadedRun, Vec<Diagnostic>>> = dir
                 .runs
                 .par_iter()
                 .map(|run_dir| {
@@ -228,19 +229,28 @@ fn load(
                         stamps.extend(run_dir.reports.iter().map(|p| (p.clone(), Stamp::of(p))));
                     }
                     if let Some(remembered) = memory.and_then(|m| m.reusable_run(&dir.slug, &run_dir.slug, &stamps, changed)) {
-                        return Some(LoadedRun { system: dir.slug.clone(), remembered: remembered.clone(), fresh: false });
+                        return Ok(LoadedRun { system: dir.slug.clone(), remembered: remembered.clone(), fresh: false });
                     }
                     let (parsed, mut diagnostics) = parse::parse_run(run_dir, &tree.root, scheme, config.max_file_mib);
-                    let parsed = parsed?;
+                    let Some(parsed) = parsed else { return Err(diagnostics) };
                     let (run, found) = resolve::resolve_run(parsed, scheme, &config.statuses);
                     diagnostics.extend(found);
                     let remembered = RememberedRun { stamps, run: Arc::new(run), diagnostics, version: 0 };
-                    Some(LoadedRun { system: dir.slug.clone(), remembered, fresh: true })
+                    Ok(LoadedRun { system: dir.slug.clone(), remembered, fresh: true })
                 })
                 .collect();
-            let runs: Vec<LoadedRun> = runs.into_iter().flatten().collect();
+            let mut diagnostics = Vec::new();
+            let mut loaded = Vec::new();
+            for run in runs {
+                match run {
+                    Ok(run) => loaded.push(run),
+                    Err(found) => diagnostics.extend(found),
+                }
+            }
+            let runs = loaded;
             let text = parsed.text.clone();
-            let (system, diagnostics) = resolve::system(parsed, runs.iter().map(|r| r.remembered.run.clone()).collect());
+            let (system, found) = resolve::system(parsed, runs.iter().map(|r| r.remembered.run.clone()).collect());
+            diagnostics.extend(found);
             (Some((system, text)), runs, diagnostics)
         })
         .collect();

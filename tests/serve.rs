@@ -183,7 +183,7 @@ fn files_are_served_with_their_types_folders_give_index_html_and_misses_the_404_
     let server = Server::start_with(
         |root| {
             std::fs::create_dir_all(root.join("static/extra")).unwrap();
-            for name in ["module.wasm", "font.woff2", "picture.png"] {
+            for name in ["module.wasm", "font.woff2", "picture.png", "data.unknownkind"] {
                 std::fs::write(root.join("static/extra").join(name), name.as_bytes()).unwrap();
             }
         },
@@ -227,7 +227,7 @@ fn files_are_served_with_their_types_folders_give_index_html_and_misses_the_404_
         ("woff2", "font/woff2"),
         ("png", "image/png"),
         ("jsonl", "application/jsonl"),
-        ("pagefind", "application/octet-stream"),
+        ("unknownkind", "application/octet-stream"),
     ];
     for (extension, content_type) in expected {
         let file = seen.get(extension).unwrap_or_else(|| panic!("the site has no .{extension} file"));
