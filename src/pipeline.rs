@@ -81,6 +81,9 @@ pub struct Outcome {
     /// The base URL the pages were made for (`--base-url`, else casebook.yaml's), when
     /// the configuration could be read: the dev server serves the site under its path.
     pub base_url: Option<String>,
+    /// The output files a rebuild wrote or removed (paths below the output folder), in
+    /// order; `None` when the whole output folder was replaced.
+    pub changed: Option<Vec<PathBuf>>,
 }
 
 /// Wall time per stage.
@@ -143,12 +146,12 @@ pub enum PipelineError {
 
 /// Runs every stage but writing (and the search indexes, which only the output needs).
 pub fn check(options: &BuildOptions) -> Result<Outcome, PipelineError> {
-    run(options, Mode::Check, None, &[], &mut || {})
+    run(options, Mode::Check, None, &[], &mut |_| {})
 }
 
 /// Runs every stage; writes the output when there is no error.
 pub fn build(options: &BuildOptions) -> Result<Outcome, PipelineError> {
-    run(options, Mode::Build, None, &[], &mut || {})
+    run(options, Mode::Build, None, &[], &mut |_| {})
 }
 
 /// Builds again and again, redoing only what changed (the dev server): the first call is
@@ -170,9 +173,10 @@ impl Rebuilder {
 
     /// Builds. `changed` names the files known to have changed since the last call (the
     /// watcher's paths, as the options' root spells them); any other file counts as
-    /// changed when its size or modification time did. `pages_ready` is called once the
-    /// pages are written, before the search indexes and the manifest are.
-    pub fn rebuild(&mut self, changed: &[PathBuf], pages_ready: &mut dyn FnMut()) -> Result<Outcome, PipelineError> {
+    /// changed when its size or modification time did. A rebuild calls `pages_ready`
+    /// with the pages it wrote once the pages of the changed runs and systems are written,
+    /// before the pages made from the whole site, the search indexes and the manifest.
+    pub fn rebuild(&mut self, changed: &[PathBuf], pages_ready: &mut dyn FnMut(&[PathBuf])) -> Result<Outcome, PipelineError> {
         let mode = if self.memory.complete { Mode::InPlace } else { Mode::Build };
         let result = run(&self.options, mode, Some(&mut self.memory), changed, pages_ready);
         if result.is_err() {
@@ -271,14 +275,14 @@ fn run(
     mode: Mode,
     mut memory: Option<&mut crate::rebuild::Memory>,
     changed: &[PathBuf],
-    pages_ready: &mut dyn FnMut(),
+    pages_ready: &mut dyn FnMut(&[PathBuf]),
 ) -> Result<Outcome, PipelineError> {
     let started = Instant::now();
     let mut clock = Stopwatch::start();
     let failed = |diagnostics: Vec<Diagnostic>, clock: Stopwatch| {
         let mut diagnostics = diagnostics;
         sort_diagnostics(&mut diagnostics);
-        Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false, timings: clock.laps, base_url: None })
+        Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false, timings: clock.laps, base_url: None, changed: None })
     };
     // `./content/x.md` reads worse than `content/x.md` in diagnostics.
     let content = if options.root == std::path::Path::new(".") { PathBuf::from("content") } else { options.root.join("content") };
@@ -326,6 +330,7 @@ fn run(
     };
     let mut summary = summarise(&site);
     let mut written = false;
+    let mut changed = None;
     if let (false, Some(theme)) = (diagnostics.iter().any(Diagnostic::is_error), theme) {
         let base = postprocess::base_path(&base_url);
         let output = Output::open(mode, options, memory.as_deref())?;
@@ -337,11 +342,16 @@ fn run(
         };
         let remembered = memory.as_deref();
         let up_to_date = |scope: render::Scope<'_>| mode == Mode::InPlace && remembered.is_some_and(|m| m.up_to_date(scope));
-        let paths = render::render(&site, &scheme, &theme, &up_to_date, &emit)?;
-        clock.lap("render, post-process, write pages");
+        // The pages of runs and systems first, then those made from the whole site (a
+        // rebuild shows the edited page before the listings of every record are redone).
+        let mut paths = render::render(&site, &scheme, &theme, &|scope| matches!(scope, render::Scope::Site) || up_to_date(scope), &emit)?;
         if mode == Mode::InPlace {
-            pages_ready();
+            pages_ready(&output.changed());
         }
+        paths.extend(render::render(&site, &scheme, &theme, &|scope| !matches!(scope, render::Scope::Site), &emit)?);
+        paths.sort();
+        paths.dedup();
+        clock.lap("render, post-process, write pages");
         summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
         diagnostics.extend(publish::check_anchors(previous.as_ref(), &paths, &redirects.entries, &redirects.file, &redirects.text));
         let (manifest, mut files) = publish::publish(&site, &paths, &base_url, &redirects.entries);
@@ -366,6 +376,7 @@ fn run(
             files.into_par_iter().try_for_each(|file| output.put(file))?;
             let finished = output.finish(paths)?;
             written = true;
+            changed = finished.changed;
             if let Some(memory) = memory.as_deref_mut() {
                 memory.set_written(finished.written);
                 memory.set_statics(finished.statics);
@@ -387,6 +398,7 @@ fn run(
         written,
         timings: clock.laps,
         base_url: Some(base_url),
+        changed,
     })
 }
 
@@ -403,12 +415,16 @@ struct Output<'a> {
     /// files of the same path.
     statics: HashMap<PathBuf, crate::rebuild::Stamp>,
     static_dir: PathBuf,
+    /// The files a rebuild wrote, in the order written.
+    changed: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 /// What `Output::finish` leaves for the memory.
 struct Finished {
     written: HashMap<PathBuf, [u8; 32]>,
     statics: HashMap<PathBuf, crate::rebuild::Stamp>,
+    /// What a rebuild wrote or removed; `None` for a build that replaced the folder.
+    changed: Option<Vec<PathBuf>>,
 }
 
 impl<'a> Output<'a> {
@@ -421,7 +437,14 @@ impl<'a> Output<'a> {
             Mode::Build => (Some(write::Staging::create(&options.output, &options.root)?), None),
             Mode::InPlace => (None, Some(write::InPlace::open(&options.output)?)),
         };
-        Ok(Output { staging, in_place, memory, hashes, statics, static_dir })
+        Ok(Output { staging, in_place, memory, hashes, statics, static_dir, changed: std::sync::Mutex::default() })
+    }
+
+    /// The files a rebuild wrote so far, sorted.
+    fn changed(&self) -> Vec<PathBuf> {
+        let mut changed = self.changed.lock().expect("no writer panics holding the lock").clone();
+        changed.sort();
+        changed
     }
 
     fn put(&self, file: OutputFile) -> Result<(), PipelineError> {
@@ -432,6 +455,7 @@ impl<'a> Output<'a> {
         if let (Some(in_place), Some(hash)) = (&self.in_place, &hash) {
             if !self.statics.contains_key(&file.path) && !self.memory.is_some_and(|m| m.holds(&file.path, hash)) {
                 in_place.put(&file)?;
+                self.changed.lock().expect("no writer panics holding the lock").push(file.path.clone());
             }
         }
         if let (Some(hashes), Some(hash)) = (&self.hashes, hash) {
@@ -445,6 +469,7 @@ impl<'a> Output<'a> {
     /// `kept` are the pages a rebuild did not render: they stay as they are.
     fn finish(self, kept: Vec<PathBuf>) -> Result<Finished, PipelineError> {
         let mut written = self.hashes.map(|h| h.into_inner().expect("no writer panics holding the lock")).unwrap_or_default();
+        let mut changed_files = None;
         if let Some(memory) = self.memory {
             for path in kept {
                 if let (false, Some(hash)) = (written.contains_key(&path), memory.hash_of(&path)) {
@@ -456,14 +481,19 @@ impl<'a> Output<'a> {
             staging.commit(Some(&self.static_dir))?;
         }
         if let (Some(in_place), Some(memory)) = (self.in_place, self.memory) {
-            in_place.sync_static(&self.static_dir, memory.statics(), &self.statics, &written)?;
+            let mut changed = self.changed.into_inner().expect("no writer panics holding the lock");
+            changed.extend(in_place.sync_static(&self.static_dir, memory.statics(), &self.statics, &written)?);
             let stale: Vec<&PathBuf> =
                 memory.written_paths().filter(|p| !written.contains_key(*p) && !self.statics.contains_key(*p)).collect();
             in_place.remove(&stale)?;
+            changed.extend(stale.into_iter().cloned());
+            changed.sort();
+            changed.dedup();
+            changed_files = Some(changed);
         }
         // A generated file under a static one is not in the output.
         written.retain(|path, _| !self.statics.contains_key(path));
-        Ok(Finished { written, statics: self.statics })
+        Ok(Finished { written, statics: self.statics, changed: changed_files })
     }
 }
 

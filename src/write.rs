@@ -343,13 +343,15 @@ impl InPlace {
 
     /// Brings the static files up to date: copies those whose stamp changed since
     /// `before`, and removes those gone, unless the build generated a file there.
+    /// Returns the paths copied or removed.
     pub fn sync_static(
         &self,
         static_dir: &Path,
         before: &HashMap<PathBuf, Stamp>,
         now: &HashMap<PathBuf, Stamp>,
         generated: &HashMap<PathBuf, [u8; 32]>,
-    ) -> Result<(), WriteError> {
+    ) -> Result<Vec<PathBuf>, WriteError> {
+        let mut changed = Vec::new();
         for (path, stamp) in now {
             if before.get(path) != Some(stamp) {
                 let target = self.output.join(path);
@@ -357,10 +359,13 @@ impl InPlace {
                     fs::create_dir_all(parent).map_err(io_error(parent))?;
                 }
                 fs::copy(static_dir.join(path), &target).map_err(io_error(&target))?;
+                changed.push(path.clone());
             }
         }
         let gone: Vec<&PathBuf> = before.keys().filter(|p| !now.contains_key(*p) && !generated.contains_key(*p)).collect();
-        self.remove(&gone)
+        self.remove(&gone)?;
+        changed.extend(gone.into_iter().cloned());
+        Ok(changed)
     }
 }
 

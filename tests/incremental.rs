@@ -302,7 +302,7 @@ fn check_sequence(edits: &[Edit]) {
     let mut options = BuildOptions::new(&root);
     options.output = root.join("public");
     let mut rebuilder = Rebuilder::new(options);
-    let first = rebuilder.rebuild(&[], &mut || {}).unwrap();
+    let first = rebuilder.rebuild(&[], &mut |_| {}).unwrap();
     assert!(first.written, "{:?}", first.diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>());
     assert!(clean_build(&root, &clean));
     assert_same_tree(&root.join("public"), &clean, "the first build");
@@ -314,7 +314,7 @@ fn check_sequence(edits: &[Edit]) {
             let broken = site.files(&record_template);
             let changed = save(&root, &files, &broken, None);
             let before = tree(&root.join("public"));
-            let outcome = rebuilder.rebuild(&changed, &mut || panic!("no page is written by a failed rebuild")).unwrap();
+            let outcome = rebuilder.rebuild(&changed, &mut |_| panic!("no page is written by a failed rebuild")).unwrap();
             assert!(outcome.has_errors() && !outcome.written, "{step}: the unknown status is an error");
             assert!(before == tree(&root.join("public")), "{step}: a failed rebuild changed the output");
             site.broken = false;
@@ -326,7 +326,7 @@ fn check_sequence(edits: &[Edit]) {
         let changed = save(&root, &files, &next, touch);
         files = next;
         let mut pages_ready = false;
-        let outcome = rebuilder.rebuild(&changed, &mut || pages_ready = true).unwrap();
+        let outcome = rebuilder.rebuild(&changed, &mut |_| pages_ready = true).unwrap();
         let errors: Vec<String> = outcome.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
         assert!(outcome.written && pages_ready, "{step}: {errors:?}");
         assert!(clean_build(&root, &clean), "{step}: the clean build failed");
@@ -374,7 +374,7 @@ fn a_rebuild_renders_only_what_changed() {
     let mut options = BuildOptions::new(&root);
     options.output = root.join("public");
     let mut rebuilder = Rebuilder::new(options);
-    assert!(rebuilder.rebuild(&[], &mut || {}).unwrap().written);
+    assert!(rebuilder.rebuild(&[], &mut |_| {}).unwrap().written);
     let untouched = root.join("public/beta/r2/records/OBJ-19/index.html");
     let edited = root.join("public/alpha/r1/records/OBJ-1/index.html");
     let untouched_time = std::fs::metadata(&untouched).unwrap().modified().unwrap();
@@ -384,7 +384,7 @@ fn a_rebuild_renders_only_what_changed() {
     site.systems[0].runs[0].reports[0].records[0].label = "a new label".into();
     let next = site.files(&record_template);
     let changed = save(&root, &files, &next, None);
-    assert!(rebuilder.rebuild(&changed, &mut || {}).unwrap().written);
+    assert!(rebuilder.rebuild(&changed, &mut |_| {}).unwrap().written);
     assert_eq!(std::fs::metadata(&untouched).unwrap().modified().unwrap(), untouched_time, "another run's page was rewritten");
     let now = std::fs::read_to_string(&edited).unwrap();
     assert!(now.contains("a new label") && !edited_text.contains("a new label"));

@@ -95,3 +95,31 @@ test("an open page follows edits, shows a failed build's diagnostics, and recove
   assert.equal(await page.locator("#casebook-overlay").count(), 0);
   await page.close();
 });
+
+test("an edit reloads the pages it changed and leaves the others alone", async () => {
+  const file = join(root, REPORT);
+  const original = readFileSync(file, "utf8");
+  const edited = original.replace("Memory-specific lineage", "Memory-specific lineage (edited once more)");
+  assert.notEqual(edited, original);
+  const changed = await watchedPage(context, problems);
+  await changed.goto(`${url}${PAGE}`);
+  // A page of another system: the edit does not change it.
+  const other = await watchedPage(context, problems);
+  await other.goto(`${url}/fractal/6a226e7/synthesis/`);
+  await other.evaluate(() => { window.loadedBeforeTheEdit = true; });
+  const status = async () => (await fetch(`${url}/__casebook/status`)).json();
+  const before = (await status()).generation;
+  writeFileSync(file, edited);
+  await changed.getByText("(edited once more)").first().waitFor({ timeout: PATIENCE });
+  // Wait for the whole rebuild (search index included), then for the page to settle.
+  const deadline = Date.now() + PATIENCE;
+  while ((await (await fetch(`${url}/api/search?q=${encodeURIComponent('"edited once more"')}`)).json()).total < 1) {
+    assert.ok(Date.now() < deadline, "the rebuild never finished");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok((await status()).generation > before);
+  await other.waitForTimeout(500);
+  assert.equal(await other.evaluate(() => window.loadedBeforeTheEdit), true, "the unchanged page was not reloaded");
+  await changed.close();
+  await other.close();
+});

@@ -157,7 +157,7 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
 
     // The first build, before answering requests: its failure to write at all ends the
     // server; errors in the content do not (the browser shows them).
-    let first = rebuilder.rebuild(&[]);
+    let first = rebuilder.rebuild(&[], &mut |_| {});
     if let Err(PipelineError::Write(e)) = first {
         return Err(ServeError::Output(PipelineError::Write(e)));
     }
@@ -172,7 +172,24 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
                 while let Ok(more) = changes.try_recv() {
                     changed.extend(more);
                 }
-                let result = rebuilder.rebuild(&changed);
+                // Open pages that changed reload as soon as their run's pages are
+                // written; the site-wide pages and the search index follow.
+                let mut announced: Vec<PathBuf> = Vec::new();
+                let result = rebuilder.rebuild(&changed, &mut |pages| {
+                    if pages.is_empty() {
+                        return;
+                    }
+                    announced = pages.to_vec();
+                    let generation = builder.generation() + 1;
+                    let urls = pages.iter().map(|p| status::url_of(&builder.base_path(), p)).collect();
+                    builder.status.send_replace(Arc::new(BuildStatus::succeeded(generation, &[], Some(urls))));
+                });
+                let result = result.map(|mut outcome| {
+                    if let Some(changed) = &mut outcome.changed {
+                        changed.retain(|p| !announced.contains(p));
+                    }
+                    outcome
+                });
                 apply(&builder, &log, result, false);
             }
         })
@@ -235,7 +252,9 @@ fn apply(served: &Served, log: &Log, result: Result<Outcome, PipelineError>, fir
                     say!(out, "    {stage:<20} {:>8.3} s", time.as_secs_f64());
                 }
             }
-            BuildStatus::succeeded(generation, &outcome.diagnostics)
+            let base_path = served.base_path();
+            let changed = outcome.changed.as_ref().map(|files| files.iter().map(|f| status::url_of(&base_path, f)).collect());
+            BuildStatus::succeeded(generation, &outcome.diagnostics, changed)
         }
         Ok(outcome) => {
             log.diagnostics(&outcome, first);

@@ -53,7 +53,15 @@
     if (!status.ok) {
       show(status);
     } else if (status.generation !== served) {
-      location.reload();
+      // A rebuild names the pages it changed; a full build changes every page.
+      const decoded = (path) => { try { return decodeURI(path); } catch { return path; } };
+      const here = decoded(location.pathname);
+      if (status.changed === null || status.changed.some((url) => url === here || url === location.pathname)) {
+        location.reload();
+      } else {
+        served = status.generation;
+        hide();
+      }
     } else {
       hide();
     }

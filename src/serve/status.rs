@@ -26,6 +26,9 @@ pub struct BuildStatus {
     pub warnings: usize,
     /// The errors of the last build, for the overlay (warnings are printed only).
     pub diagnostics: Vec<DiagnosticView>,
+    /// The URL paths of the pages this build changed (an open page reloads only when it
+    /// is one of them); `null` when the whole site was replaced (every page reloads).
+    pub changed: Option<Vec<String>>,
 }
 
 /// One diagnostic, as data. The browser inserts it as text, never as markup: content is
@@ -53,12 +56,13 @@ pub struct DiagnosticView {
 impl BuildStatus {
     /// The status before any build.
     pub fn initial() -> Self {
-        BuildStatus { schema: SCHEMA, generation: 0, ok: true, errors: 0, warnings: 0, diagnostics: Vec::new() }
+        BuildStatus { schema: SCHEMA, generation: 0, ok: true, errors: 0, warnings: 0, diagnostics: Vec::new(), changed: None }
     }
 
-    /// A finished build that replaced the output (its warnings are counted).
-    pub fn succeeded(generation: u64, diagnostics: &[Diagnostic]) -> Self {
-        BuildStatus { generation, warnings: diagnostics.len(), ..Self::initial() }
+    /// A finished build that changed the output (its warnings are counted): the pages
+    /// of `changed`, or every page.
+    pub fn succeeded(generation: u64, diagnostics: &[Diagnostic], changed: Option<Vec<String>>) -> Self {
+        BuildStatus { generation, warnings: diagnostics.len(), changed, ..Self::initial() }
     }
 
     /// A build that left the output as it was, because of errors in the content.
@@ -72,6 +76,7 @@ impl BuildStatus {
             errors: errors.len(),
             warnings: diagnostics.len() - errors.len(),
             diagnostics: errors,
+            changed: None,
         }
     }
 
@@ -86,8 +91,17 @@ impl BuildStatus {
             message,
             help: None,
         };
-        BuildStatus { schema: SCHEMA, generation, ok: false, errors: 1, warnings: 0, diagnostics: vec![view] }
+        BuildStatus { schema: SCHEMA, generation, ok: false, errors: 1, warnings: 0, diagnostics: vec![view], changed: None }
     }
+}
+
+/// The URL path of an output file under `base_path` (`/`, or `/preview/` for a base
+/// URL with a path): `fractal/index.html` → `/fractal/`.
+pub fn url_of(base_path: &str, file: &Path) -> String {
+    let path: Vec<String> = file.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let path = path.join("/");
+    let path = path.strip_suffix("index.html").unwrap_or(&path);
+    format!("{}/{path}", base_path.trim_end_matches('/'))
 }
 
 impl DiagnosticView {
@@ -111,6 +125,13 @@ impl DiagnosticView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn output_files_are_named_by_their_urls() {
+        assert_eq!(url_of("/", Path::new("fractal/index.html")), "/fractal/");
+        assert_eq!(url_of("/", Path::new("index.html")), "/");
+        assert_eq!(url_of("/preview/", Path::new("records.json")), "/preview/records.json");
+    }
 
     #[test]
     fn a_failed_build_lists_its_errors_relative_to_the_root() {

@@ -1,0 +1,70 @@
+//! The dev server's rebuild latency after a one-report edit: builds a site once through
+//! `pipeline::Rebuilder` (as `casebook serve` does), then, round after round, changes one
+//! sentence of one report and rebuilds, timing (a) until the pages are written (when
+//! `casebook serve` could reload the browser) and (b) the whole rebuild, search indexes
+//! and manifest included. Prints the median and the 90th percentile of each.
+//!
+//! `cargo bench --bench rebuild_latency -- SITE_ROOT OUTPUT_DIR [ROUNDS]`
+//! (SITE_ROOT is a corpus from benches/gen_corpus.py: its `casebook/` folder.)
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use casebook::pipeline::{BuildOptions, Rebuilder};
+
+fn percentile(times: &mut [Duration], p: f64) -> f64 {
+    times.sort();
+    let i = ((times.len() as f64 - 1.0) * p).round() as usize;
+    times[i].as_secs_f64() * 1000.0
+}
+
+fn first_report(root: &Path) -> PathBuf {
+    let mut reports: Vec<PathBuf> = walkdir::WalkDir::new(root.join("content"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| e.into_path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    reports.sort();
+    reports.into_iter().next().expect("the site has a report")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let root = PathBuf::from(args.first().expect("SITE_ROOT"));
+    let output = PathBuf::from(args.get(1).expect("OUTPUT_DIR"));
+    let rounds: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(20);
+    let mut options = BuildOptions::new(&root);
+    options.output = output;
+    let mut rebuilder = Rebuilder::new(options);
+    let started = Instant::now();
+    let first = rebuilder.rebuild(&[], &mut |_| {}).expect("the first build runs");
+    assert!(first.written, "the first build wrote the site");
+    println!("rebuild_latency: first (full) build {:.2} s", started.elapsed().as_secs_f64());
+
+    let report = first_report(&root);
+    let original = std::fs::read_to_string(&report).expect("the report reads");
+    let (mut to_pages, mut to_done) = (Vec::new(), Vec::new());
+    let mut stages = Vec::new();
+    for round in 0..rounds {
+        let edited = format!("{original}\nA sentence added by the benchmark, round {round}.\n");
+        std::fs::write(&report, edited).expect("the report is writable");
+        let started = Instant::now();
+        let mut pages = None;
+        let outcome = rebuilder.rebuild(std::slice::from_ref(&report), &mut |_| pages = Some(started.elapsed())).expect("the rebuild runs");
+        to_done.push(started.elapsed());
+        assert!(outcome.written, "the rebuild wrote");
+        to_pages.push(pages.expect("the pages were written"));
+        stages = outcome.timings;
+    }
+    std::fs::write(&report, original).expect("the report is restored");
+    let stages: Vec<String> = stages.iter().map(|(name, time)| format!("{} {:.0} ms", name.trim(), time.as_secs_f64() * 1000.0)).collect();
+    println!("rebuild_latency: stages of the last rebuild: {}", stages.join(" · "));
+    println!(
+        "rebuild_latency: {rounds} one-report edits: pages written p50 {:.0} ms p90 {:.0} ms; whole rebuild p50 {:.0} ms p90 {:.0} ms",
+        percentile(&mut to_pages, 0.5),
+        percentile(&mut to_pages, 0.9),
+        percentile(&mut to_done, 0.5),
+        percentile(&mut to_done, 0.9),
+    );
+}
