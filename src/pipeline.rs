@@ -215,7 +215,8 @@ fn load(
     changed: &[PathBuf],
 ) -> (Vec<(crate::model::System, String)>, Vec<LoadedRun>, Vec<Diagnostic>) {
     use crate::rebuild::{RememberedRun, Stamp};
-    let loaded: Vec<(Option<(crate::model::System, String)>, Vec<LoadedRun>, Vec<Diagnostic>)> = tree
+    type LoadedSystem = (Option<(crate::model::System, String)>, Vec<LoadedRun>, Vec<Diagnostic>);
+    let loaded: Vec<LoadedSystem> = tree
         .systems
         .par_iter()
         .map(|dir| {
@@ -377,7 +378,7 @@ fn run(
             let finished = output.finish(paths)?;
             written = true;
             changed = finished.changed;
-            if let Some(memory) = memory.as_deref_mut() {
+            if let Some(memory) = memory {
                 memory.set_written(finished.written);
                 memory.set_statics(finished.statics);
                 let mut scopes = Vec::new();

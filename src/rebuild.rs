@@ -40,6 +40,9 @@ impl Stamp {
     }
 }
 
+/// A system's scope (`None`) or a run's, by slugs.
+type ScopeKey = (String, Option<String>);
+
 /// A run as the previous build left it.
 #[derive(Debug, Clone)]
 pub(crate) struct RememberedRun {
@@ -64,7 +67,7 @@ pub struct Memory {
     /// (system, run) → the run.
     runs: HashMap<(String, String), RememberedRun>,
     /// Scope → the versions its pages were last written from.
-    rendered: HashMap<(String, Option<String>), Vec<u64>>,
+    rendered: HashMap<ScopeKey, Vec<u64>>,
     /// Output path → hash of the bytes written there (generated files only).
     written: HashMap<PathBuf, [u8; 32]>,
     /// Output path → stamp of the static file copied there.
@@ -137,7 +140,7 @@ impl Memory {
     }
 
     /// The versions the pages of `scope` are made from.
-    fn versions(&self, scope: Scope<'_>) -> Option<((String, Option<String>), Vec<u64>)> {
+    fn versions(&self, scope: Scope<'_>) -> Option<(ScopeKey, Vec<u64>)> {
         match scope {
             Scope::Site => None,
             Scope::System(system) => {

@@ -35,7 +35,7 @@ fn each_query_finds_its_record_in_the_top_three() {
     let mut misses = Vec::new();
     for (query, expected) in relevance() {
         let found = top(&query, 3);
-        if !found.iter().any(|f| *f == expected) {
+        if !found.contains(&expected) {
             misses.push(format!("`{query}` → {found:?}, expected {expected}"));
         }
     }
