@@ -346,13 +346,14 @@ fn run(
         // The pages of runs and systems first, then those made from the whole site (a
         // rebuild shows the edited page before the listings of every record are redone).
         let mut paths = render::render(&site, &scheme, &theme, &|scope| matches!(scope, render::Scope::Site) || up_to_date(scope), &emit)?;
+        clock.lap("pages of runs and systems");
         if mode == Mode::InPlace {
             pages_ready(&output.changed());
         }
         paths.extend(render::render(&site, &scheme, &theme, &|scope| !matches!(scope, render::Scope::Site), &emit)?);
         paths.sort();
         paths.dedup();
-        clock.lap("render, post-process, write pages");
+        clock.lap("pages of the whole site");
         summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
         diagnostics.extend(publish::check_anchors(previous.as_ref(), &paths, &redirects.entries, &redirects.file, &redirects.text));
         let (manifest, mut files) = publish::publish(&site, &paths, &base_url, &redirects.entries);
