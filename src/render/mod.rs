@@ -101,29 +101,44 @@ where
     let mut assets: Vec<(String, Vec<u8>)> = vec![("highlight.css".to_string(), highlight::stylesheet().into_bytes())];
     assets.extend(theme.assets().iter().map(|(name, bytes)| (name.clone(), bytes.clone())));
     let asset_urls: BTreeMap<String, String> = assets.iter().map(|(name, bytes)| (name.clone(), fingerprinted(name, bytes))).collect();
-    let mut jobs = vec![Job::NotFound, Job::Search, Job::Home, Job::Statuses];
-    jobs.extend((0..site.statuses.len()).map(Job::Status));
+    // Each scope is asked once; the pages of an up-to-date scope are only named.
+    let mut jobs = Vec::new();
+    let mut kept = Vec::new();
+    let mut site_jobs = vec![Job::NotFound, Job::Search, Job::Home, Job::Statuses];
+    site_jobs.extend((0..site.statuses.len()).map(Job::Status));
+    if up_to_date(Scope::Site) {
+        kept.extend(site_jobs.iter().map(|job| urls::output_path(&job.url(site))));
+    } else {
+        jobs.extend(site_jobs);
+    }
     for system in &site.systems {
-        jobs.push(Job::System(system));
+        if up_to_date(Scope::System(system)) {
+            kept.push(urls::output_path(&Job::System(system).url(site)));
+        } else {
+            jobs.push(Job::System(system));
+        }
         for run in &system.runs {
-            jobs.push(Job::Run(system, run));
-            jobs.extend((0..run.reports.len()).map(|r| Job::Report(system, run, r)));
-            jobs.extend(run.records.values().map(|record| Job::Record(system, run, record)));
+            let mut run_jobs = vec![Job::Run(system, run)];
+            run_jobs.extend((0..run.reports.len()).map(|r| Job::Report(system, run, r)));
+            run_jobs.extend(run.records.values().map(|record| Job::Record(system, run, record)));
+            if up_to_date(Scope::Run(system, run)) {
+                kept.extend(run_jobs.iter().map(|job| urls::output_path(&job.url(site))));
+            } else {
+                jobs.extend(run_jobs);
+            }
         }
     }
     let renderer = Renderer { site, scheme, env: &env, assets: &asset_urls };
     let mut paths: Vec<std::path::PathBuf> = jobs
         .par_iter()
         .map(|job| {
-            if up_to_date(job.scope()) {
-                return Ok(urls::output_path(&job.url(site)));
-            }
             let page = renderer.page(job)?;
             let path = page.path.clone();
             emit(page)?;
             Ok(path)
         })
         .collect::<Result<_, E>>()?;
+    paths.extend(kept);
     for (name, bytes) in assets {
         let path = urls::output_path(&asset_urls[&name]);
         paths.push(path.clone());
@@ -133,15 +148,7 @@ where
     Ok(paths)
 }
 
-impl<'a> Job<'a> {
-    fn scope(&self) -> Scope<'a> {
-        match *self {
-            Job::Run(system, run) | Job::Report(system, run, _) | Job::Record(system, run, _) => Scope::Run(system, run),
-            Job::System(system) => Scope::System(system),
-            Job::NotFound | Job::Search | Job::Home | Job::Statuses | Job::Status(_) => Scope::Site,
-        }
-    }
-
+impl Job<'_> {
     /// The page's URL.
     fn url(&self, site: &Site) -> String {
         match *self {
