@@ -51,6 +51,9 @@ pub const RESERVED_SYSTEM_SLUGS: [&str; 3] = ["assets", "statuses", "search"];
 /// A report must not be named like the folder holding a run's record pages.
 pub const RESERVED_REPORT_SLUGS: [&str; 1] = ["records"];
 
+/// Names a run folder must not take: a system's own pages.
+pub const RESERVED_RUN_SLUGS: [&str; 1] = ["statuses"];
+
 /// True when `slug` is safe as a URL segment and folder name.
 pub fn is_valid_slug(slug: &str) -> bool {
     !slug.is_empty()
@@ -114,7 +117,7 @@ fn system_dir(dir: &Path, slug: &str, diagnostics: &mut Vec<Diagnostic>) -> Opti
 }
 
 fn run_dir(dir: &Path, slug: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<RunDir> {
-    if !check_slug(dir, slug, &[], diagnostics) {
+    if !check_slug(dir, slug, &RESERVED_RUN_SLUGS, diagnostics) {
         return None;
     }
     let meta = dir.join("run.yaml");

@@ -41,6 +41,11 @@ pub fn status(name: &str) -> String {
     format!("/statuses/{}/", crate::recognise::slugify(name))
 }
 
+/// The records of one system with one status.
+pub fn system_status(system: &str, name: &str) -> String {
+    format!("/{system}/statuses/{}/", crate::recognise::slugify(name))
+}
+
 /// The search page.
 pub fn search() -> String {
     "/search/".to_string()

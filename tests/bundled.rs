@@ -182,8 +182,14 @@ fn the_run_page_has_the_register_matrix_and_reports() {
     }
     let home = built.page("/");
     assert!(home.contains("Fractal") && home.contains("EXIA SEED"));
+    // A status across the site: a count per system, each leading to that system's list.
     let status = built.page("/statuses/implemented/");
-    assert!(status.contains("OBJ-03") && !status.contains("MEM-OBJ-raw"));
+    assert!(status.contains(r#"<a href="/fractal/statuses/implemented/">Fractal</a></td><td class="num">12</td>"#), "{status}");
+    assert!(!status.contains("OBJ-03"), "the site-wide page lists systems, not records");
+    let listed = built.page("/fractal/statuses/implemented/");
+    assert!(listed.contains("OBJ-03") && !listed.contains("MEM-OBJ-raw"));
+    assert!(built.page("/fractal/").contains(r#"href="/fractal/statuses/implemented/""#), "the system page links its statuses");
+    assert!(!built.exists("/exia-seed/statuses/implemented/"), "no page for a status no record of the system carries");
 }
 
 #[test]

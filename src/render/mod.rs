@@ -3,7 +3,8 @@
 //! template environment and the syntax set are built once and shared.
 //!
 //! Pages: home, system, run, report, record (published or not), the status index and
-//! one page per status.
+//! one page per status (a count per system) and, per system, one page per status it
+//! carries (the records). A status page never lists every record of a large site.
 
 mod highlight;
 pub mod markdown;
@@ -58,6 +59,8 @@ enum Job<'a> {
     Statuses,
     Status(usize),
     System(&'a System),
+    /// A system's records with one status (`site.statuses[i]`).
+    SystemStatus(&'a System, usize),
     Run(&'a System, &'a Run),
     Report(&'a System, &'a Run, usize),
     Record(&'a System, &'a Run, &'a Record),
@@ -112,10 +115,12 @@ where
         jobs.extend(site_jobs);
     }
     for system in &site.systems {
+        let mut system_jobs = vec![Job::System(system)];
+        system_jobs.extend(statuses_in(site, system).into_iter().map(|i| Job::SystemStatus(system, i)));
         if up_to_date(Scope::System(system)) {
-            kept.push(urls::output_path(&Job::System(system).url(site)));
+            kept.extend(system_jobs.iter().map(|job| urls::output_path(&job.url(site))));
         } else {
-            jobs.push(Job::System(system));
+            jobs.extend(system_jobs);
         }
         for run in &system.runs {
             let mut run_jobs = vec![Job::Run(system, run)];
@@ -148,6 +153,20 @@ where
     Ok(paths)
 }
 
+/// The statuses (indexes into `site.statuses`) that some published record of `system`
+/// carries: each has a page listing those records.
+fn statuses_in(site: &Site, system: &System) -> Vec<usize> {
+    let mut carried = std::collections::BTreeSet::new();
+    for record in system.runs.iter().flat_map(|run| run.records.values()).filter(|r| r.publication == Publication::Published) {
+        for claim in &record.statuses {
+            if let Some(i) = site.statuses.iter().position(|s| s.name == claim.value) {
+                carried.insert(i);
+            }
+        }
+    }
+    carried.into_iter().collect()
+}
+
 impl Job<'_> {
     /// The page's URL.
     fn url(&self, site: &Site) -> String {
@@ -158,6 +177,7 @@ impl Job<'_> {
             Job::Statuses => urls::statuses(),
             Job::Status(i) => urls::status(&site.statuses[i].name),
             Job::System(system) => urls::system(&system.slug),
+            Job::SystemStatus(system, i) => urls::system_status(&system.slug, &site.statuses[i].name),
             Job::Run(system, run) => urls::run(&system.slug, &run.slug),
             Job::Report(system, run, r) => urls::report(&system.slug, &run.slug, &run.reports[r].slug),
             Job::Record(system, run, record) => urls::record(&system.slug, &run.slug, &record.id),
@@ -201,6 +221,7 @@ impl Renderer<'_> {
             Job::Statuses => ("statuses.html", self.statuses()),
             Job::Status(i) => ("status.html", self.status(*i)),
             Job::System(system) => ("system.html", self.system(system)),
+            Job::SystemStatus(system, i) => ("system-status.html", self.system_status(system, *i)),
             Job::Run(system, run) => ("run.html", self.run(system, run)),
             Job::Report(system, run, r) => ("report.html", self.report(system, run, &run.reports[*r])),
             Job::Record(system, run, record) => ("record.html", self.record(system, run, record)),
@@ -297,48 +318,103 @@ impl Renderer<'_> {
         }
     }
 
-    fn status(&self, index: usize) -> minijinja::Value {
+    /// The records of `system` that carry status `index`, with what the status is on.
+    fn status_listings(&self, system: &System, index: usize) -> Vec<StatusListing> {
         let status = &self.site.statuses[index];
         let mut listings = Vec::new();
-        for system in &self.site.systems {
-            for run in &system.runs {
-                for record in run.records.values() {
-                    let claims: Vec<_> = record.statuses.iter().filter(|s| s.value == status.name).collect();
-                    if claims.is_empty() {
-                        continue;
-                    }
-                    let detail = claims
-                        .iter()
-                        .map(|c| claim_detail(&c.dimension, c.qualifier.as_deref(), c.part.as_deref()))
-                        .filter(|d| !d.is_empty())
-                        .collect::<Vec<_>>()
-                        .join("; ");
-                    listings.push(StatusListing {
-                        system: system.name.clone(),
-                        run: run.name.clone(),
-                        run_url: urls::run(&system.slug, &run.slug),
-                        record: self.record_summary(system, run, record),
-                        detail,
-                    });
+        for run in &system.runs {
+            for record in run.records.values().filter(|r| r.publication == Publication::Published) {
+                let claims: Vec<_> = record.statuses.iter().filter(|s| s.value == status.name).collect();
+                if claims.is_empty() {
+                    continue;
                 }
+                let detail = claims
+                    .iter()
+                    .map(|c| claim_detail(&c.dimension, c.qualifier.as_deref(), c.part.as_deref()))
+                    .filter(|d| !d.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                listings.push(StatusListing {
+                    run: run.name.clone(),
+                    run_url: urls::run(&system.slug, &run.slug),
+                    record: self.record_summary(system, run, record),
+                    detail,
+                });
             }
         }
+        listings
+    }
+
+    fn status_view(&self, index: usize, count: usize) -> StatusCount {
+        let status = &self.site.statuses[index];
+        StatusCount { name: status.name.clone(), class: slugify(&status.name), meaning: status.meaning.clone(), url: urls::status(&status.name), count }
+    }
+
+    /// A status across the site: how many records of each system carry it, each count
+    /// leading to that system's list (so the page stays small however large the site).
+    fn status(&self, index: usize) -> minijinja::Value {
+        let status = &self.site.statuses[index];
+        let systems: Vec<SystemStatusCount> = self
+            .site
+            .systems
+            .iter()
+            .map(|system| {
+                let count = system
+                    .runs
+                    .iter()
+                    .flat_map(|run| run.records.values())
+                    .filter(|r| r.publication == Publication::Published && r.statuses.iter().any(|s| s.value == status.name))
+                    .count();
+                SystemStatusCount {
+                    system: system.name.clone(),
+                    system_url: urls::system(&system.slug),
+                    count,
+                    url: urls::system_status(&system.slug, &status.name),
+                }
+            })
+            .filter(|s| s.count > 0)
+            .collect();
+        let total = systems.iter().map(|s| s.count).sum();
         context! {
             title => format!("Status: {}", status.name),
             breadcrumbs => vec![
                 Link { name: self.site.title.clone(), url: urls::home() },
                 Link { name: "Statuses".into(), url: urls::statuses() },
             ],
-            status => StatusCount { name: status.name.clone(), class: slugify(&status.name), meaning: status.meaning.clone(), url: urls::status(&status.name), count: listings.len() },
-            records => listings,
+            status => self.status_view(index, total),
+            systems => systems,
+        }
+    }
+
+    /// One system's records with one status.
+    fn system_status(&self, system: &System, index: usize) -> minijinja::Value {
+        let status = &self.site.statuses[index];
+        let records = self.status_listings(system, index);
+        context! {
+            title => format!("{}: {}", system.name, status.name),
+            breadcrumbs => vec![
+                Link { name: self.site.title.clone(), url: urls::home() },
+                Link { name: system.name.clone(), url: urls::system(&system.slug) },
+                Link { name: format!("Status: {}", status.name), url: urls::status(&status.name) },
+            ],
+            system => Link { name: system.name.clone(), url: urls::system(&system.slug) },
+            status => self.status_view(index, records.len()),
+            records => records,
         }
     }
 
     fn system(&self, system: &System) -> minijinja::Value {
+        let published = system.runs.iter().flat_map(|run| run.records.values()).filter(|r| r.publication == Publication::Published);
+        let mut statuses = self.status_counts(&mut published.clone(), None);
+        statuses.retain(|s| s.count > 0);
+        for status in &mut statuses {
+            status.url = urls::system_status(&system.slug, &status.name);
+        }
         context! {
             title => system.name.clone(),
             breadcrumbs => vec![Link { name: self.site.title.clone(), url: urls::home() }],
             system => self.system_summary(system),
+            statuses => statuses,
         }
     }
 

@@ -9,7 +9,7 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 
 use crate::model::{Diagnostic, Location};
 
-const BUILT_IN_TEMPLATES: [(&str, &str); 11] = [
+const BUILT_IN_TEMPLATES: [(&str, &str); 12] = [
     ("search.html", include_str!("../../themes/default/templates/search.html")),
     ("404.html", include_str!("../../themes/default/templates/404.html")),
     ("base.html", include_str!("../../themes/default/templates/base.html")),
@@ -21,6 +21,7 @@ const BUILT_IN_TEMPLATES: [(&str, &str); 11] = [
     ("record.html", include_str!("../../themes/default/templates/record.html")),
     ("statuses.html", include_str!("../../themes/default/templates/statuses.html")),
     ("status.html", include_str!("../../themes/default/templates/status.html")),
+    ("system-status.html", include_str!("../../themes/default/templates/system-status.html")),
 ];
 
 const BUILT_IN_ASSETS: [(&str, &[u8]); 3] = [

@@ -261,8 +261,6 @@ pub struct BacklinkView {
 /// A record on a status page.
 #[derive(Debug, Serialize)]
 pub struct StatusListing {
-    /// System name.
-    pub system: String,
     /// Run name.
     pub run: String,
     /// Run page.
@@ -271,4 +269,17 @@ pub struct StatusListing {
     pub record: RecordSummary,
     /// The dimensions and parts this status is on.
     pub detail: String,
+}
+
+/// A system's records with one status, as a row of a status page.
+#[derive(Debug, Clone, Serialize)]
+pub struct SystemStatusCount {
+    /// System name.
+    pub system: String,
+    /// The system's page.
+    pub system_url: String,
+    /// How many of its published records carry the status.
+    pub count: usize,
+    /// The page listing them.
+    pub url: String,
 }
