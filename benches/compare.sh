@@ -5,24 +5,27 @@
 # Usage: benches/compare.sh [N ...]        (default: 1000; the issue asks for 1000 10000)
 #
 # For each N, on the corpus of benches/gen_corpus.py --reports N (BENCH_DIR/corpus-N,
-# generated if absent, shared with benches/run.sh), it times in ONE hyperfine call, each
-# command starting from an empty output (the `rm -rf` is inside the timed command):
+# generated if absent, shared with benches/run.sh), it times in one hyperfine call (or one
+# call per round with ALTERNATE=1), each command starting from an empty output (the
+# `rm -rf` of the previous output is inside the timed command, as for the anchors):
 #   (a) casebook build --quiet            pages, record pages, both search indexes, manifest
 #   (b) hugo --quiet && pagefind --site   one command: Hugo's site, then Pagefind over it
 #   (c) hugo --quiet                      alone, for the breakdown
 #   (d) pagefind --site                   alone, over a Hugo output built once beforehand
-# Each tool process runs under GNU time (`/usr/bin/time -f`), so the CPU time (user+sys)
-# and peak RSS come from the same runs as the wall times; for (b) CPU is the sum of the two
-# processes and peak the larger of the two. Then output size (du -sb) and file count, and
+# Each tool process runs under GNU time (`/usr/bin/time -f`), so its own wall time (without
+# the rm -rf), CPU time (user+sys) and peak RSS come from the same runs as hyperfine's wall
+# times; for (b) wall and CPU are the sums over the two processes and peak the larger. Then output size (du -sb) and file count, and
 # the dev server's rebuild latency after a one-report edit (cargo bench --bench
 # rebuild_latency, on a copy of the casebook tree since it edits a report).
 # Prints a table per N and writes BENCH_DIR/compare-N.json (all figures), next to the
-# hyperfine export (compare-N.hyperfine.json) and the GNU time logs (cmp-N/*.time).
+# hyperfine export(s) (compare-N.hyperfine*.json) and the GNU time logs (cmp-N/*.time).
 #
 # Environment:
 #   BENCH_DIR       work folder (default: a new temporary folder); corpora are reused
 #   WARMUP          hyperfine warm-up runs per command (default 1)
 #   RUNS            hyperfine timed runs per command (default 3)
+#   ALTERNATE       1 runs the commands round robin (a b c d a b c d ...), one hyperfine
+#                   call per round, instead of hyperfine's order (all runs of a, then b ...)
 #   REBUILD_ROUNDS  one-report edits timed by rebuild_latency (default 10; 0 skips it)
 #   KEEP_OUTPUT     1 keeps the built sites (default 0: removed after they are measured;
 #                   at N = 10000 they take several GB)
@@ -38,6 +41,7 @@ warmup=${WARMUP:-1}
 runs=${RUNS:-3}
 rounds=${REBUILD_ROUNDS:-10}
 keep=${KEEP_OUTPUT:-0}
+alternate=${ALTERNATE:-0}
 work=${BENCH_DIR:-$(mktemp -d)}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
@@ -99,13 +103,20 @@ git diff --quiet HEAD -- src Cargo.toml Cargo.lock themes 2>/dev/null || commit=
 machine="$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -sr)"
 echo "machine: $machine; $rustc_v"
 echo "casebook $commit; Hugo $hugo_v; Pagefind $pf_v (extended); hyperfine $hf_v"
-echo "hyperfine: $warmup warm-up + $runs runs per command; rebuild rounds: $rounds; work folder: $work"
+echo "hyperfine: warm-up $warmup, runs $runs per command$([ "$alternate" = 1 ] && echo ", round robin"); rebuild rounds: $rounds; work folder: $work"
 
 q() { printf '%q' "$1"; }
 timed() { # timed LOG CMD...: CMD under GNU time, appending "wall user sys peakKiB" to LOG
   local log=$1; shift
   printf '%s -a -o %s -f %s' "$gnu_time" "$(q "$log")" "'%e %U %S %M'"
   local a; for a in "$@"; do printf ' %s' "$(q "$a")"; done
+}
+
+sizes_of() { # sizes_of DIR SEARCH_SUBDIR: bytes files html search_bytes search_files
+  printf '%s %s %s %s %s' "$(du -sb "$1" | cut -f1)" "$(find "$1" -type f | wc -l)" \
+    "$(find "$1" -type f -name '*.html' | wc -l)" \
+    "$( [ -d "$1/$2" ] && du -sb "$1/$2" | cut -f1 || echo 0)" \
+    "$( [ -d "$1/$2" ] && find "$1/$2" -type f | wc -l || echo 0)"
 }
 
 # ------------------------------------------------------------------ per size
@@ -137,25 +148,39 @@ for n in "${sizes[@]}"; do
   cmd_d="rm -rf $(q "$out_pre/pagefind") && $(timed "$dir/d.time" "$pagefind" --site "$out_pre")"
   : >"$dir/a.time"; : >"$dir/b-hugo.time"; : >"$dir/b-pagefind.time"; : >"$dir/c.time"; : >"$dir/d.time"
 
-  # one call: hyperfine runs all the runs of (a), then of (b), ... (it cannot interleave)
-  hyperfine --style basic --shell bash --warmup "$warmup" --runs "$runs" \
-    --export-json "$work/compare-$n.hyperfine.json" \
-    -n "casebook build" "$cmd_a" \
-    -n "hugo + pagefind" "$cmd_b" \
-    -n "hugo" "$cmd_c" \
-    -n "pagefind (over a built Hugo site)" "$cmd_d" 2>&1 |
-    tee "$dir/hyperfine.log" | { grep -E "^Benchmark|Time|Range|Error" || true; }
-
-  sizes_of() { # sizes_of DIR SEARCH_SUBDIR: bytes files html search_bytes search_files
-    printf '%s %s %s %s %s' "$(du -sb "$1" | cut -f1)" "$(find "$1" -type f | wc -l)" \
-      "$(find "$1" -type f -name '*.html' | wc -l)" \
-      "$( [ -d "$1/$2" ] && du -sb "$1/$2" | cut -f1 || echo 0)" \
-      "$( [ -d "$1/$2" ] && find "$1/$2" -type f | wc -l || echo 0)"
+  bench() { # bench WARMUP RUNS JSON: the four commands in one hyperfine call
+    hyperfine --style basic --shell bash --warmup "$1" --runs "$2" --export-json "$3" \
+      -n "casebook build" "$cmd_a" \
+      -n "hugo + pagefind" "$cmd_b" \
+      -n "hugo" "$cmd_c" \
+      -n "pagefind (over a built Hugo site)" "$cmd_d" 2>&1 |
+      tee -a "$dir/hyperfine.log" | { grep -E "^Benchmark|Time|Range|Error" || true; }
   }
+  rm -f "$work/compare-$n".hyperfine*.json
+  if [ "$alternate" = 1 ]; then
+    # round robin, a b c d a b c d ...: one hyperfine call per round (warm-up round first,
+    # its export discarded); the script merges the rounds' times
+    failed() { tail -5 "$dir/hyperfine.log" >&2; exit 1; }
+    if [ "$warmup" -gt 0 ]; then
+      echo "warm-up round"
+      bench 0 "$warmup" "$dir/warmup.hyperfine.json" >/dev/null || failed
+    fi
+    for ((r = 1; r <= runs; r++)); do
+      echo "round $r of $runs"
+      bench 0 1 "$work/compare-$n.hyperfine-round$r.json" >/dev/null || failed
+    done
+  else
+    # one call: hyperfine runs all the runs of (a), then all of (b), ... (it cannot interleave)
+    bench "$warmup" "$runs" "$work/compare-$n.hyperfine.json"
+  fi
+
   size_a=$(sizes_of "$out_cb" search)
   size_b=$(sizes_of "$out_hp" pagefind)
   size_c=$(sizes_of "$out_h" pagefind)
   size_d=$(sizes_of "$out_pre/pagefind" .)
+  if [ "$keep" != 1 ]; then
+    rm -rf "$out_cb" "$out_hp" "$out_h" "$out_pre"
+  fi
 
   rebuild_line=""
   if [ "$rounds" -gt 0 ]; then
@@ -170,21 +195,18 @@ for n in "${sizes[@]}"; do
     rebuild_line=$(grep -E "one-report edits" "$dir/rebuild.log" || true)
     rm -rf "$dir/rebuild-site" "$dir/rebuild-out"
   fi
-  if [ "$keep" != 1 ]; then
-    rm -rf "$out_cb" "$out_hp" "$out_h" "$out_pre"
-  fi
 
-  N=$n WORK=$work DIR=$dir WARMUP_RUNS=$warmup RUNS=$runs ROUNDS=$rounds MACHINE=$machine RUSTC=$rustc_v \
+  N=$n WORK=$work DIR=$dir WARMUP_RUNS=$warmup RUNS=$runs ALTERNATE=$alternate ROUNDS=$rounds MACHINE=$machine RUSTC=$rustc_v \
   COMMIT=$commit HUGO_V=$hugo_v PF_V=$pf_v HF_V=$hf_v MD_BYTES=$md_bytes MD_FILES=$md_files \
   SIZE_A=$size_a SIZE_B=$size_b SIZE_C=$size_c SIZE_D=$size_d REBUILD_LINE=$rebuild_line \
   python3 - <<'PY'
-import json, os, re, statistics, sys
+import glob, json, os, re, statistics, sys
 env = os.environ
 n, work, d, warmup, runs = int(env["N"]), env["WORK"], env["DIR"], int(env["WARMUP_RUNS"]), int(env["RUNS"])
 meta = {
     "machine": env["MACHINE"], "rustc": env["RUSTC"], "casebook_commit": env["COMMIT"],
     "hugo": env["HUGO_V"], "pagefind": env["PF_V"], "hyperfine": env["HF_V"],
-    "warmup": warmup, "runs": runs, "rebuild_rounds": int(env["ROUNDS"]),
+    "warmup": warmup, "runs": runs, "alternate": env["ALTERNATE"] == "1", "rebuild_rounds": int(env["ROUNDS"]),
     "markdown_bytes": int(env["MD_BYTES"]), "reports": int(env["MD_FILES"]),
 }
 sizes = {k: dict(zip(("bytes", "files", "html_files", "search_bytes", "search_files"), map(int, env[v].split())))
@@ -202,7 +224,15 @@ def times(name):
         sys.exit(f"compare.sh: {name}.time has {len(rows)} lines, expected {warmup + runs}")
     return rows[warmup:]  # the warm-up runs come first
 
-hf = {r["command"]: r for r in json.load(open(f"{work}/compare-{n}.hyperfine.json"))["results"]}
+# hyperfine's times: one export, or one per round (ALTERNATE=1), merged
+exports = sorted(glob.glob(f"{work}/compare-{n}.hyperfine*.json"))
+hf = {}
+for path in exports:
+    for r in json.load(open(path))["results"]:
+        hf.setdefault(r["command"], {"command": r["command"], "times": []})["times"] += r["times"]
+for r in hf.values():
+    t = r["times"]
+    r.update(median=statistics.median(t), min=min(t), max=max(t), mean=statistics.mean(t))
 per_run = {
     "a": times("a"),
     "b": [{"wall_s": h["wall_s"] + p["wall_s"], "cpu_s": h["cpu_s"] + p["cpu_s"],
@@ -220,6 +250,7 @@ for k, name in names.items():
     results[k] = {
         "command_name": name, "command": r["command"],
         "wall_s": {"median": r["median"], "min": r["min"], "max": r["max"], "mean": r["mean"], "runs": r["times"]},
+        "process_wall_s_median": statistics.median(x["wall_s"] for x in per_run[k]),
         "cpu_s_median": statistics.median(x["cpu_s"] for x in per_run[k]),
         "peak_rss_kib_median": int(statistics.median(x["peak_kib"] for x in per_run[k])),
         "per_run_gnu_time": per_run[k],
@@ -228,6 +259,7 @@ for k, name in names.items():
 a, b = results["a"], results["b"]
 ratio = {
     "wall": a["wall_s"]["median"] / b["wall_s"]["median"],
+    "process_wall": a["process_wall_s_median"] / b["process_wall_s_median"],
     "cpu": a["cpu_s_median"] / b["cpu_s_median"],
     "peak_rss": a["peak_rss_kib_median"] / b["peak_rss_kib_median"],
 }
@@ -240,14 +272,16 @@ json.dump({"n": n, **meta, "results": results, "ratio_casebook_over_hugo_pagefin
            "rebuild_latency": rebuild}, open(f"{work}/compare-{n}.json", "w"), indent=2)
 
 print()
-print(f"{n} reports, {meta['markdown_bytes'] / 1e6:.1f} MB of Markdown; wall: hyperfine median (min-max) of {runs} "
-      f"after {warmup} warm-up; CPU user+sys and peak RSS: medians of GNU time over the same runs")
-head = ("command", "wall s", "CPU s", "peak MiB", "output MB (files)", "search index MB (files)", "reports/s")
+print(f"{n} reports, {meta['markdown_bytes'] / 1e6:.1f} MB of Markdown. wall: hyperfine median (min-max) of {runs} "
+      f"after {warmup} warm-up, the rm -rf of the previous output included; process wall, CPU user+sys, peak RSS: "
+      f"medians of GNU time over the same runs, the tool process(es) only")
+head = ("command", "wall s", "process wall s", "CPU s", "peak MiB", "output MB (files)", "search index MB (files)", "reports/s")
 rows = []
 for k in "abcd":
     r = results[k]; w = r["wall_s"]; o = r["output"]
     out = f"{o['bytes'] / 1e6:.1f} ({o['files']})" if k != "d" else "-"
-    rows.append((labels[k], f"{w['median']:.2f} ({w['min']:.2f}-{w['max']:.2f})", f"{r['cpu_s_median']:.1f}",
+    rows.append((labels[k], f"{w['median']:.2f} ({w['min']:.2f}-{w['max']:.2f})",
+                 f"{r['process_wall_s_median']:.2f}", f"{r['cpu_s_median']:.1f}",
                  f"{r['peak_rss_kib_median'] / 1024:.0f}", out,
                  f"{o['search_bytes'] / 1e6:.1f} ({o['search_files']})" if k != "c" else "-",
                  f"{n / w['median']:.0f}"))
@@ -256,7 +290,8 @@ for i, row in enumerate([head] + rows):
     print(" | ".join(str(c).ljust(widths[j]) if j == 0 else str(c).rjust(widths[j]) for j, c in enumerate(row)))
     if i == 0:
         print("-+-".join("-" * w for w in widths))
-print(f"casebook / (Hugo + Pagefind): wall {ratio['wall']:.2f}, CPU {ratio['cpu']:.2f}, peak RSS {ratio['peak_rss']:.2f}")
+print(f"casebook / (Hugo + Pagefind): wall {ratio['wall']:.2f} (process wall {ratio['process_wall']:.2f}), "
+      f"CPU {ratio['cpu']:.2f}, peak RSS {ratio['peak_rss']:.2f}")
 print(f"HTML pages: casebook {sizes['a']['html_files']}, Hugo {sizes['b']['html_files']}")
 if rebuild_line:
     print(rebuild_line)
