@@ -37,6 +37,8 @@ use crate::render::OutputFile;
 pub const BROWSER_DIR: &str = "search/browser";
 /// The format name in `meta.json`; `search.js` refuses any other.
 const FORMAT: &str = "casebook.browser-search/1";
+/// Documents tokenised at once (in parallel) before their postings are added.
+const TOKENISE_BATCH: usize = 4096;
 /// Documents per `d/N.json`: ten results fetch at most ten small files.
 const DOCS_PER_CHUNK: usize = 8;
 /// A term chunk is closed once it holds this many bytes (a term with longer postings
@@ -56,30 +58,42 @@ const STOP_WORDS: [&str; 27] = [
 /// them). URLs are root-relative; the search page adds the base path.
 pub fn browser_files(docs: &[SearchDoc]) -> Vec<OutputFile> {
     let docs: Vec<&SearchDoc> = docs.iter().filter(|d| d.doc_type != DocType::Report).collect();
-    let counted: Vec<DocTerms> = docs.par_iter().map(|d| count_terms(d)).collect();
-    let average_len = (counted.iter().map(|c| c.body_words as f64).sum::<f64>() / counted.len().max(1) as f64).max(1.0);
+    // Lengths for BM25's normalisation: the text's terms, counted without making them.
+    let lengths: Vec<u32> = docs.par_iter().map(|d| count_tokens(&d.body)).collect();
+    let average_len = (lengths.iter().map(|&n| f64::from(n)).sum::<f64>() / lengths.len().max(1) as f64).max(1.0);
 
-    // Postings in document order, because documents are visited in order.
-    let mut postings: HashMap<&str, Vec<(u32, u8)>> = HashMap::new();
-    for (number, counts) in counted.iter().enumerate() {
-        let number = u32::try_from(number).expect("fewer than 4 billion documents");
-        for (term, occurrences) in &counts.terms {
-            postings.entry(term.as_str()).or_default().push((number, occurrences.level(counts.body_words, average_len)));
+    // Documents are tokenised in parallel a batch at a time and their postings encoded at
+    // once, in document order: memory holds the encoded postings and one batch of terms,
+    // never every document's terms.
+    let mut postings: HashMap<String, Postings> = HashMap::new();
+    for (batch, group) in docs.chunks(TOKENISE_BATCH).enumerate() {
+        let counted: Vec<Vec<(String, Occurrences)>> = group.par_iter().map(|d| count_terms(d)).collect();
+        for (i, terms) in counted.into_iter().enumerate() {
+            let number = batch * TOKENISE_BATCH + i;
+            let level_of = |o: Occurrences| o.level(lengths[number], average_len);
+            let number = u32::try_from(number).expect("fewer than 4 billion documents");
+            for (term, occurrences) in terms {
+                let level = level_of(occurrences);
+                match postings.get_mut(term.as_str()) {
+                    Some(list) => list.push(number, level),
+                    None => postings.entry(term).or_default().push(number, level),
+                }
+            }
         }
     }
-    let mut terms: Vec<(&str, Vec<(u32, u8)>)> = postings.into_iter().collect();
-    terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut terms: Vec<(String, Postings)> = postings.into_iter().collect();
+    terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
 
     let mut files = Vec::new();
     let mut chunk_starts = Vec::new();
     let mut chunk = String::new();
-    for (term, list) in &terms {
+    for (term, list) in terms {
         if chunk.is_empty() {
-            chunk_starts.push(term.to_string());
+            chunk_starts.push(term.clone());
         }
-        chunk.push_str(term);
+        chunk.push_str(&term);
         chunk.push('\t');
-        encode_postings(list, &mut chunk);
+        chunk.push_str(&list.encoded);
         chunk.push('\n');
         if chunk.len() >= TERM_CHUNK_BYTES {
             files.push(file(format!("t/{}.txt", chunk_starts.len() - 1), std::mem::take(&mut chunk).into_bytes()));
@@ -144,18 +158,10 @@ impl Occurrences {
     }
 }
 
-struct DocTerms {
-    terms: Vec<(String, Occurrences)>,
-    body_words: u32,
-}
-
-fn count_terms(d: &SearchDoc) -> DocTerms {
+/// The terms of one document, in byte order, with where they occur.
+fn count_terms(d: &SearchDoc) -> Vec<(String, Occurrences)> {
     let mut terms: HashMap<String, Occurrences> = HashMap::new();
-    let mut body_words = 0;
-    for_each_term(&d.body, |term, _| {
-        terms.entry(term).or_default().body += 1;
-        body_words += 1;
-    });
+    for_each_term(&d.body, |term, _| terms.entry(term).or_default().body += 1);
     for_each_term(&d.title, |term, _| terms.entry(term).or_default().title = true);
     for path in &d.paths {
         for_each_term(path, |term, _| terms.entry(term).or_default().path = true);
@@ -174,7 +180,7 @@ fn count_terms(d: &SearchDoc) -> DocTerms {
     }
     let mut terms: Vec<(String, Occurrences)> = terms.into_iter().collect();
     terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    DocTerms { terms, body_words }
+    terms
 }
 
 fn is_joiner(c: char) -> bool {
@@ -212,13 +218,43 @@ fn for_each_term(text: &str, mut f: impl FnMut(String, bool)) {
     }
 }
 
-/// `A`–`Z` for the level, then the gap from the previous document in base 36.
-fn encode_postings(list: &[(u32, u8)], out: &mut String) {
-    let mut previous = 0;
-    for &(doc, level) in list {
-        out.push(char::from(b'A' + (level - 1)));
-        push_base36(doc - previous, out);
-        previous = doc;
+/// How many terms `for_each_term` gives for `text`, without allocating them.
+fn count_tokens(text: &str) -> u32 {
+    let mut count = 0u32;
+    let mut rest = text;
+    while let Some(start) = rest.find(char::is_alphanumeric) {
+        let run = &rest[start..];
+        let len = run.find(|c: char| !(c.is_alphanumeric() || is_joiner(c))).unwrap_or(run.len());
+        let compound = run[..len].trim_end_matches(is_joiner);
+        if compound.contains(is_joiner) && compound.len() <= MAX_TERM_BYTES {
+            let tails = compound.match_indices(is_joiner).filter(|(at, _)| compound[at + 1..].trim_start_matches(is_joiner).contains(is_joiner)).count();
+            count = count.saturating_add(1 + tails as u32);
+        }
+        for word in compound.split(is_joiner).filter(|w| !w.is_empty() && w.len() <= MAX_TERM_BYTES) {
+            let stop = word.len() <= 5 && STOP_WORDS.iter().any(|s| s.eq_ignore_ascii_case(word));
+            if !stop {
+                count = count.saturating_add(1);
+            }
+        }
+        rest = &run[len.max(1)..];
+    }
+    count
+}
+
+/// A term's postings as the chunk files hold them: for each document, a letter `A`–`Z`
+/// for the level, then the gap from the previous document in base 36.
+#[derive(Default)]
+struct Postings {
+    encoded: String,
+    last: u32,
+}
+
+impl Postings {
+    /// Adds a document (numbers only grow).
+    fn push(&mut self, doc: u32, level: u8) {
+        self.encoded.push(char::from(b'A' + (level - 1)));
+        push_base36(doc - self.last, &mut self.encoded);
+        self.last = doc;
     }
 }
 
@@ -367,6 +403,13 @@ mod tests {
     }
 
     #[test]
+    fn tokens_are_counted_as_they_are_made() {
+        for text in ["See MEM-OBJ-raw in session.py, the files_modified field. Ünïcode x/", "plugin/exia_seed/rappel.py -- a//b THE The", "İstanbul ΣΑΣ ß", ""] {
+            assert_eq!(count_tokens(text) as usize, terms(text).len(), "{text}");
+        }
+    }
+
+    #[test]
     fn long_terms_are_skipped() {
         let long = "a".repeat(MAX_TERM_BYTES + 1);
         assert_eq!(terms(&format!("{long} ok")), [("ok".to_string(), false)]);
@@ -374,9 +417,11 @@ mod tests {
 
     #[test]
     fn postings_are_levels_and_gaps() {
-        let mut out = String::new();
-        encode_postings(&[(0, 1), (5, 26), (41, 3)], &mut out);
-        assert_eq!(out, "A0Z5C10");
+        let mut postings = Postings::default();
+        for (doc, level) in [(0, 1), (5, 26), (41, 3)] {
+            postings.push(doc, level);
+        }
+        assert_eq!(postings.encoded, "A0Z5C10");
     }
 
     #[test]
