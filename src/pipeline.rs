@@ -356,26 +356,37 @@ fn run(
         clock.lap("pages of the whole site");
         summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
         diagnostics.extend(publish::check_anchors(previous.as_ref(), &paths, &redirects.entries, &redirects.file, &redirects.text));
-        let (manifest, mut files) = publish::publish(&site, &paths, &base_url, &redirects.entries);
-        clock.lap("publish");
-        // The search indexes are output only: they can say nothing about the content, so
-        // `check` does not spend time on them.
-        if mode != Mode::Check {
-            let docs = index::documents(&site);
-            let published_base = manifest.base_url.clone();
-            let ((tantivy, tantivy_time), (browser, browser_time)) = rayon::join(
-                || timed(|| index::tantivy_files(&docs, &published_base)),
-                || timed(|| index::browser_files(&docs)),
-            );
-            files.extend(tantivy?);
-            files.extend(browser);
-            clock.lap("index");
-            clock.laps.push(("  of which tantivy", tantivy_time));
-            clock.laps.push(("  of which browser", browser_time));
+        // A rebuild writes into the output itself: nothing more once an error is known.
+        let clean = !diagnostics.iter().any(Diagnostic::is_error);
+        let more_files = std::sync::atomic::AtomicUsize::new(0);
+        // Files go to the output one by one as they are made: on a large site the
+        // manifest and each index are hundreds of megabytes.
+        let put = |file: OutputFile| -> Result<(), PipelineError> {
+            more_files.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            output.put(file)
+        };
+        if clean || mode == Mode::Check {
+            let manifest = publish::publish(&site, &paths, &base_url, &redirects.entries, &put)?;
+            clock.lap("publish");
+            // The search indexes are output only: they can say nothing about the content,
+            // so `check` does not spend time on them.
+            if mode != Mode::Check {
+                let docs = index::documents(&site);
+                let published_base = manifest.base_url.clone();
+                drop(manifest);
+                let ((tantivy, tantivy_time), (browser, browser_time)) = rayon::join(
+                    || timed(|| index::tantivy_files(&docs, &published_base, &put)),
+                    || timed(|| index::browser_files(&docs, &put)),
+                );
+                tantivy?;
+                browser?;
+                clock.lap("index");
+                clock.laps.push(("  of which tantivy", tantivy_time));
+                clock.laps.push(("  of which browser", browser_time));
+            }
         }
-        summary.files = paths.len() + files.len();
-        if mode != Mode::Check && !diagnostics.iter().any(Diagnostic::is_error) {
-            files.into_par_iter().try_for_each(|file| output.put(file))?;
+        summary.files = paths.len() + more_files.load(std::sync::atomic::Ordering::Relaxed);
+        if mode != Mode::Check && clean {
             let finished = output.finish(paths)?;
             written = true;
             changed = finished.changed;

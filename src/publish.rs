@@ -29,20 +29,27 @@ fn url_prefix(base_url: &str) -> String {
 }
 
 /// Everything this module adds to the output. `pages` are the rendered files.
-pub fn publish(site: &Site, pages: &[PathBuf], base_url: &str, redirects: &[Redirect]) -> (Manifest, Vec<OutputFile>) {
+pub fn publish<E>(
+    site: &Site,
+    pages: &[PathBuf],
+    base_url: &str,
+    redirects: &[Redirect],
+    emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
+) -> Result<Manifest, E> {
     let base = crate::postprocess::base_path(base_url);
     let manifest = manifest(site, &format!("{}/", url_prefix(base_url)));
-    let mut files = vec![
-        OutputFile { path: "records.json".into(), bytes: manifest.to_json().into_bytes() },
-        OutputFile { path: "records.jsonl".into(), bytes: manifest.to_json_lines().into_bytes() },
-        sitemap(pages, base_url),
-        robots(base_url),
-    ];
-    files.extend(feeds(site, base_url));
-    if !redirects.is_empty() {
-        files.push(netlify_redirects(redirects, &base));
+    // One file at a time: on a large site each is hundreds of megabytes.
+    emit(OutputFile { path: "records.json".into(), bytes: manifest.to_json().into_bytes() })?;
+    emit(OutputFile { path: "records.jsonl".into(), bytes: manifest.to_json_lines().into_bytes() })?;
+    emit(sitemap(pages, base_url))?;
+    emit(robots(base_url))?;
+    for feed in feeds(site, base_url) {
+        emit(feed)?;
     }
-    (manifest, files)
+    if !redirects.is_empty() {
+        emit(netlify_redirects(redirects, &base))?;
+    }
+    Ok(manifest)
 }
 
 /// `sitemap.xml`: every HTML page but the 404 page, in path order.

@@ -55,8 +55,9 @@ const STOP_WORDS: [&str; 27] = [
 ];
 
 /// Builds the browser index of `docs` (reports are left out: their sections stand for
-/// them). URLs are root-relative; the search page adds the base path.
-pub fn browser_files(docs: &[SearchDoc]) -> Vec<OutputFile> {
+/// them), handing each file to `emit` as it is made. URLs are root-relative; the search
+/// page adds the base path.
+pub fn browser_files<E: Send>(docs: &[SearchDoc], emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
     let docs: Vec<&SearchDoc> = docs.iter().filter(|d| d.doc_type != DocType::Report).collect();
     // Lengths for BM25's normalisation: the text's terms, counted without making them.
     let lengths: Vec<u32> = docs.par_iter().map(|d| count_tokens(&d.body)).collect();
@@ -84,7 +85,6 @@ pub fn browser_files(docs: &[SearchDoc]) -> Vec<OutputFile> {
     let mut terms: Vec<(String, Postings)> = postings.into_iter().collect();
     terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
 
-    let mut files = Vec::new();
     let mut chunk_starts = Vec::new();
     let mut chunk = String::new();
     for (term, list) in terms {
@@ -96,17 +96,17 @@ pub fn browser_files(docs: &[SearchDoc]) -> Vec<OutputFile> {
         chunk.push_str(&list.encoded);
         chunk.push('\n');
         if chunk.len() >= TERM_CHUNK_BYTES {
-            files.push(file(format!("t/{}.txt", chunk_starts.len() - 1), std::mem::take(&mut chunk).into_bytes()));
+            emit(file(format!("t/{}.txt", chunk_starts.len() - 1), std::mem::take(&mut chunk).into_bytes()))?;
         }
     }
     if !chunk.is_empty() {
-        files.push(file(format!("t/{}.txt", chunk_starts.len() - 1), chunk.into_bytes()));
+        emit(file(format!("t/{}.txt", chunk_starts.len() - 1), chunk.into_bytes()))?;
     }
 
-    files.extend(docs.chunks(DOCS_PER_CHUNK).enumerate().map(|(i, group)| {
+    docs.par_chunks(DOCS_PER_CHUNK).enumerate().try_for_each(|(i, group)| {
         let shown: Vec<ShownDoc<'_>> = group.iter().map(|d| ShownDoc::of(d)).collect();
-        file(format!("d/{i}.json"), serde_json::to_vec(&shown).expect("documents serialise"))
-    }));
+        emit(file(format!("d/{i}.json"), serde_json::to_vec(&shown).expect("documents serialise")))
+    })?;
 
     let facets = Facets::of(&docs);
     let meta = Meta {
@@ -117,10 +117,8 @@ pub fn browser_files(docs: &[SearchDoc]) -> Vec<OutputFile> {
         stop_words: &STOP_WORDS,
         totals: facets.totals(),
     };
-    files.push(file("meta.json".to_string(), serde_json::to_vec(&meta).expect("meta serialises")));
-    files.push(file("facets.json".to_string(), serde_json::to_vec(&facets).expect("facets serialise")));
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files
+    emit(file("meta.json".to_string(), serde_json::to_vec(&meta).expect("meta serialises")))?;
+    emit(file("facets.json".to_string(), serde_json::to_vec(&facets).expect("facets serialise")))
 }
 
 fn file(name: String, bytes: Vec<u8>) -> OutputFile {

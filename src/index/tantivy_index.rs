@@ -3,7 +3,6 @@
 //! The writer runs on one thread and the segment files are renamed after a hash of
 //! their content, so the same documents give the same bytes on every build.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -201,17 +200,22 @@ impl TokenStream for CompoundTokenStream<'_> {
     }
 }
 
-/// Builds the tantivy index of `docs` and returns its files, named deterministically.
-/// Stored URLs start with `base_url`, so results point into the site as published.
-pub fn tantivy_files(docs: &[SearchDoc], base_url: &str) -> Result<Vec<OutputFile>, IndexError> {
+/// Builds the tantivy index of `docs` and hands its files to `emit`, one at a time, named
+/// deterministically. Stored URLs start with `base_url`, so results point into the site
+/// as published.
+pub fn tantivy_files<E: From<IndexError>>(
+    docs: &[SearchDoc],
+    base_url: &str,
+    emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
+) -> Result<(), E> {
     let base = base_url.trim_end_matches('/');
     let fields = Fields::new();
-    let scratch = tempfile::tempdir()?;
-    let index = Index::create_in_dir(scratch.path(), fields.schema.clone())?;
+    let scratch = tempfile::tempdir().map_err(IndexError::from)?;
+    let index = Index::create_in_dir(scratch.path(), fields.schema.clone()).map_err(IndexError::from)?;
     Fields::register_tokenizers(&index);
     {
         // One thread, one segment, documents in site order: the same bytes every time.
-        let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 64 * 1024 * 1024)?;
+        let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 64 * 1024 * 1024).map_err(IndexError::from)?;
         for d in docs {
             let mut document = doc!(
                 fields.doc_type => d.doc_type.as_str(),
@@ -247,31 +251,41 @@ pub fn tantivy_files(docs: &[SearchDoc], base_url: &str) -> Result<Vec<OutputFil
             for path in &d.paths {
                 document.add_text(fields.path, path);
             }
-            writer.add_document(document)?;
+            writer.add_document(document).map_err(IndexError::from)?;
         }
-        writer.commit()?;
-        writer.wait_merging_threads()?;
+        writer.commit().map_err(IndexError::from)?;
+        writer.wait_merging_threads().map_err(IndexError::from)?;
     }
-    collect_deterministically(scratch.path())
+    for file in deterministic_names(scratch.path())? {
+        let bytes = std::fs::read(scratch.path().join(&file.0)).map_err(IndexError::from)?;
+        let bytes = if file.0.ends_with(".json") { file.2(&String::from_utf8_lossy(&bytes)).into_bytes() } else { bytes };
+        emit(OutputFile { path: PathBuf::from(TANTIVY_DIR).join(&file.1), bytes })?;
+    }
+    Ok(())
 }
 
-/// Reads the index files, renaming the segment after a hash of its files' content so
-/// that file names and `meta.json` are the same on every build.
-fn collect_deterministically(dir: &Path) -> Result<Vec<OutputFile>, IndexError> {
-    let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+/// A file of the index: its name in the scratch folder, its name in the output, and how
+/// its text changes (JSON files name the segments).
+type Renamed = (String, String, std::sync::Arc<dyn Fn(&str) -> String>);
+
+/// The index files and their output names: each segment is renamed after a hash of its
+/// files' content, so that file names and `meta.json` are the same on every build. Files
+/// are read one at a time (an index can be hundreds of megabytes).
+fn deterministic_names(dir: &Path) -> Result<Vec<Renamed>, IndexError> {
+    let mut names: Vec<String> = Vec::new();
     for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
+        let name = entry?.file_name().to_string_lossy().into_owned();
         // Lock files, and the list of managed files (a set, in hash order), are only
         // needed while writing; readers do without them.
         if (name.starts_with(".tantivy-") && name.ends_with(".lock")) || name == ".managed.json" {
             continue;
         }
-        files.insert(name, std::fs::read(entry.path())?);
+        names.push(name);
     }
+    names.sort();
     // Segment files are `<32 hex uuid>.<extension>`.
-    let mut segments: Vec<String> = files
-        .keys()
+    let mut segments: Vec<String> = names
+        .iter()
         .filter_map(|n| n.split_once('.').map(|(stem, _)| stem.to_string()))
         .filter(|stem| stem.len() == 32 && stem.chars().all(|c| c.is_ascii_hexdigit()))
         .collect();
@@ -280,9 +294,10 @@ fn collect_deterministically(dir: &Path) -> Result<Vec<OutputFile>, IndexError> 
     let mut renames: Vec<(String, String)> = Vec::new();
     for segment in &segments {
         let mut hasher = Sha256::new();
-        for (name, bytes) in files.iter().filter(|(n, _)| n.starts_with(segment.as_str())) {
+        for name in names.iter().filter(|n| n.starts_with(segment.as_str())) {
             hasher.update(&name.as_bytes()[segment.len()..]);
-            hasher.update(bytes);
+            let mut file = std::fs::File::open(dir.join(name))?;
+            std::io::copy(&mut file, &mut hasher)?;
         }
         let digest = hasher.finalize();
         let stable: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
@@ -290,14 +305,9 @@ fn collect_deterministically(dir: &Path) -> Result<Vec<OutputFile>, IndexError> 
         renames.push((hyphenated(segment), hyphenated(&stable)));
         renames.push((segment.clone(), stable));
     }
-    let rename = |text: &str| renames.iter().fold(text.to_string(), |t, (from, to)| t.replace(from.as_str(), to));
-    let mut out = Vec::new();
-    for (name, bytes) in files {
-        let bytes = if name.ends_with(".json") { rename(&String::from_utf8_lossy(&bytes)).into_bytes() } else { bytes };
-        out.push(OutputFile { path: PathBuf::from(TANTIVY_DIR).join(rename(&name)), bytes });
-    }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
+    let rename: std::sync::Arc<dyn Fn(&str) -> String> =
+        std::sync::Arc::new(move |text: &str| renames.iter().fold(text.to_string(), |t, (from, to)| t.replace(from.as_str(), to)));
+    Ok(names.into_iter().map(|name| (name.clone(), rename(&name), rename.clone())).collect())
 }
 
 /// `0123…` (32 hex digits) → `01234567-89ab-cdef-0123-456789abcdef`.
