@@ -12,7 +12,7 @@ use walkdir::WalkDir;
 use crate::model::{Diagnostic, Location};
 
 /// The files of a site, grouped as systems, runs and reports, in name order.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct SourceTree {
     /// The site root (the folder holding `content/`); pages show source paths relative to it.
     pub root: PathBuf,
@@ -25,7 +25,7 @@ pub struct SourceTree {
 }
 
 /// A system folder.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct SystemDir {
     /// Folder name.
     pub slug: String,
@@ -36,7 +36,7 @@ pub struct SystemDir {
 }
 
 /// A run folder.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct RunDir {
     /// Folder name.
     pub slug: String,
@@ -44,6 +44,16 @@ pub struct RunDir {
     pub meta: PathBuf,
     /// `*.md` files in name order.
     pub reports: Vec<PathBuf>,
+}
+
+impl SourceTree {
+    /// True when `path` is one of the files the tree lists: a report, a `run.yaml` or a
+    /// `system.yaml` (an edit of one of these leaves the tree as it is).
+    pub fn lists(&self, path: &Path) -> bool {
+        self.systems.iter().any(|system| {
+            system.meta == path || system.runs.iter().any(|run| run.meta == path || run.reports.iter().any(|r| r == path))
+        })
+    }
 }
 
 /// Names a system folder must not take: they are the site's own top-level pages.

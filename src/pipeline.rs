@@ -213,6 +213,7 @@ fn load(
     scheme: &crate::recognise::IdScheme,
     memory: Option<&crate::rebuild::Memory>,
     changed: &[PathBuf],
+    trusted: bool,
 ) -> (Vec<(crate::model::System, String)>, Vec<LoadedRun>, Vec<Diagnostic>) {
     use crate::rebuild::{RememberedRun, Stamp};
     type LoadedSystem = (Option<(crate::model::System, String)>, Vec<LoadedRun>, Vec<Diagnostic>);
@@ -229,13 +230,16 @@ fn load(
                 .runs
                 .par_iter()
                 .map(|run_dir| {
-                    let mut stamps = vec![(run_dir.meta.clone(), Stamp::of(&run_dir.meta))];
-                    if memory.is_some() {
-                        stamps.extend(run_dir.reports.iter().map(|p| (p.clone(), Stamp::of(p))));
+                    let files: Vec<&PathBuf> = std::iter::once(&run_dir.meta).chain(&run_dir.reports).collect();
+                    let stamps = || -> Vec<(PathBuf, Option<Stamp>)> { files.iter().map(|p| ((*p).clone(), Stamp::of(p))).collect() };
+                    if let Some(memory) = memory {
+                        // After edits the watcher named, the other runs are trusted unread.
+                        let checked = if trusted { None } else { Some(stamps()) };
+                        if let Some(remembered) = memory.reusable_run(&dir.slug, &run_dir.slug, &files, checked.as_deref(), changed) {
+                            return Ok(LoadedRun { system: dir.slug.clone(), remembered: remembered.clone(), fresh: false });
+                        }
                     }
-                    if let Some(remembered) = memory.and_then(|m| m.reusable_run(&dir.slug, &run_dir.slug, &stamps, changed)) {
-                        return Ok(LoadedRun { system: dir.slug.clone(), remembered: remembered.clone(), fresh: false });
-                    }
+                    let stamps = if memory.is_some() { stamps() } else { Vec::new() };
                     let (parsed, mut diagnostics) = parse::parse_run(run_dir, &tree.root, scheme, config.max_file_mib);
                     let Some(parsed) = parsed else { return Err(diagnostics) };
                     let (run, found) = resolve::resolve_run(parsed, scheme, &config.statuses);
@@ -287,7 +291,19 @@ fn run(
     };
     // `./content/x.md` reads worse than `content/x.md` in diagnostics.
     let content = if options.root == std::path::Path::new(".") { PathBuf::from("content") } else { options.root.join("content") };
-    let (tree, mut diagnostics) = discover::discover(&content);
+    // A rebuild after edits of known files keeps the tree it found last time.
+    let kept_tree = memory.as_deref().and_then(|m| m.tree_after(changed));
+    let trusted = kept_tree.is_some();
+    let (tree, mut diagnostics) = match kept_tree {
+        Some(kept) => kept,
+        None => {
+            let (tree, found) = discover::discover(&content);
+            if let Some(memory) = memory.as_deref_mut() {
+                memory.set_tree(tree.clone(), found.clone());
+            }
+            (tree, found)
+        }
+    };
     clock.lap("discover");
     let (config, config_text, scheme) = match parse::parse_config(&tree) {
         Ok(parsed) => parsed,
@@ -307,7 +323,7 @@ fn run(
     if let Some(memory) = memory.as_deref_mut() {
         memory.set_global(&config_text, theme.as_ref().map(Theme::fingerprint).unwrap_or_default(), &base_url);
     }
-    let (systems, runs, found) = load(&tree, &config, &scheme, memory.as_deref(), changed);
+    let (systems, runs, found) = load(&tree, &config, &scheme, memory.as_deref(), changed, trusted);
     diagnostics.extend(found);
     let redirects = parse::parse_redirects(&tree, config.max_file_mib, &mut diagnostics);
     clock.lap("parse, resolve");

@@ -74,6 +74,8 @@ pub struct Memory {
     statics: HashMap<PathBuf, Stamp>,
     /// True once the output folder holds a complete build this memory describes.
     pub(crate) complete: bool,
+    /// The source tree the last build found, with its diagnostics.
+    tree: Option<(crate::discover::SourceTree, Vec<Diagnostic>)>,
 }
 
 impl Memory {
@@ -101,10 +103,26 @@ impl Memory {
         }
     }
 
-    /// The run as remembered, if none of its files changed.
-    pub(crate) fn reusable_run(&self, system: &str, run: &str, stamps: &[(PathBuf, Option<Stamp>)], changed: &[PathBuf]) -> Option<&RememberedRun> {
+    /// The source tree of the last build, when `changed` are all edits of files it lists
+    /// (a file added or removed anywhere, or any other file, needs the tree found anew).
+    /// The watcher names every file it sees change, so the other files are trusted as
+    /// they were.
+    pub(crate) fn tree_after(&self, changed: &[PathBuf]) -> Option<(crate::discover::SourceTree, Vec<Diagnostic>)> {
+        let (tree, diagnostics) = self.tree.as_ref()?;
+        let edits_only = !changed.is_empty() && changed.iter().all(|path| path.is_file() && tree.lists(path));
+        edits_only.then(|| (tree.clone(), diagnostics.clone()))
+    }
+
+    pub(crate) fn set_tree(&mut self, tree: crate::discover::SourceTree, diagnostics: Vec<Diagnostic>) {
+        self.tree = Some((tree, diagnostics));
+    }
+
+    /// The run as remembered, if none of its files changed: by the watcher's word alone
+    /// (`stamps` is `None`), or also by size and modification time.
+    pub(crate) fn reusable_run(&self, system: &str, run: &str, files: &[&PathBuf], stamps: Option<&[(PathBuf, Option<Stamp>)]>, changed: &[PathBuf]) -> Option<&RememberedRun> {
         let remembered = self.runs.get(&(system.to_string(), run.to_string()))?;
-        let same = remembered.stamps == stamps && !stamps.iter().any(|(path, _)| changed.iter().any(|c| c == path));
+        let named = files.iter().any(|path| changed.iter().any(|c| c == *path));
+        let same = !named && stamps.is_none_or(|stamps| remembered.stamps == stamps);
         same.then_some(remembered)
     }
 
