@@ -367,6 +367,8 @@ fn run(
             pages_ready(&output.changed());
         }
         paths.extend(render::render(&site, &scheme, &theme, &|scope| !matches!(scope, render::Scope::Site), &emit)?);
+        // Every page, the ones a rebuild kept included, and the assets.
+        paths.extend(render::page_paths(&site));
         paths.sort();
         paths.dedup();
         clock.lap("pages of the whole site");

@@ -85,9 +85,9 @@ pub fn language_warnings(site: &Site) -> Vec<crate::model::Diagnostic> {
 }
 
 /// Renders every page and asset of the site, handing each file to `emit` as soon as it
-/// is made (pages are never all held in memory), and returns the paths of every page and
-/// asset, sorted. The pages of a scope for which `up_to_date` says true are not rendered
-/// (a rebuild keeps them as they are), but their paths are returned.
+/// is made (pages are never all held in memory), and returns the paths of the files made,
+/// sorted. The pages of a scope for which `up_to_date` says true are not rendered (a
+/// rebuild keeps them as they are); [`page_paths`] names every page.
 pub fn render<E>(
     site: &Site,
     scheme: &IdScheme,
@@ -104,33 +104,11 @@ where
     let mut assets: Vec<(String, Vec<u8>)> = vec![("highlight.css".to_string(), highlight::stylesheet().into_bytes())];
     assets.extend(theme.assets().iter().map(|(name, bytes)| (name.clone(), bytes.clone())));
     let asset_urls: BTreeMap<String, String> = assets.iter().map(|(name, bytes)| (name.clone(), fingerprinted(name, bytes))).collect();
-    // Each scope is asked once; the pages of an up-to-date scope are only named.
+    // Each scope is asked once; the pages of an up-to-date scope are not even listed.
     let mut jobs = Vec::new();
-    let mut kept = Vec::new();
-    let mut site_jobs = vec![Job::NotFound, Job::Search, Job::Home, Job::Statuses];
-    site_jobs.extend((0..site.statuses.len()).map(Job::Status));
-    if up_to_date(Scope::Site) {
-        kept.extend(site_jobs.iter().map(|job| urls::output_path(&job.url(site))));
-    } else {
-        jobs.extend(site_jobs);
-    }
-    for system in &site.systems {
-        let mut system_jobs = vec![Job::System(system)];
-        system_jobs.extend(statuses_in(site, system).into_iter().map(|i| Job::SystemStatus(system, i)));
-        if up_to_date(Scope::System(system)) {
-            kept.extend(system_jobs.iter().map(|job| urls::output_path(&job.url(site))));
-        } else {
-            jobs.extend(system_jobs);
-        }
-        for run in &system.runs {
-            let mut run_jobs = vec![Job::Run(system, run)];
-            run_jobs.extend((0..run.reports.len()).map(|r| Job::Report(system, run, r)));
-            run_jobs.extend(run.records.values().map(|record| Job::Record(system, run, record)));
-            if up_to_date(Scope::Run(system, run)) {
-                kept.extend(run_jobs.iter().map(|job| urls::output_path(&job.url(site))));
-            } else {
-                jobs.extend(run_jobs);
-            }
+    for scope in scopes(site) {
+        if !up_to_date(scope) {
+            jobs.extend(jobs_of(site, scope));
         }
     }
     let renderer = Renderer { site, scheme, env: &env, assets: &asset_urls };
@@ -143,7 +121,6 @@ where
             Ok(path)
         })
         .collect::<Result<_, E>>()?;
-    paths.extend(kept);
     for (name, bytes) in assets {
         let path = urls::output_path(&asset_urls[&name]);
         paths.push(path.clone());
@@ -151,6 +128,48 @@ where
     }
     paths.sort();
     Ok(paths)
+}
+
+/// Every scope of the site: the site's own pages, then each system's and each run's.
+fn scopes(site: &Site) -> Vec<Scope<'_>> {
+    let mut scopes = vec![Scope::Site];
+    for system in &site.systems {
+        scopes.push(Scope::System(system));
+        scopes.extend(system.runs.iter().map(|run| Scope::Run(system, run)));
+    }
+    scopes
+}
+
+/// The pages of a scope.
+fn jobs_of<'a>(site: &'a Site, scope: Scope<'a>) -> Vec<Job<'a>> {
+    match scope {
+        Scope::Site => {
+            let mut jobs = vec![Job::NotFound, Job::Search, Job::Home, Job::Statuses];
+            jobs.extend((0..site.statuses.len()).map(Job::Status));
+            jobs
+        }
+        Scope::System(system) => {
+            let mut jobs = vec![Job::System(system)];
+            jobs.extend(statuses_in(site, system).into_iter().map(|i| Job::SystemStatus(system, i)));
+            jobs
+        }
+        Scope::Run(system, run) => {
+            let mut jobs = vec![Job::Run(system, run)];
+            jobs.extend((0..run.reports.len()).map(|r| Job::Report(system, run, r)));
+            jobs.extend(run.records.values().map(|record| Job::Record(system, run, record)));
+            jobs
+        }
+    }
+}
+
+/// The output path of every page of the site (not the assets), sorted.
+pub fn page_paths(site: &Site) -> Vec<std::path::PathBuf> {
+    let mut paths: Vec<std::path::PathBuf> = scopes(site)
+        .into_par_iter()
+        .flat_map_iter(|scope| jobs_of(site, scope).into_iter().map(|job| urls::output_path(&job.url(site))).collect::<Vec<_>>())
+        .collect();
+    paths.sort();
+    paths
 }
 
 /// The statuses (indexes into `site.statuses`) that some published record of `system`
