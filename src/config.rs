@@ -237,7 +237,7 @@ pub fn parse_yaml<T: DeserializeOwned>(text: &str, file: &Path, first_line: u32)
 /// The deepest `[…]`/`{…}` nesting a YAML file may have: far more than any schema here
 /// needs. libyaml's scanner rechecks every open flow level at each token, so a file of
 /// nothing but `[` costs time quadratic in its size before serde_yaml's own recursion
-/// limit is ever reached (40,000 levels took 10 s).
+/// limit is ever reached (40,000 levels took 10 s in a debug build).
 pub const MAX_YAML_FLOW_DEPTH: usize = 64;
 
 /// The 1-based line and column of the first flow collection (`[` or `{`) nested deeper
@@ -246,41 +246,40 @@ pub const MAX_YAML_FLOW_DEPTH: usize = 64;
 /// linear in the text; a scanner error stops it too, and serde_yaml reports it.
 fn flow_nesting_beyond(text: &str, max: usize) -> Option<(u32, u32)> {
     use std::mem::MaybeUninit;
-    use unsafe_libyaml as yaml;
     let mut found = None;
     // SAFETY: the parser is initialised before use and deleted once; it reads `text`,
     // which outlives it; each token is deleted after its type and mark are read.
     unsafe {
-        let mut parser = MaybeUninit::<yaml::yaml_parser_t>::uninit();
-        if yaml::yaml_parser_initialize(parser.as_mut_ptr()).fail {
+        let mut parser = MaybeUninit::<unsafe_libyaml::yaml_parser_t>::uninit();
+        if unsafe_libyaml::yaml_parser_initialize(parser.as_mut_ptr()).fail {
             return None;
         }
         let parser = parser.as_mut_ptr();
-        yaml::yaml_parser_set_input_string(parser, text.as_ptr(), text.len() as u64);
+        unsafe_libyaml::yaml_parser_set_input_string(parser, text.as_ptr(), text.len() as u64);
         let mut depth = 0usize;
         loop {
-            let mut token = MaybeUninit::<yaml::yaml_token_t>::uninit();
-            if yaml::yaml_parser_scan(parser, token.as_mut_ptr()).fail {
+            let mut token = MaybeUninit::<unsafe_libyaml::yaml_token_t>::uninit();
+            if unsafe_libyaml::yaml_parser_scan(parser, token.as_mut_ptr()).fail {
                 break;
             }
             let token = token.as_mut_ptr();
             let kind = (*token).type_;
             let mark = (*token).start_mark;
-            yaml::yaml_token_delete(token);
+            unsafe_libyaml::yaml_token_delete(token);
             match kind {
-                yaml::YAML_FLOW_SEQUENCE_START_TOKEN | yaml::YAML_FLOW_MAPPING_START_TOKEN => {
+                unsafe_libyaml::YAML_FLOW_SEQUENCE_START_TOKEN | unsafe_libyaml::YAML_FLOW_MAPPING_START_TOKEN => {
                     depth += 1;
                     if depth > max {
                         found = Some((mark.line as u32 + 1, mark.column as u32 + 1));
                         break;
                     }
                 }
-                yaml::YAML_FLOW_SEQUENCE_END_TOKEN | yaml::YAML_FLOW_MAPPING_END_TOKEN => depth = depth.saturating_sub(1),
-                yaml::YAML_STREAM_END_TOKEN => break,
+                unsafe_libyaml::YAML_FLOW_SEQUENCE_END_TOKEN | unsafe_libyaml::YAML_FLOW_MAPPING_END_TOKEN => depth = depth.saturating_sub(1),
+                unsafe_libyaml::YAML_STREAM_END_TOKEN => break,
                 _ => {}
             }
         }
-        yaml::yaml_parser_delete(parser);
+        unsafe_libyaml::yaml_parser_delete(parser);
     }
     found
 }
