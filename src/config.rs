@@ -210,6 +210,15 @@ pub struct FrontMatter {
 pub fn parse_yaml<T: DeserializeOwned>(text: &str, file: &Path, first_line: u32) -> Result<T, Diagnostic> {
     // An empty document is an empty mapping, so every key takes its default.
     let text = if text.trim().is_empty() { "{}" } else { text };
+    if let Some((line, col)) = flow_nesting_beyond(text, MAX_YAML_FLOW_DEPTH) {
+        let source = text.lines().nth(line as usize - 1).unwrap_or("").to_string();
+        return Err(Diagnostic::error(
+            Location::new(file.into(), first_line + line - 1, col),
+            format!("YAML nested more than {MAX_YAML_FLOW_DEPTH} levels deep in `[…]` and `{{…}}`"),
+        )
+        .with_source(source, 1)
+        .with_help("no key of casebook's YAML needs more than a few levels; flatten this value"));
+    }
     serde_yaml::from_str(text).map_err(|e| {
         let (line, col) = e.location().map(|l| (l.line() as u32, l.column() as u32)).unwrap_or((1, 1));
         let message = e.to_string();
@@ -223,6 +232,56 @@ pub fn parse_yaml<T: DeserializeOwned>(text: &str, file: &Path, first_line: u32)
             .with_source(source, 1)
             .with_help("fix the YAML here; the keys each file accepts are listed in docs/format.md")
     })
+}
+
+/// The deepest `[…]`/`{…}` nesting a YAML file may have: far more than any schema here
+/// needs. libyaml's scanner rechecks every open flow level at each token, so a file of
+/// nothing but `[` costs time quadratic in its size before serde_yaml's own recursion
+/// limit is ever reached (40,000 levels took 10 s in a debug build).
+pub const MAX_YAML_FLOW_DEPTH: usize = 64;
+
+/// The 1-based line and column of the first flow collection (`[` or `{`) nested deeper
+/// than `max`, found with libyaml's own scanner (so quotes, comments and block scalars
+/// are read exactly as serde_yaml will read them). The scan stops there, so it costs time
+/// linear in the text; a scanner error stops it too, and serde_yaml reports it.
+fn flow_nesting_beyond(text: &str, max: usize) -> Option<(u32, u32)> {
+    use std::mem::MaybeUninit;
+    let mut found = None;
+    // SAFETY: the parser is initialised before use and deleted once; it reads `text`,
+    // which outlives it; each token is deleted after its type and mark are read.
+    unsafe {
+        let mut parser = MaybeUninit::<unsafe_libyaml::yaml_parser_t>::uninit();
+        if unsafe_libyaml::yaml_parser_initialize(parser.as_mut_ptr()).fail {
+            return None;
+        }
+        let parser = parser.as_mut_ptr();
+        unsafe_libyaml::yaml_parser_set_input_string(parser, text.as_ptr(), text.len() as u64);
+        let mut depth = 0usize;
+        loop {
+            let mut token = MaybeUninit::<unsafe_libyaml::yaml_token_t>::uninit();
+            if unsafe_libyaml::yaml_parser_scan(parser, token.as_mut_ptr()).fail {
+                break;
+            }
+            let token = token.as_mut_ptr();
+            let kind = (*token).type_;
+            let mark = (*token).start_mark;
+            unsafe_libyaml::yaml_token_delete(token);
+            match kind {
+                unsafe_libyaml::YAML_FLOW_SEQUENCE_START_TOKEN | unsafe_libyaml::YAML_FLOW_MAPPING_START_TOKEN => {
+                    depth += 1;
+                    if depth > max {
+                        found = Some((mark.line as u32 + 1, mark.column as u32 + 1));
+                        break;
+                    }
+                }
+                unsafe_libyaml::YAML_FLOW_SEQUENCE_END_TOKEN | unsafe_libyaml::YAML_FLOW_MAPPING_END_TOKEN => depth = depth.saturating_sub(1),
+                unsafe_libyaml::YAML_STREAM_END_TOKEN => break,
+                _ => {}
+            }
+        }
+        unsafe_libyaml::yaml_parser_delete(parser);
+    }
+    found
 }
 
 /// True for `YYYY-MM-DD` with a plausible month and day.
@@ -257,6 +316,21 @@ mod tests {
         let config: SiteConfig = parse_yaml("", Path::new("casebook.yaml"), 1).unwrap();
         assert_eq!(config.statuses.len(), 9);
         assert!(config.ids.kinds.contains_key("OBJ"));
+    }
+
+    #[test]
+    fn flow_nesting_is_bounded_before_libyaml_slows_down() {
+        let deep = format!("statuses: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+        let err = parse_yaml::<SiteConfig>(&deep, Path::new("casebook.yaml"), 1).unwrap_err();
+        assert_eq!((err.location.line, err.location.col), (1, 11 + MAX_YAML_FLOW_DEPTH as u32));
+        assert!(err.message.contains("nested more than 64 levels"), "{}", err.message);
+        // Brackets in quoted strings, comments and block scalars are text, not nesting.
+        let text = format!("title: '{0}'\n# {0}\nbase_url: |\n  {0}\nstatuses: [[[]]]\n", "[".repeat(100));
+        let err = parse_yaml::<SiteConfig>(&text, Path::new("casebook.yaml"), 1).unwrap_err();
+        assert!(!err.message.contains("nested"), "{}", err.message);
+        // Front matter lines are offset.
+        let err = parse_yaml::<FrontMatter>(&format!("title: x\norder: {}", "{a: ".repeat(70)), Path::new("r.md"), 2).unwrap_err();
+        assert_eq!(err.location.line, 3, "{err}");
     }
 
     #[test]

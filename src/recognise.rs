@@ -439,9 +439,22 @@ pub fn annotation_target<'a>(scheme: &IdScheme, heading: &'a str) -> Option<&'a 
 
 /// The sentence of `text` that contains `range`, shortened to about `max` characters
 /// around it. Used to show why a record is cited.
+///
+/// Sentence boundaries are looked for only within `4 * max` bytes (at least `max`
+/// characters) on either side of `range`: what is shown lies within that window anyway,
+/// and a line of megabytes with a mention every few words would otherwise be scanned
+/// once per mention.
 pub fn sentence_around(text: &str, range: Range<usize>, max: usize) -> String {
-    let start = sentence_start(text, range.start);
-    let end = sentence_end(text, range.end);
+    let mut window_start = range.start.saturating_sub(4 * max);
+    while !text.is_char_boundary(window_start) {
+        window_start -= 1;
+    }
+    let mut window_end = range.end.saturating_add(4 * max).min(text.len());
+    while !text.is_char_boundary(window_end) {
+        window_end += 1;
+    }
+    let start = sentence_start(text, window_start, range.start, window_end);
+    let end = sentence_end(text, range.end, window_end);
     let raw = &text[start..end];
     let lead = raw.len() - raw.trim_start().len();
     let sentence = raw.trim();
@@ -470,42 +483,51 @@ pub fn sentence_around(text: &str, range: Range<usize>, max: usize) -> String {
 
 const ABBREVIATIONS: [&str; 6] = ["e.g", "i.e", "etc", "vs", "cf", "al"];
 
-fn is_boundary_before(text: &str, i: usize) -> bool {
-    // `i` is the index just after a terminator; a boundary needs whitespace then a capital,
-    // digit, quote or bracket, and a terminator that does not end an abbreviation.
+/// True when a sentence ends just before byte `i` (just after a terminator). Looks no
+/// further than `limit` for the next word.
+fn is_boundary_before(text: &str, i: usize, limit: usize) -> bool {
+    // A boundary needs whitespace then a capital, digit, quote or bracket, and a
+    // terminator that does not end an abbreviation: the word before it (after the last
+    // space or `(`) is not one of them. Only the abbreviation's length is read, so a long
+    // run without spaces costs nothing more.
     let prefix = &text[..i - 1];
-    let word = prefix.rsplit(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
-    if ABBREVIATIONS.iter().any(|a| word.eq_ignore_ascii_case(a)) {
+    let ends_abbreviation = ABBREVIATIONS.iter().any(|a| {
+        let at = prefix.len().wrapping_sub(a.len());
+        prefix.len() >= a.len()
+            && prefix.as_bytes()[at..].eq_ignore_ascii_case(a.as_bytes())
+            && prefix[..at].chars().next_back().is_none_or(|c| c.is_whitespace() || c == '(')
+    });
+    if ends_abbreviation {
         return false;
     }
-    let mut rest = text[i..].chars();
-    match rest.next() {
+    let rest = &text[i..limit.max(i)];
+    match rest.chars().next() {
         Some(c) if c.is_whitespace() => {}
         _ => return false,
     }
-    let next = text[i..].trim_start().chars().next();
+    let next = rest.trim_start().chars().next();
     next.is_some_and(|c| c.is_uppercase() || c.is_ascii_digit() || "\"“'‘([".contains(c))
 }
 
-/// Scans back from `pos` to the nearest sentence boundary, so the cost is the length of
-/// the sentence, not of the paragraph.
-fn sentence_start(text: &str, pos: usize) -> usize {
-    for (i, c) in text[..pos].char_indices().rev() {
-        if matches!(c, '.' | '!' | '?') && is_boundary_before(text, i + 1) {
-            return i + 1;
+/// Scans back from `pos` to the nearest sentence boundary, but not before `floor`.
+fn sentence_start(text: &str, floor: usize, pos: usize, limit: usize) -> usize {
+    for (i, c) in text[floor..pos].char_indices().rev() {
+        if matches!(c, '.' | '!' | '?') && is_boundary_before(text, floor + i + 1, limit) {
+            return floor + i + 1;
         }
     }
-    0
+    floor
 }
 
-fn sentence_end(text: &str, pos: usize) -> usize {
-    for (i, c) in text[pos..].char_indices() {
+/// Scans forward from `pos` to the end of its sentence, but not past `limit`.
+fn sentence_end(text: &str, pos: usize, limit: usize) -> usize {
+    for (i, c) in text[pos..limit.max(pos)].char_indices() {
         let at = pos + i + c.len_utf8();
-        if matches!(c, '.' | '!' | '?') && (at == text.len() || is_boundary_before(text, at)) {
+        if matches!(c, '.' | '!' | '?') && (at == text.len() || is_boundary_before(text, at, limit)) {
             return at;
         }
     }
-    text.len()
+    limit.max(pos)
 }
 
 /// True when `unknown` is probably a misspelling of `known`: the same numbers, and the

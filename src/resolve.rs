@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use crate::config::{is_iso_date, SiteConfig, StatusDef};
 use crate::model::{
-    At, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Site, System,
+    At, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Site, SourcePart, System,
 };
 use crate::parse::{locate, ParsedRun, ParsedSystem};
 use crate::recognise::{self, IdScheme};
@@ -166,13 +166,14 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
     let published: Vec<RecordId> = records.keys().cloned().collect();
     let published_families: std::collections::BTreeSet<String> = records.values().filter_map(|r| r.family.clone()).collect();
     let mut unknown: HashMap<RecordId, Unknown> = HashMap::new();
+    let mut line_parts = LineParts::default();
     let unpublished_set = |id: &RecordId| matchers.iter().find(|(_, m)| m.is_match(id.as_str())).map(|(i, _)| *i);
 
     let lookup = Lookup { published: &published, published_families: &published_families, unpublished_set: &unpublished_set, scheme };
     for (r, report) in reports.iter().enumerate() {
         for (a, annotation) in report.annotations.iter().enumerate() {
             let at = At { report: r, index: a };
-            if let Some(record) = target_record(&annotation.target, &mut records, &lookup, &mut unknown, &annotation.location, report) {
+            if let Some(record) = target_record(&annotation.target, &mut records, &lookup, &mut unknown, &annotation.location, report, &mut line_parts) {
                 record.annotations.push(at);
             }
         }
@@ -182,7 +183,7 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
             if owner_id.as_ref() == Some(&mention.target) {
                 continue;
             }
-            if let Some(record) = target_record(&mention.target, &mut records, &lookup, &mut unknown, &mention.location, report) {
+            if let Some(record) = target_record(&mention.target, &mut records, &lookup, &mut unknown, &mention.location, report, &mut line_parts) {
                 record.backlinks.push(at);
             } else {
                 continue;
@@ -342,7 +343,9 @@ fn duplicate_of(existing: &Record, new: &crate::model::Declaration, new_report: 
 /// An unknown ID, gathered so that each is reported once per run.
 struct Unknown {
     first: Location,
-    first_line: String,
+    /// The part of its line a diagnostic shows (never the whole line: a long line can
+    /// hold thousands of unknown IDs).
+    first_line: SourcePart,
     count: usize,
     near: Option<RecordId>,
     /// Its family, when that family is published in this run.
@@ -369,6 +372,7 @@ fn target_record<'r>(
     unknown: &mut HashMap<RecordId, Unknown>,
     location: &Location,
     report: &Report,
+    parts: &mut LineParts,
 ) -> Option<&'r mut Record> {
     if records.get(id).is_some_and(|r| r.publication == Publication::Published) {
         return records.get_mut(id);
@@ -379,7 +383,7 @@ fn target_record<'r>(
         });
         Unknown {
             first: location.clone(),
-            first_line: source_line(report, location.line),
+            first_line: parts.part(report, location, id.as_str().chars().count()),
             count: 0,
             near: near.cloned(),
             family: lookup.scheme.classify(id.as_str()).and_then(|c| c.family).filter(|f| lookup.published_families.contains(f)),
@@ -389,7 +393,7 @@ fn target_record<'r>(
     entry.count += 1;
     if *location < entry.first {
         entry.first = location.clone();
-        entry.first_line = source_line(report, location.line);
+        entry.first_line = parts.part(report, location, id.as_str().chars().count());
     }
     if entry.near.is_some() || entry.family.is_some() {
         return None;
@@ -426,7 +430,7 @@ fn report_unknown(
             Diagnostic::error(u.first, format!("unknown record {id}: it is not declared in this run{more}"))
                 .with_help("declare it, fix the spelling, or list the report it belongs to under `unpublished` in run.yaml")
         };
-        diagnostics.push(d.with_source(u.first_line, len));
+        diagnostics.push(d.with_source_part(u.first_line, len));
     }
 }
 
@@ -483,10 +487,37 @@ fn suggestion<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<
         .map(|(_, n)| n)
 }
 
+/// Cuts the part of a report's line that a diagnostic shows. The first character shown
+/// is found from the last one found on the same line: mentions come in source order, so
+/// a long line with thousands of unknown IDs is read once, not once per ID.
+#[derive(Default)]
+struct LineParts {
+    /// The report (its Markdown's address), file line, character and byte last found.
+    last: Option<(usize, u32, usize, usize)>,
+}
+
+impl LineParts {
+    fn part(&mut self, report: &Report, location: &Location, span_chars: usize) -> SourcePart {
+        let line = source_line(report, location.line);
+        let from = SourcePart::first_shown(location.col);
+        let here = (Arc::as_ptr(&report.markdown) as *const u8 as usize, location.line);
+        let start = match self.last {
+            Some((markdown, number, chars, byte)) if (markdown, number) == here && chars <= from => {
+                line[byte..].char_indices().nth(from - chars).map(|(i, _)| byte + i)
+            }
+            _ => line.char_indices().nth(from).map(|(i, _)| i),
+        };
+        if let Some(byte) = start {
+            self.last = Some((here.0, here.1, from, byte));
+        }
+        SourcePart::from_byte(line, start, from, location.col, span_chars)
+    }
+}
+
 /// The text of a file line of a report.
-fn source_line(report: &Report, line: u32) -> String {
+fn source_line(report: &Report, line: u32) -> &str {
     let index = line.saturating_sub(report.body_line) as usize;
-    report.markdown.lines().nth(index).unwrap_or("").to_string()
+    report.markdown.lines().nth(index).unwrap_or("")
 }
 
 #[cfg(test)]

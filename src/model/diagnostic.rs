@@ -66,8 +66,9 @@ pub struct Diagnostic {
     pub location: Location,
     /// What is wrong, in one sentence.
     pub message: String,
-    /// The source line at `location`, when there is one to show.
-    pub source_line: Option<String>,
+    /// The source line at `location`, when there is one to show; of a long line, only
+    /// the part around the span (boxed: diagnostics travel in `Result`s).
+    pub source: Option<Box<SourcePart>>,
     /// How many characters the caret underlines (at least 1).
     pub span_chars: u32,
     /// What to do about it.
@@ -89,12 +90,28 @@ impl Diagnostic {
     }
 
     fn new(severity: Severity, location: Location, message: impl Into<String>) -> Self {
-        Diagnostic { severity, location, message: message.into(), source_line: None, span_chars: 1, help: None, code: None }
+        Diagnostic {
+            severity,
+            location,
+            message: message.into(),
+            source: None,
+            span_chars: 1,
+            help: None,
+            code: None,
+        }
     }
 
-    /// Attaches the source line and the length of the span to underline.
-    pub fn with_source(mut self, line: impl Into<String>, span_chars: usize) -> Self {
-        self.source_line = Some(line.into());
+    /// Attaches the source line and the length of the span to underline. Of a line
+    /// longer than can be shown, only the characters around the span are kept (see
+    /// [`SourcePart`]).
+    pub fn with_source(self, line: impl AsRef<str>, span_chars: usize) -> Self {
+        let part = SourcePart::of(line.as_ref(), self.location.col, span_chars);
+        self.with_source_part(part, span_chars)
+    }
+
+    /// Attaches the part of the source line around the span.
+    pub fn with_source_part(mut self, part: SourcePart, span_chars: usize) -> Self {
+        self.source = Some(Box::new(part));
         self.span_chars = span_chars.max(1) as u32;
         self
     }
@@ -117,6 +134,44 @@ impl Diagnostic {
     }
 }
 
+/// The part of a source line a diagnostic shows: 100 characters either side of
+/// the span, at most. A megabyte line with thousands of diagnostics must not be copied
+/// into each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourcePart {
+    /// The characters kept.
+    pub text: String,
+    /// How many characters of the line come before them. (Whether the line goes on
+    /// after them need not be kept: a part that was cut holds more than can be shown
+    /// after the span.)
+    pub from: u32,
+}
+
+impl SourcePart {
+    /// The part of `line` around the 1-based column `col`.
+    pub fn of(line: &str, col: u32, span_chars: usize) -> Self {
+        let from = Self::first_shown(col);
+        let start = line.char_indices().nth(from).map(|(i, _)| i);
+        Self::from_byte(line, start, from, col, span_chars)
+    }
+
+    /// The character of the line (0-based) that the part around `col` starts at.
+    pub fn first_shown(col: u32) -> usize {
+        (col as usize).saturating_sub(1).saturating_sub(MAX_SHOWN)
+    }
+
+    /// The part of `line` around `col`, given where its first character
+    /// ([`SourcePart::first_shown`]) is: at byte `start`, or past the end (`None`).
+    pub fn from_byte(line: &str, start: Option<usize>, from: usize, col: u32, span_chars: usize) -> Self {
+        let Some(start) = start else {
+            return SourcePart { text: String::new(), from: from.min(line.chars().count()) as u32 };
+        };
+        let col = (col as usize).saturating_sub(1);
+        let end = line[start..].char_indices().nth(col - from + span_chars + MAX_SHOWN + 1).map(|(i, _)| start + i);
+        SourcePart { text: line[start..end.unwrap_or(line.len())].to_string(), from: from as u32 }
+    }
+}
+
 /// Source lines longer than this many characters are shown as a window around the span.
 const MAX_SHOWN: usize = 100;
 
@@ -125,27 +180,30 @@ const MAX_SHOWN: usize = 100;
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}: {}", self.location, self.severity, self.message)?;
-        if let Some(line) = &self.source_line {
+        if let Some(part) = &self.source {
             let number = self.location.line.to_string();
             let pad = " ".repeat(number.len());
             // Tabs would misplace the caret; show them as single spaces.
-            let chars: Vec<char> = line.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
-            let col = (self.location.col as usize).saturating_sub(1).min(chars.len());
+            let chars: Vec<char> = part.text.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
+            // Positions in the whole line; `chars` holds those from `from` to `known_end`.
+            let from = part.from as usize;
+            let known_end = from + chars.len();
+            let col = (self.location.col as usize).saturating_sub(1).clamp(from, known_end);
             let span = (self.span_chars as usize).max(1);
             // Long lines (table rows) are cut to a window around the span.
-            let (start, end) = if chars.len() <= MAX_SHOWN {
+            let (start, end) = if from == 0 && chars.len() <= MAX_SHOWN {
                 (0, chars.len())
             } else {
-                let start = col.saturating_sub(MAX_SHOWN / 3);
-                (start, (start + MAX_SHOWN).min(chars.len()))
+                let start = col.saturating_sub(MAX_SHOWN / 3).max(from);
+                (start, (start + MAX_SHOWN).min(known_end))
             };
-            let mut shown: String = chars[start..end].iter().collect();
+            let mut shown: String = chars[start - from..end - from].iter().collect();
             let mut caret_at = col - start;
             if start > 0 {
                 shown.insert(0, '…');
                 caret_at += 1;
             }
-            if end < chars.len() {
+            if end < known_end {
                 shown.push('…');
             }
             write!(f, "\n{pad} |\n{number} | {shown}\n{pad} | {}{}", " ".repeat(caret_at), "^".repeat(span))?;
@@ -191,5 +249,26 @@ mod tests {
         let source_col = lines[2].find("TARGET").unwrap();
         let caret_col = lines[3].find('^').unwrap();
         assert_eq!(lines[2][..source_col].chars().count(), lines[3][..caret_col].chars().count());
+    }
+
+    #[test]
+    fn a_long_line_is_not_copied_into_every_diagnostic() {
+        // Found by tests/limits.rs: 20,000 unknown IDs on one 189 KB line made 3.7 GB of
+        // diagnostics, each holding the whole line.
+        let line = format!("{}TARGET{}", "é".repeat(100_000), "b".repeat(100_000));
+        let whole = Diagnostic::warning(Location::new(Path::new("r.md").into(), 1, 100_001), "m");
+        let d = whole.clone().with_source(&line, 6);
+        assert!(d.source.as_ref().unwrap().text.chars().count() <= 2 * MAX_SHOWN + 8);
+        // Shown exactly as the whole line would be.
+        let shown = d.to_string();
+        assert!(shown.contains("…éééé") && shown.contains("TARGETbbbb") && shown.contains("b…\n") && shown.ends_with("^^^^^^"), "{shown}");
+        for (col, len) in [(1, 10), (5, 250), (40, 99), (95, 120), (150, 260)] {
+            let text: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            let at = Diagnostic::error(Location::new(Path::new("r.md").into(), 3, col), "m");
+            let part = at.clone().with_source(&text, 3).to_string();
+            let mut full = at.with_source("", 3);
+            full.source = Some(Box::new(SourcePart { text: text.clone(), from: 0 }));
+            assert_eq!(part, full.to_string(), "col {col}, {len} characters");
+        }
     }
 }

@@ -7,7 +7,7 @@
 mod diagnostic;
 mod id;
 
-pub use diagnostic::{sort_diagnostics, Diagnostic, Location, Severity};
+pub use diagnostic::{sort_diagnostics, Diagnostic, Location, Severity, SourcePart};
 pub use id::RecordId;
 
 use std::collections::BTreeMap;

@@ -162,6 +162,8 @@ struct Scanner<'a> {
     /// A finished code block waiting to see whether a `--- path` paragraph follows.
     quote_candidate: Option<PendingCode>,
     paragraph_follows_code: bool,
+    /// The last location computed: line index, byte offset, column.
+    last_column: std::cell::Cell<(usize, usize, usize)>,
 }
 
 impl<'a> Scanner<'a> {
@@ -192,12 +194,24 @@ impl<'a> Scanner<'a> {
             code: None,
             quote_candidate: None,
             paragraph_follows_code: false,
+            last_column: std::cell::Cell::new((0, 0, 1)),
         }
     }
 
     fn location(&self, offset: usize) -> Location {
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
-        let col = self.md[self.line_starts[line]..offset].chars().count() + 1;
+        // Columns count characters. Counting from the last location asked for, when it
+        // is on the same line, keeps a long line with many mentions linear: locations
+        // come in source order within each text run.
+        let (cached_line, cached_offset, cached_col) = self.last_column.get();
+        let col = if cached_line == line && cached_offset <= offset {
+            cached_col + self.md[cached_offset..offset].chars().count()
+        } else if cached_line == line {
+            cached_col - self.md[offset..cached_offset].chars().count()
+        } else {
+            self.md[self.line_starts[line]..offset].chars().count() + 1
+        };
+        self.last_column.set((line, offset, col));
         Location::new(self.file.clone(), self.body_line + line as u32, col as u32)
     }
 

@@ -1,0 +1,69 @@
+//! The recognisers of `recognise.rs` on any text: IDs (the default grammars, and a
+//! grammar taken from the input's first line), citations, quote path lines, fields,
+//! statuses, labels, citing sentences, near misses and slugs. Every range they return
+//! must slice the text it came from.
+#![no_main]
+
+use std::sync::LazyLock;
+
+use casebook::config::IdConfig;
+use casebook::model::RecordId;
+use casebook::recognise::{self, IdScheme, MAX_ID_LEN};
+use libfuzzer_sys::fuzz_target;
+
+static SCHEME: LazyLock<IdScheme> = LazyLock::new(|| IdScheme::new(&IdConfig::default()).unwrap());
+
+fn check_ids(scheme: &IdScheme, text: &str) {
+    let ids = scheme.find_ids(text);
+    let mut last_end = 0;
+    for m in &ids {
+        let id = text.get(m.range.clone()).expect("an ID range slices the text");
+        assert!(m.range.start >= last_end, "IDs do not overlap");
+        assert!(id.len() <= MAX_ID_LEN);
+        last_end = m.range.end;
+        let slug = RecordId::new(id).slug();
+        assert!(!slug.starts_with('.') && !slug.contains('/'), "slug {slug:?} could leave its folder");
+        let _ = scheme.classify(id);
+        let _ = recognise::sentence_around(text, m.range.clone(), 160);
+    }
+    let _ = scheme.leading_id(text);
+    let _ = recognise::annotation_target(scheme, text);
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    check_ids(&SCHEME, text);
+    // A site's own grammar: the first line, when it compiles, over the rest.
+    if let Some((grammar, rest)) = text.split_once('\n') {
+        let config = IdConfig { grammars: vec![grammar.to_string()], ..IdConfig::default() };
+        if let Ok(scheme) = IdScheme::new(&config) {
+            check_ids(&scheme, rest);
+        }
+    }
+    let mut last_end = 0;
+    for c in recognise::find_citations(text) {
+        assert!(text.get(c.range.clone()).is_some(), "a citation range slices the text");
+        assert!(c.range.start >= last_end, "citations do not overlap");
+        last_end = c.range.end;
+        if let Some(source) = &c.source_range {
+            assert!(text.get(source.clone()).is_some());
+        }
+    }
+    for line in text.lines() {
+        let _ = recognise::quote_path(line);
+        if let Some((_, value_at)) = recognise::field(line) {
+            assert!(line.get(value_at..).is_some(), "a field value starts on a character boundary");
+        }
+        if let Some((_, value)) = recognise::status_line(line) {
+            let _ = recognise::status_values(value);
+        }
+        let _ = recognise::label_and_part(line);
+        let _ = recognise::parse_line_ranges(line);
+        let _ = recognise::language_for_path(line);
+        let _ = recognise::is_status_header(line);
+        assert!(!recognise::slugify(line).is_empty());
+    }
+    if let Some((a, b)) = text.split_once('\t') {
+        let _ = recognise::is_near_miss(a, b);
+    }
+});
