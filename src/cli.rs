@@ -39,6 +39,10 @@ pub enum Command {
         /// disappear without an entry in content/redirects.yaml.
         #[arg(long, value_name = "FILE")]
         previous_manifest: Option<PathBuf>,
+        /// Write neither search index (`search/tantivy/`, `search/browser/`): a quicker
+        /// build when search is not needed; the search page then says so.
+        #[arg(long)]
+        no_search_index: bool,
     },
     /// Report what changed between two versions of an analysis: records added, removed
     /// and changed, status transitions, newly dangling references.
@@ -167,12 +171,13 @@ pub fn main() -> ExitCode {
         }
     };
     let mut options = BuildOptions::new(&common.root);
-    if let Command::Build { output, base_url, previous_manifest, .. } = &cli.command {
+    if let Command::Build { output, base_url, previous_manifest, no_search_index, .. } = &cli.command {
         if let Some(output) = output {
             options.output = output.clone();
         }
         options.base_url = base_url.clone();
         options.previous_manifest = previous_manifest.clone();
+        options.search_index = !no_search_index;
     }
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(common.jobs.unwrap_or(0)).build() {
         Ok(pool) => pool,

@@ -27,6 +27,9 @@ pub struct BuildOptions {
     /// The manifest of the previously published site: a record page it lists may not
     /// disappear without a redirect.
     pub previous_manifest: Option<PathBuf>,
+    /// Writes the two search indexes (`--no-search-index` turns them off: a quicker
+    /// build when search is not needed, and the way to time what they cost).
+    pub search_index: bool,
 }
 
 impl BuildOptions {
@@ -34,7 +37,7 @@ impl BuildOptions {
     pub fn new(root: impl Into<PathBuf>) -> Self {
         let root = root.into();
         let output = if root == std::path::Path::new(".") { PathBuf::from("public") } else { root.join("public") };
-        BuildOptions { output, root, base_url: None, previous_manifest: None }
+        BuildOptions { output, root, base_url: None, previous_manifest: None, search_index: true }
     }
 }
 
@@ -359,23 +362,6 @@ fn run(
         };
         let remembered = memory.as_deref();
         let up_to_date = |scope: render::Scope<'_>| mode == Mode::InPlace && remembered.is_some_and(|m| m.up_to_date(scope));
-        // The pages of runs and systems first, then those made from the whole site (a
-        // rebuild shows the edited page before the listings of every record are redone).
-        let mut paths = render::render(&site, &scheme, &theme, &|scope| matches!(scope, render::Scope::Site) || up_to_date(scope), &emit)?;
-        clock.lap("pages of runs and systems");
-        if mode == Mode::InPlace {
-            pages_ready(&output.changed());
-        }
-        paths.extend(render::render(&site, &scheme, &theme, &|scope| !matches!(scope, render::Scope::Site), &emit)?);
-        // Every page, the ones a rebuild kept included, and the assets.
-        paths.extend(render::page_paths(&site));
-        paths.sort();
-        paths.dedup();
-        clock.lap("pages of the whole site");
-        summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
-        diagnostics.extend(publish::check_anchors(previous.as_ref(), &paths, &redirects.entries, &redirects.file, &redirects.text));
-        // A rebuild writes into the output itself: nothing more once an error is known.
-        let clean = !diagnostics.iter().any(Diagnostic::is_error);
         let more_files = std::sync::atomic::AtomicUsize::new(0);
         // Files go to the output one by one as they are made: on a large site the
         // manifest and each index are hundreds of megabytes.
@@ -383,25 +369,58 @@ fn run(
             more_files.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             output.put(file)
         };
-        if clean || mode == Mode::Check {
-            let manifest = publish::publish(&site, &paths, &base_url, &redirects.entries, &put)?;
-            clock.lap("publish");
-            // The search indexes are output only: they can say nothing about the content,
-            // so `check` does not spend time on them.
-            if mode != Mode::Check {
-                let docs = index::documents(&site);
-                let published_base = manifest.base_url.clone();
-                drop(manifest);
-                let ((tantivy, tantivy_time), (browser, browser_time)) = rayon::join(
-                    || timed(|| index::tantivy_files(&docs, &published_base, &put)),
-                    || timed(|| index::browser_files(&docs, &put)),
-                );
-                tantivy?;
-                browser?;
-                clock.lap("index");
-                clock.laps.push(("  of which tantivy", tantivy_time));
-                clock.laps.push(("  of which browser", browser_time));
+        // The search indexes are output only: they can say nothing about the content, so
+        // `check` does not make them.
+        let published_base = publish::published_base(&base_url);
+        let make_indexes = || -> Result<Option<(Duration, Duration)>, PipelineError> {
+            if mode == Mode::Check || !options.search_index {
+                return Ok(None);
             }
+            let docs = index::documents(&site);
+            let ((tantivy, tantivy_time), (browser, browser_time)) = rayon::join(
+                || timed(|| index::tantivy_files(&docs, &published_base, &put)),
+                || timed(|| index::browser_files(&docs, &put)),
+            );
+            tantivy?;
+            browser?;
+            Ok(Some((tantivy_time, browser_time)))
+        };
+        let mut index_times = None;
+        let mut paths = if mode == Mode::InPlace {
+            // The pages of runs and systems first, then those made from the whole site: a
+            // rebuild shows the edited page before the listings of every record are redone.
+            let mut paths = render::render(&site, &scheme, &theme, &|scope| matches!(scope, render::Scope::Site) || up_to_date(scope), &emit)?;
+            clock.lap("pages of runs and systems");
+            pages_ready(&output.changed());
+            paths.extend(render::render(&site, &scheme, &theme, &|scope| !matches!(scope, render::Scope::Site), &emit)?);
+            paths
+        } else {
+            // A full build makes the search indexes alongside the pages: they need only the
+            // model, and the pages spend much of their time in the file system.
+            let (paths, indexes) = rayon::join(|| render::render(&site, &scheme, &theme, &|_| false, &emit), make_indexes);
+            index_times = indexes?;
+            paths?
+        };
+        // Every page, the ones a rebuild kept included, and the assets.
+        paths.extend(render::page_paths(&site));
+        paths.sort();
+        paths.dedup();
+        clock.lap(if mode == Mode::InPlace { "pages of the whole site" } else { "pages, and the search indexes alongside" });
+        summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
+        diagnostics.extend(publish::check_anchors(previous.as_ref(), &paths, &redirects.entries, &redirects.file, &redirects.text));
+        // A rebuild writes into the output itself: nothing more once an error is known.
+        let clean = !diagnostics.iter().any(Diagnostic::is_error);
+        if clean || mode == Mode::Check {
+            publish::publish(&site, &paths, &base_url, &redirects.entries, &put)?;
+            clock.lap("publish");
+            if mode == Mode::InPlace && clean {
+                index_times = make_indexes()?;
+                clock.lap("search indexes");
+            }
+        }
+        if let Some((tantivy_time, browser_time)) = index_times {
+            clock.laps.push(("  tantivy index", tantivy_time));
+            clock.laps.push(("  browser index", browser_time));
         }
         summary.files = paths.len() + more_files.load(std::sync::atomic::Ordering::Relaxed);
         if mode != Mode::Check && clean {

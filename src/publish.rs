@@ -28,6 +28,12 @@ fn url_prefix(base_url: &str) -> String {
     absolute_base(base_url).unwrap_or_else(|| crate::postprocess::base_path(base_url).trim_end_matches('/').to_string())
 }
 
+/// The base URL records are published under (in the manifest and the search results):
+/// the absolute base when there is one, else the base path, ending in `/`.
+pub fn published_base(base_url: &str) -> String {
+    format!("{}/", url_prefix(base_url))
+}
+
 /// Everything this module adds to the output. `pages` are the rendered files.
 pub fn publish<E>(
     site: &Site,
@@ -37,7 +43,7 @@ pub fn publish<E>(
     emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
 ) -> Result<Manifest, E> {
     let base = crate::postprocess::base_path(base_url);
-    let manifest = manifest(site, &format!("{}/", url_prefix(base_url)));
+    let manifest = manifest(site, &published_base(base_url));
     // One file at a time: on a large site each is hundreds of megabytes.
     emit(OutputFile { path: "records.json".into(), bytes: manifest.to_json().into_bytes() })?;
     emit(OutputFile { path: "records.jsonl".into(), bytes: manifest.to_json_lines().into_bytes() })?;

@@ -175,3 +175,14 @@ fn every_fixture_site_ends_in_a_located_diagnostic_never_a_panic() {
         }
     }
 }
+
+#[test]
+fn a_build_without_search_index_writes_neither_index_but_every_page() {
+    let out = tempfile::tempdir().unwrap();
+    let output = out.path().join("site");
+    let built = casebook(&common::repo(), &["build", "--quiet", "--no-search-index", "--output", output.to_str().unwrap()]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    assert!(!output.join("search/tantivy").exists() && !output.join("search/browser").exists());
+    assert!(output.join("search/index.html").is_file() && output.join("records.json").is_file());
+    assert_eq!(common::files_below(&output).iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count(), common::bundled().outcome.summary.as_ref().unwrap().pages);
+}

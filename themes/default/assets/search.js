@@ -34,7 +34,17 @@ function load(path, as) {
   return fetched.get(path);
 }
 
-const meta = await load("meta.json", "json");
+let meta;
+try {
+  meta = await load("meta.json", "json");
+} catch {
+  // A site built with --no-search-index has none.
+  statusLine.textContent = "This copy of the site was built without its search index.";
+  input.disabled = true;
+  root.dataset.ready = "true";
+  // Nothing more to do: the module stops here, without an error.
+  await new Promise(() => {});
+}
 if (meta.format !== "casebook.browser-search/1") throw new Error(`unknown search index format ${meta.format}`);
 const stopWords = new Set(meta.stop_words);
 
