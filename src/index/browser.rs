@@ -40,7 +40,7 @@ const FORMAT: &str = "casebook.browser-search/1";
 /// Documents tokenised at once (in parallel) before their postings are added.
 const TOKENISE_BATCH: usize = 4096;
 /// Documents per `d/N.json`: ten results fetch at most ten small files.
-const DOCS_PER_CHUNK: usize = 8;
+const DOCS_PER_CHUNK: usize = 16;
 /// A term chunk is closed once it holds this many bytes (a term with longer postings
 /// has a chunk to itself).
 const TERM_CHUNK_BYTES: usize = 24 * 1024;
