@@ -1,8 +1,11 @@
 //! The pipeline, and the only module that knows the order of the stages:
 //! discover → parse → resolve → render → post-process → publish → index → write.
 //!
-//! `check` runs every stage but the last; `build` writes only when no stage reported an
-//! error, so the previous output survives any failed build.
+//! `check` runs every stage but writing (and the search indexes); `build` swaps the
+//! output in only when no stage reported an error, so the previous output survives any
+//! failed build. A full build makes the search indexes alongside the pages. A
+//! [`Rebuilder`] (the dev server) goes through the same function with the memory of its
+//! previous build, and redoes only what changed (see `rebuild.rs`).
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -4,7 +4,9 @@
 //! - Runs are the unit of reuse: a run's pages and records depend only on its own files
 //!   (references never cross runs), the site's configuration and its system's name. A
 //!   run whose files have the same size and modification time, and that the watcher did
-//!   not name, keeps its parsed and resolved `Run`.
+//!   not name, keeps its parsed and resolved `Run`. After edits of files the last build
+//!   knew (no file added or removed), the source tree is kept and only the runs the
+//!   watcher named are read again: the watcher is trusted for the others.
 //! - Every run, system and the site's global inputs (configuration, theme, base URL) carry
 //!   a version, bumped when they change. The pages of a scope are rendered again only
 //!   when the versions they were last rendered from differ (`up_to_date`).
