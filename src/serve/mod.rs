@@ -181,7 +181,7 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
                     }
                     announced = pages.to_vec();
                     let generation = builder.generation() + 1;
-                    let urls = pages.iter().map(|p| status::url_of(&builder.base_path(), p)).collect();
+                    let urls = status::page_urls(&builder.base_path(), pages);
                     builder.status.send_replace(Arc::new(BuildStatus::succeeded(generation, &[], Some(urls))));
                 });
                 let result = result.map(|mut outcome| {
@@ -253,7 +253,7 @@ fn apply(served: &Served, log: &Log, result: Result<Outcome, PipelineError>, fir
                 }
             }
             let base_path = served.base_path();
-            let changed = outcome.changed.as_ref().map(|files| files.iter().map(|f| status::url_of(&base_path, f)).collect());
+            let changed = outcome.changed.as_ref().map(|files| status::page_urls(&base_path, files));
             BuildStatus::succeeded(generation, &outcome.diagnostics, changed)
         }
         Ok(outcome) => {

@@ -104,6 +104,12 @@ pub fn url_of(base_path: &str, file: &Path) -> String {
     format!("{}/{path}", base_path.trim_end_matches('/'))
 }
 
+/// The URL paths of the pages among `files` (only a page can be open in a browser; a
+/// rebuild also rewrites thousands of index files).
+pub fn page_urls(base_path: &str, files: &[std::path::PathBuf]) -> Vec<String> {
+    files.iter().filter(|f| f.extension().is_some_and(|e| e == "html")).map(|f| url_of(base_path, f)).collect()
+}
+
 impl DiagnosticView {
     /// The view of `d`, its path made relative to `root`.
     pub fn of(d: &Diagnostic, root: &Path) -> Self {
@@ -131,6 +137,8 @@ mod tests {
         assert_eq!(url_of("/", Path::new("fractal/index.html")), "/fractal/");
         assert_eq!(url_of("/", Path::new("index.html")), "/");
         assert_eq!(url_of("/preview/", Path::new("records.json")), "/preview/records.json");
+        let files = ["fractal/index.html".into(), "search/browser/t/3.txt".into()];
+        assert_eq!(page_urls("/", &files), ["/fractal/"]);
     }
 
     #[test]
