@@ -433,12 +433,7 @@ fn run(
             if let Some(memory) = memory {
                 memory.set_written(finished.written);
                 memory.set_statics(finished.statics);
-                let mut scopes = Vec::new();
-                for system in &site.systems {
-                    scopes.push(render::Scope::System(system));
-                    scopes.extend(system.runs.iter().map(|run| render::Scope::Run(system, run)));
-                }
-                memory.rendered_all(scopes);
+                memory.rendered_all(render::scopes(&site));
             }
             clock.lap("write");
         }

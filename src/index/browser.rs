@@ -185,13 +185,23 @@ fn is_joiner(c: char) -> bool {
     matches!(c, '_' | '.' | '/' | '-')
 }
 
-/// Calls `f` with every indexed term of `text`, lower-cased, and whether it is a compound.
-fn for_each_term(text: &str, mut f: impl FnMut(String, bool)) {
+/// The runs of letters, digits and joiners in `text`, without joiners at their end: each
+/// is a compound when it holds a joiner, and its words are between the joiners.
+fn runs(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = text;
-    while let Some(start) = rest.find(char::is_alphanumeric) {
+    std::iter::from_fn(move || {
+        let start = rest.find(char::is_alphanumeric)?;
         let run = &rest[start..];
         let len = run.find(|c: char| !(c.is_alphanumeric() || is_joiner(c))).unwrap_or(run.len());
-        let compound = run[..len].trim_end_matches(is_joiner);
+        // `len` is at least 1: the run starts with a letter or digit.
+        rest = &run[len..];
+        Some(run[..len].trim_end_matches(is_joiner))
+    })
+}
+
+/// Calls `f` with every indexed term of `text`, lower-cased, and whether it is a compound.
+fn for_each_term(text: &str, mut f: impl FnMut(String, bool)) {
+    for compound in runs(text) {
         if compound.contains(is_joiner) && compound.len() <= MAX_TERM_BYTES {
             let lower = compound.to_lowercase();
             // Its tails too, so that `aretes.json` finds `graphe/aretes.json`; its heads
@@ -210,20 +220,13 @@ fn for_each_term(text: &str, mut f: impl FnMut(String, bool)) {
                 f(word, false);
             }
         }
-        rest = &run[len.max(1)..];
-        // `len.max(1)` can land inside a multi-byte joiner-less character only when
-        // `len` is 0, which `find(char::is_alphanumeric)` rules out.
     }
 }
 
 /// How many terms `for_each_term` gives for `text`, without allocating them.
 fn count_tokens(text: &str) -> u32 {
     let mut count = 0u32;
-    let mut rest = text;
-    while let Some(start) = rest.find(char::is_alphanumeric) {
-        let run = &rest[start..];
-        let len = run.find(|c: char| !(c.is_alphanumeric() || is_joiner(c))).unwrap_or(run.len());
-        let compound = run[..len].trim_end_matches(is_joiner);
+    for compound in runs(text) {
         if compound.contains(is_joiner) && compound.len() <= MAX_TERM_BYTES {
             let tails = compound.match_indices(is_joiner).filter(|(at, _)| compound[at + 1..].trim_start_matches(is_joiner).contains(is_joiner)).count();
             count = count.saturating_add(1 + tails as u32);
@@ -234,7 +237,6 @@ fn count_tokens(text: &str) -> u32 {
                 count = count.saturating_add(1);
             }
         }
-        rest = &run[len.max(1)..];
     }
     count
 }

@@ -131,7 +131,7 @@ where
 }
 
 /// Every scope of the site: the site's own pages, then each system's and each run's.
-fn scopes(site: &Site) -> Vec<Scope<'_>> {
+pub fn scopes(site: &Site) -> Vec<Scope<'_>> {
     let mut scopes = vec![Scope::Site];
     for system in &site.systems {
         scopes.push(Scope::System(system));
