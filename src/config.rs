@@ -181,7 +181,7 @@ pub struct UnpublishedDef {
 #[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Redirect {
-    /// The old path (`/fractal/run/records/OBJ-01/`).
+    /// The old path (`/fractal/run/records/OBJ-01.html`).
     pub from: String,
     /// The new path, or an absolute URL.
     pub to: String,

@@ -52,7 +52,7 @@ pub struct RecordEntry {
     pub statuses: Vec<StatusEntry>,
     /// Parts, in order.
     pub parts: Vec<String>,
-    /// The record page's path below the base URL (`fractal/…/records/OBJ-03/`).
+    /// The record page's path below the base URL (`fractal/…/records/OBJ-03.html`).
     pub path: String,
     /// The record page's URL with the base URL.
     pub url: String,

@@ -193,7 +193,7 @@ pub fn check_anchors(
             diagnostics.push(
                 Diagnostic::error(Location::new(Arc::from(redirects_file), line, col), format!("redirect target {} is not a page of this site", r.to))
                     .with_source(source, r.to.chars().count())
-                    .with_help("point it at an existing page, e.g. /<system>/<run>/records/<ID>/"),
+                    .with_help("point it at an existing page, e.g. /<system>/<run>/records/<ID>.html"),
             );
         }
     }

@@ -28,7 +28,7 @@ pub fn report(system: &str, run: &str, report: &str) -> String {
 
 /// A record's page.
 pub fn record(system: &str, run: &str, id: &RecordId) -> String {
-    format!("/{system}/{run}/records/{}/", id.slug())
+    format!("/{system}/{run}/records/{}.html", id.slug())
 }
 
 /// The page listing records by status.

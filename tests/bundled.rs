@@ -36,7 +36,7 @@ const REFERENCED_IN_003: [&str; 25] = [
 ];
 
 fn record_url(run: &str, id: &str) -> String {
-    format!("{run}records/{id}/")
+    format!("{run}records/{id}.html")
 }
 
 #[test]

@@ -119,10 +119,10 @@ fn the_readme_example_builds_and_fails_exactly_as_documented() {
     let output = casebook(dir.path(), &["build", "--root", "."]);
     assert!(output.status.success(), "{}", stderr(&output));
     let run = dir.path().join("public/fractal/aas-2026-08-20-fractal-01");
-    for page in ["records/OBJ-03", "records/OBJ-04", "records/CMP-12", "memory"] {
-        assert!(run.join(page).join("index.html").is_file(), "no page {page}");
+    for page in ["records/OBJ-03.html", "records/OBJ-04.html", "records/CMP-12.html", "memory/index.html"] {
+        assert!(run.join(page).is_file(), "no page {page}");
     }
-    let obj04 = std::fs::read_to_string(run.join("records/OBJ-04/index.html")).unwrap();
+    let obj04 = std::fs::read_to_string(run.join("records/OBJ-04.html")).unwrap();
     assert!(obj04.contains("https://github.com/Trampoline-AI/fractal/blob/5954a07d464feeaf6c311a9fa5ca2e54200a6794/src/fractal/session.py#L278-L279"));
 
     let report = dir.path().join("content/fractal/aas-2026-08-20-fractal-01/memory.md");

@@ -375,8 +375,8 @@ fn a_rebuild_renders_only_what_changed() {
     options.output = root.join("public");
     let mut rebuilder = Rebuilder::new(options);
     assert!(rebuilder.rebuild(&[], &mut |_| {}).unwrap().written);
-    let untouched = root.join("public/beta/r2/records/OBJ-19/index.html");
-    let edited = root.join("public/alpha/r1/records/OBJ-1/index.html");
+    let untouched = root.join("public/beta/r2/records/OBJ-19.html");
+    let edited = root.join("public/alpha/r1/records/OBJ-1.html");
     let untouched_time = std::fs::metadata(&untouched).unwrap().modified().unwrap();
     let edited_text = std::fs::read_to_string(&edited).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(20));

@@ -83,7 +83,7 @@ fn diff_reports_exactly_a_status_change_and_a_removed_record() {
     let md = text(&output.stdout);
     assert!(md.contains("| 0 | 1 | 1 | 1 | 0 |"), "{md}");
     assert!(md.contains("`implemented` | `absent`"), "{md}");
-    assert!(md.contains("[`NEW-3`](/fractal/aas-2026-08-20-fractal-01/records/NEW-3/)"), "{md}");
+    assert!(md.contains("[`NEW-3`](/fractal/aas-2026-08-20-fractal-01/records/NEW-3.html)"), "{md}");
 }
 
 #[test]
@@ -110,13 +110,13 @@ fn a_vanished_record_fails_the_build_until_a_redirect_says_where_it_went() {
 
     std::fs::write(
         edited.path().join("content/redirects.yaml"),
-        "- from: /fractal/aas-2026-08-20-fractal-01/records/NEW-3/\n  to: /fractal/aas-2026-08-20-fractal-01/records/NEW-2/\n",
+        "- from: /fractal/aas-2026-08-20-fractal-01/records/NEW-3.html\n  to: /fractal/aas-2026-08-20-fractal-01/records/NEW-2.html\n",
     )
     .unwrap();
     let output = casebook(edited.path(), &["build", "--root", ".", "-q", "--previous-manifest", previous_arg, "--base-url", "/pr-7/"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     let redirects = std::fs::read_to_string(edited.path().join("public/_redirects")).unwrap();
-    assert!(redirects.contains("/pr-7/fractal/aas-2026-08-20-fractal-01/records/NEW-3/ /pr-7/fractal/aas-2026-08-20-fractal-01/records/NEW-2/ 301"), "{redirects}");
+    assert!(redirects.contains("/pr-7/fractal/aas-2026-08-20-fractal-01/records/NEW-3.html /pr-7/fractal/aas-2026-08-20-fractal-01/records/NEW-2.html 301"), "{redirects}");
 }
 
 #[test]
@@ -134,7 +134,7 @@ fn sitemap_robots_feeds_and_404_follow_an_absolute_base_url() {
     let built = common::build_site(&repo(), |o| o.base_url = Some("https://example.org/preview/pr-12/".into()));
     let out = built.out();
     let sitemap = std::fs::read_to_string(out.join("sitemap.xml")).unwrap();
-    assert!(sitemap.contains("<loc>https://example.org/preview/pr-12/exia-seed/c7497ac/records/MEM-OBJ-raw/</loc>"));
+    assert!(sitemap.contains("<loc>https://example.org/preview/pr-12/exia-seed/c7497ac/records/MEM-OBJ-raw.html</loc>"));
     assert!(!sitemap.contains("404"));
     let pages = common::files_below(&out).into_iter().filter(|f| f.extension().is_some_and(|e| e == "html")).count();
     assert_eq!(sitemap.matches("<loc>").count(), pages - 1, "every page but 404.html");
@@ -169,7 +169,7 @@ fn init_creates_a_site_that_builds_at_once() {
     let output = casebook(&site, &["build"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert!(text(&output.stdout).contains("records      2 published"), "{}", text(&output.stdout));
-    assert!(site.join("public/example/first-run/records/MEM-OBJ-notes/index.html").is_file());
+    assert!(site.join("public/example/first-run/records/MEM-OBJ-notes.html").is_file());
     // A second init into the same folder refuses.
     let again = casebook(dir.path(), &["init", "analyses"]);
     assert_eq!(again.status.code(), Some(2));

@@ -127,7 +127,7 @@ fn human_output_names_rank_id_label_system_and_url() {
     let text = String::from_utf8_lossy(&output.stdout);
     let first: Vec<&str> = text.lines().take(3).collect();
     assert_eq!(first[0], " 1. MEM-OBJ-raw  Raw conversation batches", "{text}");
-    assert!(first[1].contains("EXIA SEED / c7497ac · record · /exia-seed/c7497ac/records/MEM-OBJ-raw/"), "{text}");
+    assert!(first[1].contains("EXIA SEED / c7497ac · record · /exia-seed/c7497ac/records/MEM-OBJ-raw.html"), "{text}");
     assert!(first[2].contains("[Raw]"), "matched words are marked: {text}");
     let filtered = casebook(&["--kind", "OBJ", "--status", "implemented", "session"]);
     assert!(filtered.status.success());

@@ -109,7 +109,7 @@ test("a record result leads to the record's page under the base URL", async () =
   const page = await openSearch("MEM-OBJ-raw");
   const link = page.locator("#search-results a.result-link", { hasText: "MEM-OBJ-raw — Raw conversation batches" });
   await link.first().click();
-  await page.waitForURL(`**${BASE}exia-seed/c7497ac/records/MEM-OBJ-raw/`);
+  await page.waitForURL(`**${BASE}exia-seed/c7497ac/records/MEM-OBJ-raw.html`);
   assert.equal(await page.locator("h1 .rec-id").innerText(), "MEM-OBJ-raw");
   await page.close();
 });
@@ -134,7 +134,7 @@ test("the keyboard reaches and opens results", async () => {
   const focused = await page.evaluate(() => document.activeElement.textContent);
   assert.ok(focused.startsWith("MEM-OBJ-thesaurus"), focused);
   await page.keyboard.press("Enter");
-  await page.waitForURL("**/records/MEM-OBJ-thesaurus/");
+  await page.waitForURL("**/records/MEM-OBJ-thesaurus.html");
   await page.close();
 });
 
@@ -155,7 +155,7 @@ test("without JavaScript the page says so and stays readable", async () => {
   await page.goto(`${server.url}${BASE}search/`);
   assert.match(await page.locator("#search-nojs").innerText(), /needs JavaScript, which is off/);
   assert.equal(await page.locator("#search").isVisible(), false);
-  await page.goto(`${server.url}${BASE}exia-seed/c7497ac/records/MEM-OBJ-raw/`);
+  await page.goto(`${server.url}${BASE}exia-seed/c7497ac/records/MEM-OBJ-raw.html`);
   assert.match(await page.locator("main").innerText(), /Referenced by/);
   await noScript.close();
 });
