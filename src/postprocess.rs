@@ -40,46 +40,53 @@ fn with_base(base: &str, url: &str) -> Option<String> {
 
 /// Rewrites one page.
 pub fn rewrite_page(html: &str, base: &str) -> Result<String, lol_html::errors::RewritingError> {
+    let mut handlers = vec![
+        element!("h1[id], h2[id], h3[id], h4[id], h5[id], h6[id]", |el| {
+            if let Some(id) = el.get_attribute("id") {
+                let link = format!("<a class=\"anchor\" href=\"#{}\" aria-label=\"Link to this section\">#</a>", escape(&id));
+                el.append(&link, ContentType::Html);
+            }
+            Ok(())
+        }),
+        element!("a[href^='http://'], a[href^='https://']", |el| {
+            el.set_attribute("rel", "noopener noreferrer")?;
+            let class = el.get_attribute("class").map(|c| format!("{c} external")).unwrap_or_else(|| "external".into());
+            el.set_attribute("class", &class)?;
+            Ok(())
+        }),
+    ];
+    // With the site at the root, root-relative URLs are already right: no handler (lol_html
+    // then lexes far fewer tags in full).
+    if base != "/" {
+        handlers.extend([
+            element!("[href^='/'], form[action^='/']", |el| {
+                for name in ["href", "action"] {
+                    if let Some(url) = el.get_attribute(name).and_then(|u| with_base(base, &u)) {
+                        el.set_attribute(name, &url)?;
+                    }
+                }
+                Ok(())
+            }),
+            element!("[data-bundle^='/'], [data-base^='/']", |el| {
+                for name in ["data-bundle", "data-base"] {
+                    if let Some(url) = el.get_attribute(name).and_then(|u| with_base(base, &u)) {
+                        el.set_attribute(name, &url)?;
+                    }
+                }
+                Ok(())
+            }),
+            element!("[src^='/']", |el| {
+                if let Some(url) = el.get_attribute("src").and_then(|u| with_base(base, &u)) {
+                    el.set_attribute("src", &url)?;
+                }
+                Ok(())
+            }),
+        ]);
+    }
     rewrite_str(
         html,
         RewriteStrSettings {
-            element_content_handlers: vec![
-                element!("h1[id], h2[id], h3[id], h4[id], h5[id], h6[id]", |el| {
-                    if let Some(id) = el.get_attribute("id") {
-                        let link = format!("<a class=\"anchor\" href=\"#{}\" aria-label=\"Link to this section\">#</a>", escape(&id));
-                        el.append(&link, ContentType::Html);
-                    }
-                    Ok(())
-                }),
-                element!("a[href^='http://'], a[href^='https://']", |el| {
-                    el.set_attribute("rel", "noopener noreferrer")?;
-                    let class = el.get_attribute("class").map(|c| format!("{c} external")).unwrap_or_else(|| "external".into());
-                    el.set_attribute("class", &class)?;
-                    Ok(())
-                }),
-                element!("[href^='/'], form[action^='/']", |el| {
-                    for name in ["href", "action"] {
-                        if let Some(url) = el.get_attribute(name).and_then(|u| with_base(base, &u)) {
-                            el.set_attribute(name, &url)?;
-                        }
-                    }
-                    Ok(())
-                }),
-                element!("[data-bundle^='/'], [data-base^='/']", |el| {
-                    for name in ["data-bundle", "data-base"] {
-                        if let Some(url) = el.get_attribute(name).and_then(|u| with_base(base, &u)) {
-                            el.set_attribute(name, &url)?;
-                        }
-                    }
-                    Ok(())
-                }),
-                element!("[src^='/']", |el| {
-                    if let Some(url) = el.get_attribute("src").and_then(|u| with_base(base, &u)) {
-                        el.set_attribute("src", &url)?;
-                    }
-                    Ok(())
-                }),
-            ],
+            element_content_handlers: handlers,
             ..RewriteStrSettings::new()
         },
     )
@@ -106,5 +113,13 @@ mod tests {
         assert!(out.contains(r#"href="https://github.com/x" rel="noopener noreferrer" class="external""#), "{out}");
         assert!(out.contains(r#"<link href="/pr-12/assets/s.css">"#), "{out}");
         assert!(out.contains(r#"href="//cdn.example/x""#), "{out}");
+    }
+
+    #[test]
+    fn at_the_root_urls_are_left_as_they_are() {
+        let html = r#"<h2 id="x">T</h2><a href="/a/">in</a><form action="/search/"></form><img src="/i.png"><div data-base="/s/"></div><a href="https://x.org/">out</a>"#;
+        let out = rewrite_page(html, "/").unwrap();
+        assert!(out.contains(r#"<a href="/a/">in</a><form action="/search/"></form><img src="/i.png"><div data-base="/s/"></div>"#), "{out}");
+        assert!(out.contains(r##"<a class="anchor" href="#x""##) && out.contains(r#"class="external""#), "{out}");
     }
 }

@@ -3,7 +3,9 @@
 //! set is bat's (through two-face: syntect's defaults plus TypeScript, TOML, Dockerfile
 //! and more), loaded once per process and shared by every rendering thread.
 
-use std::sync::LazyLock;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use syntect::highlighting::ThemeSet;
 use syntect::html::{css_for_theme_with_class_style, ClassStyle, ClassedHTMLGenerator};
@@ -36,6 +38,50 @@ pub(super) fn highlight(code: &str, language: Option<&str>) -> String {
     generator.finalize()
 }
 
+/// The highlighted code of one run while its pages render. A quote shows on its report's
+/// page and again on its record's page; with the memo it is highlighted once (syntect is
+/// most of the CPU of rendering). The entries go when the run's last page is done, so the
+/// memo never holds more than the runs being rendered.
+pub(super) struct RunMemo {
+    pages_left: AtomicUsize,
+    entries: Mutex<HashMap<(Option<Box<str>>, Box<str>), Arc<str>>>,
+}
+
+impl RunMemo {
+    /// A memo for a run that has `pages` pages to render.
+    pub(super) fn new(pages: usize) -> RunMemo {
+        RunMemo { pages_left: AtomicUsize::new(pages), entries: Mutex::new(HashMap::new()) }
+    }
+
+    /// One more page of the run to render.
+    pub(super) fn add_page(&mut self) {
+        *self.pages_left.get_mut() += 1;
+    }
+
+    /// [`highlight`], computed once per distinct code and language of the run.
+    pub(super) fn highlight(&self, code: &str, language: Option<&str>) -> Arc<str> {
+        let key = (language.map(Box::from), Box::from(code));
+        if let Some(html) = self.lock().get(&key) {
+            return html.clone();
+        }
+        // Highlighted outside the lock: another thread may do the same work at worst.
+        let html: Arc<str> = highlight(code, language).into();
+        self.lock().entry(key).or_insert(html).clone()
+    }
+
+    /// Called once per rendered page of the run; the last one empties the memo.
+    pub(super) fn page_done(&self) {
+        if self.pages_left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.lock().clear();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Option<Box<str>>, Box<str>), Arc<str>>> {
+        // A panic while holding the lock leaves the map consistent (insertions are whole).
+        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
 /// The stylesheet for the highlight classes: a light theme, and a dark one under
 /// `prefers-color-scheme: dark`.
 pub(super) fn stylesheet() -> String {
@@ -54,6 +100,20 @@ mod tests {
         let html = highlight("x = \"<script>\"  # note\n", Some("python"));
         assert!(html.contains("class=\"hl-"), "{html}");
         assert!(html.contains("&lt;script&gt;") && !html.contains("<script>"), "{html}");
+    }
+
+    #[test]
+    fn the_memo_gives_the_same_html_and_empties_after_the_last_page() {
+        let memo = RunMemo::new(2);
+        let once = memo.highlight("def f():\n    return 1\n", Some("python"));
+        assert_eq!(&*once, highlight("def f():\n    return 1\n", Some("python")));
+        assert!(Arc::ptr_eq(&once, &memo.highlight("def f():\n    return 1\n", Some("python"))));
+        // Same code, another language: another entry.
+        assert_eq!(&*memo.highlight("def f():\n    return 1\n", None), "def f():\n    return 1\n");
+        memo.page_done();
+        assert_eq!(memo.lock().len(), 2);
+        memo.page_done();
+        assert!(memo.lock().is_empty());
     }
 
     #[test]

@@ -32,6 +32,8 @@ pub struct Linker<'a> {
     pub run: &'a Run,
     /// The site's ID grammars.
     pub scheme: &'a IdScheme,
+    /// Highlighted code already made for the run's other pages, if shared.
+    pub(super) highlights: Option<&'a highlight::RunMemo>,
 }
 
 impl Linker<'_> {
@@ -316,7 +318,10 @@ pub fn code_block_html(code: &str, language: Option<&str>, quote: Option<&recogn
     let language = language.map(str::to_string).or_else(|| {
         quote.and_then(|q| recognise::language_for_path(&q.path)).map(str::to_string)
     });
-    let highlighted = highlight::highlight(code, language.as_deref());
+    let highlighted = match linker.highlights {
+        Some(memo) => memo.highlight(code, language.as_deref()),
+        None => highlight::highlight(code, language.as_deref()).into(),
+    };
     let lang_attr = language.as_deref().map(|l| format!(" data-lang=\"{}\"", escape(l))).unwrap_or_default();
     let pre = format!("<pre class=\"code\"{lang_attr}><code>{highlighted}</code></pre>");
     let Some(quote) = quote else {

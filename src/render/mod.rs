@@ -13,7 +13,7 @@ pub mod views;
 
 pub use theme::Theme;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use minijinja::{context, Environment};
 use rayon::prelude::*;
@@ -111,11 +111,21 @@ where
             jobs.extend(jobs_of(site, scope));
         }
     }
-    let renderer = Renderer { site, scheme, env: &env, assets: &asset_urls };
+    let mut highlights: HashMap<usize, highlight::RunMemo> = HashMap::new();
+    for job in &jobs {
+        if let Some(run) = job.run() {
+            highlights.entry(run).or_insert_with(|| highlight::RunMemo::new(0)).add_page();
+        }
+    }
+    let renderer = Renderer { site, scheme, env: &env, assets: &asset_urls, highlights: &highlights };
     let mut paths: Vec<std::path::PathBuf> = jobs
         .par_iter()
         .map(|job| {
-            let page = renderer.page(job)?;
+            let page = renderer.page(job);
+            if let Some(memo) = job.run().and_then(|run| highlights.get(&run)) {
+                memo.page_done();
+            }
+            let page = page?;
             let path = page.path.clone();
             emit(page)?;
             Ok(path)
@@ -187,6 +197,14 @@ fn statuses_in(site: &Site, system: &System) -> Vec<usize> {
 }
 
 impl Job<'_> {
+    /// The run whose page this is, if any, by its address (a key for the run's memo).
+    fn run(&self) -> Option<usize> {
+        match *self {
+            Job::Run(_, run) | Job::Report(_, run, _) | Job::Record(_, run, _) => Some(run_key(run)),
+            _ => None,
+        }
+    }
+
     /// The page's URL.
     fn url(&self, site: &Site) -> String {
         match *self {
@@ -202,6 +220,11 @@ impl Job<'_> {
             Job::Record(system, run, record) => urls::record(&system.slug, &run.slug, &record.id),
         }
     }
+}
+
+/// A run's identity while the site is borrowed: its address.
+fn run_key(run: &Run) -> usize {
+    run as *const Run as usize
 }
 
 /// `/assets/style.1a2b3c4d.css` for `style.css`: the name carries a hash of the content.
@@ -221,6 +244,8 @@ struct Renderer<'a> {
     env: &'a Environment<'a>,
     /// Asset name → fingerprinted URL.
     assets: &'a BTreeMap<String, String>,
+    /// Per run being rendered (by address), the code its pages have highlighted.
+    highlights: &'a HashMap<usize, highlight::RunMemo>,
 }
 
 impl Renderer<'_> {
@@ -263,7 +288,7 @@ impl Renderer<'_> {
     }
 
     fn linker<'b>(&'b self, system: &'b System, run: &'b Run) -> Linker<'b> {
-        Linker { system: &system.slug, run, scheme: self.scheme }
+        Linker { system: &system.slug, run, scheme: self.scheme, highlights: self.highlights.get(&run_key(run)) }
     }
 
     fn status_counts(&self, records: &mut dyn Iterator<Item = &Record>, vocabulary: Option<&[String]>) -> Vec<StatusCount> {
