@@ -24,8 +24,11 @@
 //! `_ . / -` that hold a joiner, without joiners at either end (`files_modified`,
 //! `session.py`, `MEM-OBJ-raw`); a few English function words are left out.
 
-use std::collections::{BTreeMap, HashMap};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+use rustc_hash::FxHashMap;
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -66,18 +69,18 @@ pub fn browser_files<E: Send>(docs: &[SearchDoc], emit: &(dyn Fn(OutputFile) -> 
     // Documents are tokenised in parallel a batch at a time and their postings encoded at
     // once, in document order: memory holds the encoded postings and one batch of terms,
     // never every document's terms.
-    let mut postings: HashMap<String, Postings> = HashMap::new();
+    let mut postings: FxHashMap<String, Postings> = FxHashMap::default();
     for (batch, group) in docs.chunks(TOKENISE_BATCH).enumerate() {
-        let counted: Vec<Vec<(String, Occurrences)>> = group.par_iter().map(|d| count_terms(d)).collect();
+        let counted: Vec<Vec<(Cow<'_, str>, Occurrences)>> = group.par_iter().map(|d| count_terms(d)).collect();
         for (i, terms) in counted.into_iter().enumerate() {
             let number = batch * TOKENISE_BATCH + i;
             let level_of = |o: Occurrences| o.level(lengths[number], average_len);
             let number = u32::try_from(number).expect("fewer than 4 billion documents");
             for (term, occurrences) in terms {
                 let level = level_of(occurrences);
-                match postings.get_mut(term.as_str()) {
+                match postings.get_mut(&*term) {
                     Some(list) => list.push(number, level),
-                    None => postings.entry(term).or_default().push(number, level),
+                    None => postings.entry(term.into_owned()).or_default().push(number, level),
                 }
             }
         }
@@ -157,8 +160,8 @@ impl Occurrences {
 }
 
 /// The terms of one document, in byte order, with where they occur.
-fn count_terms(d: &SearchDoc) -> Vec<(String, Occurrences)> {
-    let mut terms: HashMap<String, Occurrences> = HashMap::new();
+fn count_terms(d: &SearchDoc) -> Vec<(Cow<'_, str>, Occurrences)> {
+    let mut terms: FxHashMap<Cow<'_, str>, Occurrences> = FxHashMap::default();
     for_each_term(&d.body, |term, _| terms.entry(term).or_default().body += 1);
     for_each_term(&d.title, |term, _| terms.entry(term).or_default().title = true);
     for path in &d.paths {
@@ -167,7 +170,7 @@ fn count_terms(d: &SearchDoc) -> Vec<(String, Occurrences)> {
     if let Some(id) = &d.id {
         let whole = id.to_lowercase();
         for_each_term(id, |term, _| {
-            let is_whole = term == whole;
+            let is_whole = *term == *whole;
             let entry = terms.entry(term).or_default();
             if is_whole {
                 entry.id = true;
@@ -176,9 +179,18 @@ fn count_terms(d: &SearchDoc) -> Vec<(String, Occurrences)> {
             }
         });
     }
-    let mut terms: Vec<(String, Occurrences)> = terms.into_iter().collect();
+    let mut terms: Vec<(Cow<'_, str>, Occurrences)> = terms.into_iter().collect();
     terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     terms
+}
+
+/// `text` lower-cased, borrowed when it already is (most words are).
+fn lower(text: &str) -> Cow<'_, str> {
+    if text.chars().any(char::is_uppercase) {
+        Cow::Owned(text.to_lowercase())
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 fn is_joiner(c: char) -> bool {
@@ -200,26 +212,37 @@ fn runs(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Calls `f` with every indexed term of `text`, lower-cased, and whether it is a compound.
-fn for_each_term(text: &str, mut f: impl FnMut(String, bool)) {
+fn for_each_term<'a>(text: &'a str, mut f: impl FnMut(Cow<'a, str>, bool)) {
     for compound in runs(text) {
         if compound.contains(is_joiner) && compound.len() <= MAX_TERM_BYTES {
-            let lower = compound.to_lowercase();
+            let whole = lower(compound);
             // Its tails too, so that `aretes.json` finds `graphe/aretes.json`; its heads
             // are found by prefix.
-            for (at, _) in lower.match_indices(is_joiner) {
-                let tail = lower[at + 1..].trim_start_matches(is_joiner);
+            for (at, _) in whole.match_indices(is_joiner) {
+                let tail = whole[at + 1..].trim_start_matches(is_joiner);
                 if tail.contains(is_joiner) {
-                    f(tail.to_string(), true);
+                    f(sub(&whole, tail), true);
                 }
             }
-            f(lower, true);
+            f(whole, true);
         }
         for word in compound.split(is_joiner).filter(|w| !w.is_empty() && w.len() <= MAX_TERM_BYTES) {
-            let word = word.to_lowercase();
-            if !STOP_WORDS.contains(&word.as_str()) {
+            let word = lower(word);
+            if !STOP_WORDS.contains(&&*word) {
                 f(word, false);
             }
         }
+    }
+}
+
+/// `part` (a slice of `whole`) with `whole`'s lifetime when `whole` is borrowed.
+fn sub<'a>(whole: &Cow<'a, str>, part: &str) -> Cow<'a, str> {
+    match whole {
+        Cow::Borrowed(text) => {
+            let start = part.as_ptr() as usize - text.as_ptr() as usize;
+            Cow::Borrowed(&text[start..start + part.len()])
+        }
+        Cow::Owned(_) => Cow::Owned(part.to_string()),
     }
 }
 
@@ -383,7 +406,7 @@ mod tests {
 
     fn terms(text: &str) -> Vec<(String, bool)> {
         let mut out = Vec::new();
-        for_each_term(text, |t, compound| out.push((t, compound)));
+        for_each_term(text, |t, compound| out.push((t.into_owned(), compound)));
         out
     }
 
