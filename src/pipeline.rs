@@ -400,8 +400,12 @@ fn run(
         } else {
             // A full build makes the search indexes alongside the pages: they need only the
             // model, and the pages spend much of their time in the file system.
-            let (paths, indexes) = rayon::join(|| render::render(&site, &scheme, &theme, &|_| false, &emit), make_indexes);
+            let (paths, (indexes, manifest)) = rayon::join(
+                || render::render(&site, &scheme, &theme, &|_| false, &emit),
+                || rayon::join(make_indexes, || publish::publish_manifest(&site, &base_url, &put)),
+            );
             index_times = indexes?;
+            manifest?;
             paths?
         };
         // Every page, the ones a rebuild kept included, and the assets.
@@ -414,6 +418,9 @@ fn run(
         // A rebuild writes into the output itself: nothing more once an error is known.
         let clean = !diagnostics.iter().any(Diagnostic::is_error);
         if clean || mode == Mode::Check {
+            if mode == Mode::InPlace {
+                publish::publish_manifest(&site, &base_url, &put)?;
+            }
             publish::publish(&site, &paths, &base_url, &redirects.entries, &put)?;
             clock.lap("publish");
             if mode == Mode::InPlace && clean {

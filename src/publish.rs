@@ -34,19 +34,25 @@ pub fn published_base(base_url: &str) -> String {
     format!("{}/", url_prefix(base_url))
 }
 
-/// Everything this module adds to the output. `pages` are the rendered files.
+/// The record manifest (`records.json`, `records.jsonl`). It needs the site alone, so a
+/// full build writes it while the pages render.
+pub fn publish_manifest<E>(site: &Site, base_url: &str, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
+    let manifest = manifest(site, &published_base(base_url));
+    // One file at a time: on a large site each is hundreds of megabytes.
+    emit(OutputFile { path: "records.json".into(), bytes: manifest.to_json().into_bytes() })?;
+    emit(OutputFile { path: "records.jsonl".into(), bytes: manifest.to_json_lines().into_bytes() })
+}
+
+/// The rest of what this module adds to the output, which needs the list of pages (`pages`:
+/// the rendered files): sitemap, robots.txt, feeds and redirects.
 pub fn publish<E>(
     site: &Site,
     pages: &[PathBuf],
     base_url: &str,
     redirects: &[Redirect],
     emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
-) -> Result<Manifest, E> {
+) -> Result<(), E> {
     let base = crate::postprocess::base_path(base_url);
-    let manifest = manifest(site, &published_base(base_url));
-    // One file at a time: on a large site each is hundreds of megabytes.
-    emit(OutputFile { path: "records.json".into(), bytes: manifest.to_json().into_bytes() })?;
-    emit(OutputFile { path: "records.jsonl".into(), bytes: manifest.to_json_lines().into_bytes() })?;
     emit(sitemap(pages, base_url))?;
     emit(robots(base_url))?;
     for feed in feeds(site, base_url) {
@@ -55,7 +61,7 @@ pub fn publish<E>(
     if !redirects.is_empty() {
         emit(netlify_redirects(redirects, &base))?;
     }
-    Ok(manifest)
+    Ok(())
 }
 
 /// `sitemap.xml`: every HTML page but the 404 page, in path order.
