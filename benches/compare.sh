@@ -29,6 +29,12 @@
 #   REBUILD_ROUNDS  one-report edits timed by rebuild_latency (default 10; 0 skips it)
 #   KEEP_OUTPUT     1 keeps the built sites (default 0: removed after they are measured;
 #                   at N = 10000 they take several GB)
+#   OUT_DIR         where the built sites go (default: BENCH_DIR/cmp-N), e.g. /dev/shm for a
+#                   tmpfs. On this project's benchmark VM the disk is ext4 without a journal,
+#                   where creating a file soon after many were deleted (the rm -rf of the
+#                   previous output) costs up to half a millisecond of kernel time each: a cost
+#                   of the disk in proportion to the file count, not of the tools' work.
+#                   docs/performance.md reports both.
 #
 # Installs what is missing, without prompting (as root, or with passwordless sudo):
 # Debian's hugo, hyperfine and time (apt-get), Pagefind 1.6.0 (npm ci --prefix benches,
@@ -135,10 +141,15 @@ for n in "${sizes[@]}"; do
 
   rm -rf "$dir"
   mkdir -p "$dir"
-  out_cb=$dir/casebook
-  out_hp=$dir/hugo-pagefind
-  out_h=$dir/hugo
-  out_pre=$dir/hugo-prebuilt
+  outs=${OUT_DIR:+$OUT_DIR/casebook-compare-$n}
+  outs=${outs:-$dir}
+  mkdir -p "$outs"
+  output_fs=$(df --output=fstype "$outs" | tail -1 | tr -d ' ')
+  echo "outputs in $outs ($output_fs)"
+  out_cb=$outs/casebook
+  out_hp=$outs/hugo-pagefind
+  out_h=$outs/hugo
+  out_pre=$outs/hugo-prebuilt
   # (d) indexes a Hugo site built once, here; its pagefind/ is removed inside the timed command
   hugo --source "$corpus/hugo" --destination "$out_pre" --quiet
 
@@ -186,17 +197,18 @@ for n in "${sizes[@]}"; do
   if [ "$rounds" -gt 0 ]; then
     # rebuild_latency edits a report (and restores it): give it its own copy of the tree
     cp -a "$corpus/casebook" "$dir/rebuild-site"
-    if ! cargo bench --locked --quiet --bench rebuild_latency -- "$dir/rebuild-site" "$dir/rebuild-out" "$rounds" \
+    if ! cargo bench --locked --quiet --bench rebuild_latency -- "$dir/rebuild-site" "$outs/rebuild-out" "$rounds" \
         >"$dir/rebuild.log" 2>"$dir/rebuild.err"; then
       tail -20 "$dir/rebuild.err" >&2
       echo "compare.sh: rebuild_latency failed (log: $dir/rebuild.err)" >&2
       exit 1
     fi
     rebuild_line=$(grep -E "one-report edits" "$dir/rebuild.log" || true)
-    rm -rf "$dir/rebuild-site" "$dir/rebuild-out"
+    rm -rf "$dir/rebuild-site" "$outs/rebuild-out"
   fi
 
-  N=$n WORK=$work DIR=$dir WARMUP_RUNS=$warmup RUNS=$runs ALTERNATE=$alternate ROUNDS=$rounds MACHINE=$machine RUSTC=$rustc_v \
+  [ "$outs" = "$dir" ] || rmdir "$outs" 2>/dev/null || true
+  N=$n WORK=$work DIR=$dir OUTPUT_FS=$output_fs WARMUP_RUNS=$warmup RUNS=$runs ALTERNATE=$alternate ROUNDS=$rounds MACHINE=$machine RUSTC=$rustc_v \
   COMMIT=$commit HUGO_V=$hugo_v PF_V=$pf_v HF_V=$hf_v MD_BYTES=$md_bytes MD_FILES=$md_files \
   SIZE_A=$size_a SIZE_B=$size_b SIZE_C=$size_c SIZE_D=$size_d REBUILD_LINE=$rebuild_line \
   python3 - <<'PY'
@@ -208,6 +220,7 @@ meta = {
     "hugo": env["HUGO_V"], "pagefind": env["PF_V"], "hyperfine": env["HF_V"],
     "warmup": warmup, "runs": runs, "alternate": env["ALTERNATE"] == "1", "rebuild_rounds": int(env["ROUNDS"]),
     "markdown_bytes": int(env["MD_BYTES"]), "reports": int(env["MD_FILES"]),
+    "output_filesystem": env["OUTPUT_FS"],
 }
 sizes = {k: dict(zip(("bytes", "files", "html_files", "search_bytes", "search_files"), map(int, env[v].split())))
          for k, v in (("a", "SIZE_A"), ("b", "SIZE_B"), ("c", "SIZE_C"), ("d", "SIZE_D"))}
@@ -272,7 +285,7 @@ json.dump({"n": n, **meta, "results": results, "ratio_casebook_over_hugo_pagefin
            "rebuild_latency": rebuild}, open(f"{work}/compare-{n}.json", "w"), indent=2)
 
 print()
-print(f"{n} reports, {meta['markdown_bytes'] / 1e6:.1f} MB of Markdown. wall: hyperfine median (min-max) of {runs} "
+print(f"{n} reports, {meta['markdown_bytes'] / 1e6:.1f} MB of Markdown, outputs on {meta['output_filesystem']}. wall: hyperfine median (min-max) of {runs} "
       f"after {warmup} warm-up, the rm -rf of the previous output included; process wall, CPU user+sys, peak RSS: "
       f"medians of GNU time over the same runs, the tool process(es) only")
 head = ("command", "wall s", "process wall s", "CPU s", "peak MiB", "output MB (files)", "search index MB (files)", "reports/s")
