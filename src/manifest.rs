@@ -197,15 +197,28 @@ fn hex(bytes: &[u8]) -> String {
 
 impl Manifest {
     /// `records.json`: the whole manifest, pretty-printed, ending in a newline.
-    pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).expect("a manifest serialises");
-        text.push('\n');
-        text
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(self.expected_bytes());
+        serde_json::to_writer_pretty(&mut bytes, self).expect("a manifest serialises");
+        bytes.push(b'\n');
+        bytes
     }
 
     /// `records.jsonl`: one record per line.
-    pub fn to_json_lines(&self) -> String {
-        self.records.iter().map(|r| serde_json::to_string(r).expect("a record serialises") + "\n").collect()
+    pub fn to_json_lines(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(self.expected_bytes());
+        for record in &self.records {
+            serde_json::to_writer(&mut bytes, record).expect("a record serialises");
+            bytes.push(b'\n');
+        }
+        bytes
+    }
+
+    /// More than the JSON of a manifest takes (records run to about 1.7 KB pretty-printed):
+    /// reserved at once, since growing a buffer of hundreds of megabytes copies it again
+    /// and again, and the pages never written are never backed by memory.
+    fn expected_bytes(&self) -> usize {
+        4096 * (self.records.len() + 1)
     }
 
     /// Reads `records.json`, checking the schema.

@@ -39,8 +39,8 @@ pub fn published_base(base_url: &str) -> String {
 pub fn publish_manifest<E>(site: &Site, base_url: &str, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
     let manifest = manifest(site, &published_base(base_url));
     // One file at a time: on a large site each is hundreds of megabytes.
-    emit(OutputFile { path: "records.json".into(), bytes: manifest.to_json().into_bytes() })?;
-    emit(OutputFile { path: "records.jsonl".into(), bytes: manifest.to_json_lines().into_bytes() })
+    emit(OutputFile { path: "records.json".into(), bytes: manifest.to_json() })?;
+    emit(OutputFile { path: "records.jsonl".into(), bytes: manifest.to_json_lines() })
 }
 
 /// The rest of what this module adds to the output, which needs the list of pages (`pages`:
