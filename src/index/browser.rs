@@ -184,12 +184,23 @@ fn count_terms(d: &SearchDoc) -> Vec<(Cow<'_, str>, Occurrences)> {
     terms
 }
 
-/// `text` lower-cased, borrowed when it already is (most words are).
+/// `text` lower-cased as `to_lowercase` (and JavaScript's `toLowerCase`) does, borrowed
+/// when that changes nothing (most words).
 fn lower(text: &str) -> Cow<'_, str> {
-    if text.chars().any(char::is_uppercase) {
-        Cow::Owned(text.to_lowercase())
+    if text.is_ascii() {
+        if text.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(text.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(text)
+        }
     } else {
-        Cow::Borrowed(text)
+        // Not only upper-case letters change: title-case ones (`ǅ`) do too.
+        let lowered = text.to_lowercase();
+        if lowered == text {
+            Cow::Borrowed(text)
+        } else {
+            Cow::Owned(lowered)
+        }
     }
 }
 
@@ -417,6 +428,15 @@ mod tests {
         let words: Vec<&str> = found.iter().filter(|t| !t.1).map(|t| t.0.as_str()).collect();
         assert_eq!(compounds, ["obj-raw", "mem-obj-raw", "session.py", "files_modified"]);
         assert_eq!(words, ["see", "mem", "obj", "raw", "session", "py", "files", "modified", "field", "ünïcode", "x"]);
+    }
+
+    #[test]
+    fn terms_are_lower_cased_as_to_lowercase_does_and_borrowed_when_unchanged() {
+        for word in ["plain", "MiXed", "ǅemal", "ΣΑΣ", "İstanbul", "ß", "éte"] {
+            assert_eq!(lower(word), word.to_lowercase(), "{word}");
+        }
+        assert!(matches!(lower("plain"), Cow::Borrowed(_)) && matches!(lower("ünïcode"), Cow::Borrowed(_)));
+        assert!(matches!(lower("ǅemal"), Cow::Owned(_)), "a title-case letter changes");
     }
 
     #[test]
