@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::{Directory, RamDirectory};
-use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, TermQuery};
+use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, QueryParserError, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{Index, IndexReader, TantivyDocument, Term};
@@ -170,22 +170,42 @@ impl Searcher {
         Ok(Searcher { path, index, reader, fields })
     }
 
+    /// Parses a query over the default fields. `exact` and `ident` keep no positions (a
+    /// third of the indexing time): a phrase of several of their tokens cannot be looked
+    /// for there, so such a query is parsed again without them, as tantivy reports each.
+    fn parse(&self, text: &str) -> Result<Box<dyn Query>, SearchError> {
+        let f = &self.fields;
+        let mut fields = vec![f.id, f.id_parts, f.title, f.label, f.body, f.exact, f.ident, f.path];
+        loop {
+            let mut parser = QueryParser::for_index(&self.index, fields.clone());
+            parser.set_conjunction_by_default();
+            // An ID written whole outranks any passage that merely mentions it.
+            parser.set_field_boost(f.id, 12.0);
+            parser.set_field_boost(f.label, 3.0);
+            parser.set_field_boost(f.title, 2.0);
+            parser.set_field_boost(f.path, 2.0);
+            parser.set_field_boost(f.id_parts, 1.5);
+            match parser.parse_query(text) {
+                Err(QueryParserError::FieldDoesNotHavePositionsIndexed(name)) => {
+                    let before = fields.len();
+                    fields.retain(|&field| self.fields.schema.get_field_name(field) != name);
+                    if fields.len() == before {
+                        return Err(SearchError::Query(QueryParserError::FieldDoesNotHavePositionsIndexed(name).to_string()));
+                    }
+                }
+                parsed => return parsed.map_err(|e| SearchError::Query(e.to_string())),
+            }
+        }
+    }
+
     /// Runs a request.
     pub fn search(&self, request: &Request) -> Result<Results, SearchError> {
         let f = &self.fields;
-        let mut parser = QueryParser::for_index(&self.index, vec![f.id, f.id_parts, f.title, f.label, f.body, f.exact, f.ident, f.path]);
-        parser.set_conjunction_by_default();
-        // An ID written whole outranks any passage that merely mentions it.
-        parser.set_field_boost(f.id, 12.0);
-        parser.set_field_boost(f.label, 3.0);
-        parser.set_field_boost(f.title, 2.0);
-        parser.set_field_boost(f.path, 2.0);
-        parser.set_field_boost(f.id_parts, 1.5);
         let text = request.query.trim();
         let main: Box<dyn Query> = if text.is_empty() {
             Box::new(tantivy::query::AllQuery)
         } else {
-            parser.parse_query(text).map_err(|e| SearchError::Query(e.to_string()))?
+            self.parse(text)?
         };
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, main.box_clone())];
         for (field, value) in [

@@ -153,4 +153,17 @@ fn field_queries_and_phrases_work() {
     assert!(top("kind:OBJ AND status:implemented AND trace", 5).iter().all(|r| r.starts_with("OBJ-")));
     assert!(top("\"evicted with its history turn\"", 3).iter().any(|r| r == "OBJ-05"));
     assert!(top("path:plugin/exia_seed/graphe.py", 5).iter().any(|r| r == "MEM-OBJ-graphe"));
+    // `exact` and `ident` keep no positions: phrases of several of their tokens (a quoted
+    // phrase, a compound the default tokenizer splits, two compounds) go to the other fields.
+    top("\"plugin/exia_seed/graphe.py aretes.json\"", 5); // `top` panics if the query is refused
+    assert!(!top("graphe.py", 5).is_empty());
+    assert!(top("files_modified persisted", 5).iter().any(|r| r.starts_with("OBJ-") || r.starts_with("MEM-")));
+}
+
+#[test]
+fn a_phrase_asked_of_a_field_without_positions_is_a_clear_error() {
+    let output = casebook(&["exact:\"evicted with\""]);
+    assert_eq!(output.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("cannot understand the query") && err.contains("positions"), "{err}");
 }

@@ -77,16 +77,19 @@ impl Fields {
     /// The schema every casebook index has.
     pub fn new() -> Self {
         let mut b = Schema::builder();
-        let text = |tokenizer: &str, stored: bool| {
-            let options = TextOptions::default().set_indexing_options(
-                TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(IndexRecordOption::WithFreqsAndPositions),
-            );
+        let indexed = |tokenizer: &str, stored: bool, record: IndexRecordOption| {
+            let options =
+                TextOptions::default().set_indexing_options(TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(record));
             if stored {
                 options.set_stored()
             } else {
                 options
             }
         };
+        let text = |tokenizer: &str, stored: bool| indexed(tokenizer, stored, IndexRecordOption::WithFreqsAndPositions);
+        // Whole words and compounds rank, but phrases are looked for in `body`: no positions
+        // (`search.rs` leaves these fields out of a phrase of several of their tokens).
+        let ranked = |tokenizer: &str| indexed(tokenizer, false, IndexRecordOption::WithFreqs);
         let doc_type = b.add_text_field("type", STRING | STORED);
         let system = b.add_text_field("system", text(KEYWORD, true));
         let system_name = b.add_text_field("system_name", STORED);
@@ -102,8 +105,8 @@ impl Fields {
         let label = b.add_text_field("label", text(EN_STEM, true));
         let title = b.add_text_field("title", text(EN_STEM, true));
         let body = b.add_text_field("body", text(EN_STEM, true));
-        let exact = b.add_text_field("exact", text("default", false));
-        let ident = b.add_text_field("ident", text(IDENT, false));
+        let exact = b.add_text_field("exact", ranked("default"));
+        let ident = b.add_text_field("ident", ranked(IDENT));
         let path = b.add_text_field("path", text(IDENT, true));
         let url = b.add_text_field("url", STORED);
         Fields {
