@@ -60,12 +60,23 @@ impl PartialOrd for RecordId {
 /// by the plain text so that the order is total.
 impl Ord for RecordId {
     fn cmp(&self, other: &Self) -> Ordering {
-        natural_cmp(&self.0, &other.0).then_with(|| self.0.cmp(&other.0))
+        let (a, b) = (self.0.as_bytes(), other.0.as_bytes());
+        if a == b {
+            return Ordering::Equal;
+        }
+        // Maps keyed by ID compare IDs that share long prefixes (`MEM-OBJ-…`) all the time:
+        // the natural order is decided from the first difference on, or from the start of
+        // the run of digits it falls in.
+        let mut start = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        while start > 0 && a[start - 1].is_ascii_digit() {
+            start -= 1;
+        }
+        natural_cmp(&a[start..], &b[start..]).then_with(|| a.cmp(b))
     }
 }
 
-fn natural_cmp(a: &str, b: &str) -> Ordering {
-    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+fn natural_cmp(a: &[u8], b: &[u8]) -> Ordering {
+    let (mut a, mut b) = (a, b);
     loop {
         match (a.first(), b.first()) {
             (None, None) => return Ordering::Equal,
@@ -111,6 +122,24 @@ mod tests {
         ids.sort();
         let shown: Vec<&str> = ids.iter().map(RecordId::as_str).collect();
         assert_eq!(shown, ["CONF-5", "CONF-10", "MEM-CMP-memoire", "MEM-OBJ-raw", "OBJ-2", "OBJ-03"]);
+    }
+
+    #[test]
+    fn comparing_from_the_first_difference_is_the_whole_natural_order() {
+        let alphabet = ["0", "1", "9", "a", "-", "é"];
+        let mut words = vec![String::new()];
+        for _ in 0..3 {
+            let longer: Vec<String> = words.iter().flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}"))).collect();
+            words.extend(longer);
+        }
+        words.sort();
+        words.dedup();
+        for a in &words {
+            for b in &words {
+                let whole = natural_cmp(a.as_bytes(), b.as_bytes()).then_with(|| a.cmp(b));
+                assert_eq!(RecordId::new(a).cmp(&RecordId::new(b)), whole, "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
