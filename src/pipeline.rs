@@ -180,8 +180,10 @@ impl Rebuilder {
     /// Builds. `changed` names the files known to have changed since the last call (the
     /// watcher's paths, as the options' root spells them); any other file counts as
     /// changed when its size or modification time did. A rebuild calls `pages_ready`
-    /// with the pages it wrote once the pages of the changed runs and systems are written,
-    /// before the pages made from the whole site, the search indexes and the manifest.
+    /// with the pages it wrote, twice: once the pages made from the edited reports are
+    /// written (each report's page and its records' pages), then once the other pages of
+    /// the changed runs and systems are; both before the pages made from the whole site,
+    /// the search indexes and the manifest.
     pub fn rebuild(&mut self, changed: &[PathBuf], pages_ready: &mut dyn FnMut(&[PathBuf])) -> Result<Outcome, PipelineError> {
         let mode = if self.memory.complete { Mode::InPlace } else { Mode::Build };
         let result = run(&self.options, mode, Some(&mut self.memory), changed, pages_ready);
@@ -353,6 +355,7 @@ fn run(
     };
     let mut summary = summarise(&site);
     let mut written = false;
+    let edited = changed;
     let mut changed = None;
     if let (false, Some(theme)) = (diagnostics.iter().any(Diagnostic::is_error), theme) {
         let base = postprocess::base_path(&base_url);
@@ -392,16 +395,24 @@ fn run(
         let mut paths = if mode == Mode::InPlace {
             // The pages of runs and systems first, then those made from the whole site: a
             // rebuild shows the edited page before the listings of every record are redone.
-            let mut paths = render::render(&site, &scheme, &theme, &|scope| matches!(scope, render::Scope::Site) || up_to_date(scope), &emit)?;
-            clock.lap("pages of runs and systems");
-            pages_ready(&output.changed());
-            paths.extend(render::render(&site, &scheme, &theme, &|scope| !matches!(scope, render::Scope::Site), &emit)?);
+            // First the pages made from the edited reports (the page the author has open),
+            // then the rest of their runs' and systems' pages.
+            let not_site = |scope: render::Scope<'_>| matches!(scope, render::Scope::Site) || up_to_date(scope);
+            let mut paths = render::render(&site, &scheme, &theme, &not_site, render::Pages::Of(edited), &emit)?;
+            clock.lap("pages of the edited reports");
+            let announced = output.changed();
+            pages_ready(&announced);
+            paths.extend(render::render(&site, &scheme, &theme, &not_site, render::Pages::NotOf(edited), &emit)?);
+            clock.lap("other pages of runs and systems");
+            let more: Vec<PathBuf> = output.changed().into_iter().filter(|p| announced.binary_search(p).is_err()).collect();
+            pages_ready(&more);
+            paths.extend(render::render(&site, &scheme, &theme, &|scope| !matches!(scope, render::Scope::Site), render::Pages::All, &emit)?);
             paths
         } else {
             // A full build makes the search indexes alongside the pages: they need only the
             // model, and the pages spend much of their time in the file system.
             let (paths, (indexes, manifest)) = rayon::join(
-                || render::render(&site, &scheme, &theme, &|_| false, &emit),
+                || render::render(&site, &scheme, &theme, &|_| false, render::Pages::All, &emit),
                 || rayon::join(make_indexes, || publish::publish_manifest(&site, &base_url, &put)),
             );
             index_times = indexes?;

@@ -362,7 +362,7 @@ fn every_kind_of_edit_in_turn() {
 }
 
 /// A rebuild after a one-report edit renders only that run's pages (and the site-wide
-/// ones): the other runs' record pages are left as they were on disk.
+/// ones), the edited report's first: the other runs' record pages are left as they were.
 #[test]
 fn a_rebuild_renders_only_what_changed() {
     let record_template = std::fs::read_to_string(common::repo().join("themes/default/templates/record.html")).unwrap();
@@ -384,7 +384,14 @@ fn a_rebuild_renders_only_what_changed() {
     site.systems[0].runs[0].reports[0].records[0].label = "a new label".into();
     let next = site.files(&record_template);
     let changed = save(&root, &files, &next, None);
-    assert!(rebuilder.rebuild(&changed, &mut |_| {}).unwrap().written);
+    let mut calls: Vec<Vec<std::path::PathBuf>> = Vec::new();
+    assert!(rebuilder.rebuild(&changed, &mut |pages| calls.push(pages.to_vec())).unwrap().written);
+    // The pages of the edited report (its page, its records') are announced first, for the
+    // browser to reload them; then what else of its run changed (nothing more here).
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let first: Vec<&str> = calls[0].iter().filter_map(|p| p.to_str()).collect();
+    assert_eq!(first, ["alpha/r1/records/OBJ-1.html", "alpha/r1/report-1/index.html"], "{calls:?}");
+    assert!(calls[1].iter().all(|p| !calls[0].contains(p)), "{calls:?}");
     assert_eq!(std::fs::metadata(&untouched).unwrap().modified().unwrap(), untouched_time, "another run's page was rewritten");
     let now = std::fs::read_to_string(&edited).unwrap();
     assert!(now.contains("a new label") && !edited_text.contains("a new label"));

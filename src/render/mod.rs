@@ -93,6 +93,7 @@ pub fn render<E>(
     scheme: &IdScheme,
     theme: &Theme,
     up_to_date: &(dyn Fn(Scope<'_>) -> bool + Sync),
+    pages: Pages<'_>,
     emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
 ) -> Result<Vec<std::path::PathBuf>, E>
 where
@@ -108,7 +109,7 @@ where
     let mut jobs = Vec::new();
     for scope in scopes(site) {
         if !up_to_date(scope) {
-            jobs.extend(jobs_of(site, scope));
+            jobs.extend(jobs_of(site, scope).into_iter().filter(|job| pages.wants(job)));
         }
     }
     let mut highlights: HashMap<usize, highlight::RunMemo> = HashMap::new();
@@ -138,6 +139,35 @@ where
     }
     paths.sort();
     Ok(paths)
+}
+
+/// Which pages of the scopes to render, by the files they are made from (a rebuild
+/// renders the pages of the edited reports first, so the browser shows them sooner).
+#[derive(Clone, Copy)]
+pub enum Pages<'a> {
+    /// Every page.
+    All,
+    /// The pages of these report files: each report's page and its records' pages.
+    Of(&'a [std::path::PathBuf]),
+    /// Every page but those.
+    NotOf(&'a [std::path::PathBuf]),
+}
+
+impl Pages<'_> {
+    fn wants(self, job: &Job<'_>) -> bool {
+        let of = |files: &[std::path::PathBuf]| match *job {
+            Job::Report(_, run, r) => files.iter().any(|f| *f == *run.reports[r].file),
+            Job::Record(_, run, record) => {
+                record.declarations.iter().any(|at| files.iter().any(|f| *f == *run.reports[at.report].file))
+            }
+            _ => false,
+        };
+        match self {
+            Pages::All => true,
+            Pages::Of(files) => of(files),
+            Pages::NotOf(files) => !of(files),
+        }
+    }
 }
 
 /// Every scope of the site: the site's own pages, then each system's and each run's.

@@ -172,14 +172,15 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
                 while let Ok(more) = changes.try_recv() {
                     changed.extend(more);
                 }
-                // Open pages that changed reload as soon as their run's pages are
-                // written; the site-wide pages and the search index follow.
+                // Open pages that changed reload as soon as they are written: the edited
+                // reports' pages first, then the rest of their runs' pages; the site-wide
+                // pages and the search index follow.
                 let mut announced: Vec<PathBuf> = Vec::new();
                 let result = rebuilder.rebuild(&changed, &mut |pages| {
                     if pages.is_empty() {
                         return;
                     }
-                    announced = pages.to_vec();
+                    announced.extend_from_slice(pages);
                     let generation = builder.generation() + 1;
                     let urls = status::page_urls(&builder.base_path(), pages);
                     builder.status.send_replace(Arc::new(BuildStatus::succeeded(generation, &[], Some(urls))));

@@ -25,8 +25,9 @@ impl Rebuilder {
     /// Brings the output up to date after `changed` (the watcher's paths; empty for the
     /// first build). Like `casebook build`, it writes nothing when there is an error, and
     /// leaves the same bytes.
-    /// `pages_ready` gets the output files written once the pages of the changed runs
-    /// are (before the site-wide pages and the search indexes).
+    /// `pages_ready` gets the output files written, once the edited reports' pages are and
+    /// again once the rest of the changed runs' pages are (before the site-wide pages and
+    /// the search indexes).
     pub fn rebuild(&mut self, changed: &[PathBuf], pages_ready: &mut (dyn FnMut(&[PathBuf]) + Send)) -> Result<Outcome, PipelineError> {
         let changed: Vec<PathBuf> = changed.iter().map(|path| self.as_given(path)).collect();
         let rebuilder = &mut self.rebuilder;
