@@ -393,10 +393,9 @@ fn run(
         };
         let mut index_times = None;
         let mut paths = if mode == Mode::InPlace {
-            // The pages of runs and systems first, then those made from the whole site: a
-            // rebuild shows the edited page before the listings of every record are redone.
             // First the pages made from the edited reports (the page the author has open),
-            // then the rest of their runs' and systems' pages.
+            // then the rest of their runs' and systems' pages, then those made from the
+            // whole site (the listings of every record).
             let not_site = |scope: render::Scope<'_>| matches!(scope, render::Scope::Site) || up_to_date(scope);
             let mut paths = render::render(&site, &scheme, &theme, &not_site, render::Pages::Of(edited), &emit)?;
             clock.lap("pages of the edited reports");

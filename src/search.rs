@@ -185,13 +185,11 @@ impl Searcher {
             parser.set_field_boost(f.title, 2.0);
             parser.set_field_boost(f.path, 2.0);
             parser.set_field_boost(f.id_parts, 1.5);
+            let named = |field: &tantivy::schema::Field, name: &str| f.schema.get_field_name(*field) == name;
             match parser.parse_query(text) {
-                Err(QueryParserError::FieldDoesNotHavePositionsIndexed(name)) => {
-                    let before = fields.len();
-                    fields.retain(|&field| self.fields.schema.get_field_name(field) != name);
-                    if fields.len() == before {
-                        return Err(SearchError::Query(QueryParserError::FieldDoesNotHavePositionsIndexed(name).to_string()));
-                    }
+                // A default field: ask again without it. A field the query names stays an error.
+                Err(QueryParserError::FieldDoesNotHavePositionsIndexed(name)) if fields.iter().any(|field| named(field, &name)) => {
+                    fields.retain(|field| !named(field, &name));
                 }
                 parsed => return parsed.map_err(|e| SearchError::Query(e.to_string())),
             }

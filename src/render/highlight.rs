@@ -42,17 +42,13 @@ pub(super) fn highlight(code: &str, language: Option<&str>) -> String {
 /// page and again on its record's page; with the memo it is highlighted once (syntect is
 /// most of the CPU of rendering). The entries go when the run's last page is done, so the
 /// memo never holds more than the runs being rendered.
+#[derive(Default)]
 pub(super) struct RunMemo {
     pages_left: AtomicUsize,
     entries: Mutex<HashMap<(Option<Box<str>>, Box<str>), Arc<str>>>,
 }
 
 impl RunMemo {
-    /// A memo for a run that has `pages` pages to render.
-    pub(super) fn new(pages: usize) -> RunMemo {
-        RunMemo { pages_left: AtomicUsize::new(pages), entries: Mutex::new(HashMap::new()) }
-    }
-
     /// One more page of the run to render.
     pub(super) fn add_page(&mut self) {
         *self.pages_left.get_mut() += 1;
@@ -109,7 +105,9 @@ mod tests {
 
     #[test]
     fn the_memo_gives_the_same_html_and_empties_after_the_last_page() {
-        let memo = RunMemo::new(2);
+        let mut memo = RunMemo::default();
+        memo.add_page();
+        memo.add_page();
         let once = memo.highlight("def f():\n    return 1\n", Some("python"));
         assert_eq!(&*once, highlight("def f():\n    return 1\n", Some("python")));
         assert!(Arc::ptr_eq(&once, &memo.highlight("def f():\n    return 1\n", Some("python"))));

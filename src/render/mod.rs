@@ -118,7 +118,7 @@ where
     let mut highlights: HashMap<usize, highlight::RunMemo> = HashMap::new();
     for job in &jobs {
         if let Some(run) = job.run() {
-            highlights.entry(run).or_insert_with(|| highlight::RunMemo::new(0)).add_page();
+            highlights.entry(run).or_default().add_page();
         }
     }
     let renderer = Renderer { site, scheme, env: &env, assets: &asset_urls, highlights: &highlights };
