@@ -1,0 +1,76 @@
+//! What the search indexes cost, apart from the pages: loads a site (discover, parse,
+//! resolve), then makes its search documents, its tantivy index and its browser index one
+//! after the other, several rounds, and prints the best wall and CPU time of each, with
+//! the bytes each index would write. Nothing is written: files are counted and dropped.
+//!
+//! `cargo bench --bench index_build -- SITE_ROOT [ROUNDS]`
+//! (SITE_ROOT is a corpus from benches/gen_corpus.py: its `casebook/` folder.)
+//!
+//! A full build makes the indexes alongside the pages on every core, so their share of a
+//! build's wall time is measured by building with and without them (`benches/run.sh`);
+//! this bench says which part of them to work on.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use casebook::index::{self, IndexError};
+use casebook::render::OutputFile;
+
+// The allocator of the `casebook` binary, so that the figures are the build's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// User and system CPU time of the whole process so far (all threads), from /proc.
+fn process_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("Linux /proc");
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let after = &stat[stat.rfind(')').expect("stat format") + 2..];
+    let fields: Vec<&str> = after.split(' ').collect();
+    // utime and stime are fields 14 and 15 of the line: 12 and 13 after the name.
+    let ticks: u64 = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+    Duration::from_millis(ticks * 10)
+}
+
+/// Runs `f`, returning its wall and CPU time.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration, Duration) {
+    let (cpu, wall) = (process_cpu(), Instant::now());
+    let value = f();
+    (value, wall.elapsed(), process_cpu().saturating_sub(cpu))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let root = PathBuf::from(args.first().expect("SITE_ROOT"));
+    let rounds: usize = args.get(1).and_then(|r| r.parse().ok()).unwrap_or(3);
+    let (tree, _) = casebook::discover::discover(&root.join("content"));
+    let (parsed, _) = casebook::parse::parse(&tree);
+    let parsed = parsed.expect("the site parses");
+    let (site, _) = casebook::resolve::resolve(parsed.systems, &parsed.config, &parsed.scheme);
+
+    let mut best: [(Duration, Duration); 3] = [(Duration::MAX, Duration::MAX); 3];
+    let mut sizes = [0usize; 2];
+    for _ in 0..rounds {
+        let (docs, wall, cpu) = timed(|| index::documents(&site));
+        best[0] = (best[0].0.min(wall), best[0].1.min(cpu));
+        for which in 0..2 {
+            let bytes = AtomicUsize::new(0);
+            let count = |file: OutputFile| -> Result<(), IndexError> {
+                bytes.fetch_add(file.bytes.len(), Ordering::Relaxed);
+                Ok(())
+            };
+            let (result, wall, cpu) = timed(|| match which {
+                0 => index::tantivy_files(&docs, "/", &count),
+                _ => index::browser_files(&docs, &count),
+            });
+            result.expect("the index is made");
+            best[which + 1] = (best[which + 1].0.min(wall), best[which + 1].1.min(cpu));
+            sizes[which] = bytes.into_inner();
+        }
+    }
+    println!("best of {rounds} rounds (wall, CPU of all threads):");
+    for (name, (wall, cpu)) in ["search documents", "tantivy index", "browser index"].iter().zip(best) {
+        println!("  {name:<17} {:>7.3} s wall {:>7.3} s CPU", wall.as_secs_f64(), cpu.as_secs_f64());
+    }
+    println!("  tantivy index {:.1} MB, browser index {:.1} MB", sizes[0] as f64 / 1e6, sizes[1] as f64 / 1e6);
+}
