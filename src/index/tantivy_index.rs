@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED, STRING};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use tantivy::tokenizer::{
     LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
 };
+use tantivy::indexer::UserOperation;
 use tantivy::{doc, Index, TantivyDocument};
 
 use super::{IndexError, SearchDoc};
@@ -19,6 +20,8 @@ use crate::render::OutputFile;
 
 /// Where the tantivy index lives in the output.
 pub const TANTIVY_DIR: &str = "search/tantivy";
+/// Documents sent to tantivy's indexing thread at once.
+const TANTIVY_BATCH: usize = 256;
 
 /// The tantivy schema and its fields. `casebook search` opens the index with the same.
 #[derive(Debug, Clone)]
@@ -161,14 +164,14 @@ impl TokenFilter for MemoStemmer {
     type Tokenizer<T: Tokenizer> = MemoStemmerFilter<T>;
 
     fn transform<T: Tokenizer>(self, tokenizer: T) -> MemoStemmerFilter<T> {
-        MemoStemmerFilter { inner: tokenizer, stems: HashMap::new() }
+        MemoStemmerFilter { inner: tokenizer, stems: FxHashMap::default() }
     }
 }
 
 #[derive(Clone)]
 struct MemoStemmerFilter<T> {
     inner: T,
-    stems: HashMap<String, String>,
+    stems: FxHashMap<String, String>,
 }
 
 impl<T: Tokenizer> Tokenizer for MemoStemmerFilter<T> {
@@ -181,7 +184,7 @@ impl<T: Tokenizer> Tokenizer for MemoStemmerFilter<T> {
 
 struct MemoStemmerStream<'a, T> {
     tail: T,
-    stems: &'a mut HashMap<String, String>,
+    stems: &'a mut FxHashMap<String, String>,
 }
 
 impl<T: TokenStream> TokenStream for MemoStemmerStream<'_, T> {
@@ -304,42 +307,11 @@ pub fn tantivy_files<E: From<IndexError>>(
         // 10,000 reports). Merging rewrote the whole index again: tantivy took 50 s of a
         // 108 s build at 10,000 reports, 20 s without.
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
-        for d in docs {
-            let mut document = doc!(
-                fields.doc_type => d.doc_type.as_str(),
-                fields.system => d.system.0.as_str(),
-                fields.system_name => d.system.1.as_str(),
-                fields.run => d.run.as_str(),
-                fields.revision => d.revision.as_str(),
-                fields.title => d.title.as_str(),
-                fields.body => d.body.as_str(),
-                fields.exact => d.body.as_str(),
-                fields.ident => d.body.as_str(),
-                fields.url => format!("{base}{}", d.path),
-            );
-            if let Some((report, report_type)) = &d.report {
-                document.add_text(fields.report, report);
-                if let Some(t) = report_type {
-                    document.add_text(fields.report_type, t);
-                }
-            }
-            if let Some(id) = &d.id {
-                document.add_text(fields.id, id);
-                document.add_text(fields.id_parts, id);
-                document.add_text(fields.ident, id);
-            }
-            for (field, value) in [(fields.kind, &d.kind), (fields.family, &d.family), (fields.label, &d.label)] {
-                if let Some(value) = value {
-                    document.add_text(field, value);
-                }
-            }
-            for status in &d.statuses {
-                document.add_text(fields.status, status);
-            }
-            for path in &d.paths {
-                document.add_text(fields.path, path);
-            }
-            writer.add_document(document).map_err(IndexError::from)?;
+        // Documents go to tantivy's indexing thread in batches: one message per document
+        // kept the two threads waking each other (a twentieth of the indexer's time).
+        for batch in docs.chunks(TANTIVY_BATCH) {
+            let operations: Vec<UserOperation> = batch.iter().map(|d| UserOperation::Add(document(&fields, d, base))).collect();
+            writer.run(operations).map_err(IndexError::from)?;
         }
         writer.commit().map_err(IndexError::from)?;
         writer.wait_merging_threads().map_err(IndexError::from)?;
@@ -350,6 +322,45 @@ pub fn tantivy_files<E: From<IndexError>>(
         emit(OutputFile { path: PathBuf::from(TANTIVY_DIR).join(&file.1), bytes })?;
     }
     Ok(())
+}
+
+/// The tantivy document of `d`, its URL starting with `base`.
+fn document(fields: &Fields, d: &SearchDoc, base: &str) -> TantivyDocument {
+    let mut document = doc!(
+        fields.doc_type => d.doc_type.as_str(),
+        fields.system => d.system.0.as_str(),
+        fields.system_name => d.system.1.as_str(),
+        fields.run => d.run.as_str(),
+        fields.revision => d.revision.as_str(),
+        fields.title => d.title.as_str(),
+        fields.body => d.body.as_str(),
+        fields.exact => d.body.as_str(),
+        fields.ident => d.body.as_str(),
+        fields.url => format!("{base}{}", d.path),
+    );
+    if let Some((report, report_type)) = &d.report {
+        document.add_text(fields.report, report);
+        if let Some(t) = report_type {
+            document.add_text(fields.report_type, t);
+        }
+    }
+    if let Some(id) = &d.id {
+        document.add_text(fields.id, id);
+        document.add_text(fields.id_parts, id);
+        document.add_text(fields.ident, id);
+    }
+    for (field, value) in [(fields.kind, &d.kind), (fields.family, &d.family), (fields.label, &d.label)] {
+        if let Some(value) = value {
+            document.add_text(field, value);
+        }
+    }
+    for status in &d.statuses {
+        document.add_text(fields.status, status);
+    }
+    for path in &d.paths {
+        document.add_text(fields.path, path);
+    }
+    document
 }
 
 /// A file of the index: its name in the scratch folder, its name in the output, and how
