@@ -128,7 +128,15 @@ fn base(system: &System, run: &Run, doc_type: DocType, title: String, path: Stri
 /// The report as one document, and one document per section.
 fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDoc> {
     let url = urls::report(&system.slug, &run.slug, &report.slug);
-    let sections = section_texts(&report.markdown);
+    // A table row that declares a record is searchable as the record (its cells are the
+    // record's fields); in its section's text it would be a twin.
+    let record_rows: Vec<usize> = report
+        .declarations
+        .iter()
+        .filter(|d| matches!(d.form, DeclarationForm::TableRow { .. }))
+        .map(|d| d.location.line.saturating_sub(report.body_line) as usize)
+        .collect();
+    let sections = section_texts(&report.markdown, &record_rows);
     let report_ref = Some((report.slug.clone(), report.report_type.clone()));
     let paths_in = |range: Option<&Range<usize>>| -> Vec<String> {
         let mut paths: Vec<String> = report
@@ -244,27 +252,61 @@ struct SectionText {
     lines: Range<usize>,
 }
 
-/// The text of each section of a report, split at every heading.
-fn section_texts(markdown: &str) -> Vec<SectionText> {
-    let line_of = |offset: usize| markdown[..offset].matches('\n').count();
+/// The text of each section of a report, split at every heading, without the table rows
+/// that start on one of `skipped_rows` (0-based body lines).
+fn section_texts(markdown: &str, skipped_rows: &[usize]) -> Vec<SectionText> {
+    let mut lines = LineCounter::new(markdown);
     let mut sections = vec![SectionText { heading: None, text: String::new(), lines: 0..0 }];
     let mut headings = 0;
+    let mut skipping = false;
     for (event, range) in pulldown_cmark::Parser::new_ext(markdown, markdown_options()).into_offset_iter() {
-        if let Event::Start(Tag::Heading { .. }) = event {
-            let line = line_of(range.start);
-            if let Some(last) = sections.last_mut() {
-                last.lines.end = line;
+        match event {
+            Event::Start(Tag::Heading { .. }) => {
+                let line = lines.line_of(range.start);
+                if let Some(last) = sections.last_mut() {
+                    last.lines.end = line;
+                }
+                sections.push(SectionText { heading: Some(headings), text: String::new(), lines: line..line });
+                headings += 1;
             }
-            sections.push(SectionText { heading: Some(headings), text: String::new(), lines: line..line });
-            headings += 1;
+            Event::Start(Tag::TableRow) if !skipped_rows.is_empty() => skipping = skipped_rows.contains(&lines.line_of(range.start)),
+            Event::End(TagEnd::TableRow) if skipping => {
+                skipping = false;
+                continue;
+            }
+            _ => {}
         }
-        push_text(&mut sections.last_mut().expect("never empty").text, &event);
+        if !skipping {
+            push_text(&mut sections.last_mut().expect("never empty").text, &event);
+        }
     }
     let total = markdown.lines().count() + 1;
     if let Some(last) = sections.last_mut() {
         last.lines.end = total;
     }
     sections
+}
+
+/// 0-based line numbers of byte offsets, counted on from the previous offset asked for.
+struct LineCounter<'a> {
+    text: &'a str,
+    offset: usize,
+    line: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(text: &'a str) -> Self {
+        LineCounter { text, offset: 0, line: 0 }
+    }
+
+    fn line_of(&mut self, offset: usize) -> usize {
+        if offset < self.offset {
+            (self.offset, self.line) = (0, 0);
+        }
+        self.line += self.text.as_bytes()[self.offset..offset].iter().filter(|&&b| b == b'\n').count();
+        self.offset = offset;
+        self.line
+    }
 }
 
 fn push_text(out: &mut String, event: &Event<'_>) {
@@ -288,3 +330,28 @@ pub fn plain_text(markdown: &str) -> String {
     out
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sections_leave_out_the_rows_that_declare_records() {
+        let markdown = "Opening words.\n\n## Objects\n\nThe table:\n\n| ID | Label |\n|---|---|\n| OBJ-01 | declared here |\n| note | kept |\n\n## Next\n\nMore.\n";
+        // Line 8 (0-based) is the row of OBJ-01.
+        let sections = section_texts(markdown, &[8]);
+        let texts: Vec<&str> = sections.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(texts[0], "Opening words.\n");
+        assert!(texts[1].contains("The table:") && texts[1].contains("note | kept"), "{:?}", texts[1]);
+        assert!(!texts[1].contains("declared here") && !texts[1].contains("OBJ-01"), "{:?}", texts[1]);
+        assert_eq!(sections.iter().map(|s| s.lines.clone()).collect::<Vec<_>>(), [0..2, 2..11, 11..15]);
+        // Nothing left out without rows to skip.
+        assert!(section_texts(markdown, &[])[1].text.contains("declared here"));
+    }
+
+    #[test]
+    fn line_numbers_are_counted_forwards_and_back() {
+        let mut lines = LineCounter::new("a\nb\nc\n");
+        assert_eq!([lines.line_of(0), lines.line_of(2), lines.line_of(5), lines.line_of(1), lines.line_of(6)], [0, 1, 2, 0, 3]);
+    }
+}
