@@ -62,9 +62,9 @@ const STOP_WORDS: [&str; 27] = [
 /// page adds the base path.
 pub fn browser_files<E: Send>(docs: &[SearchDoc], emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
     let docs: Vec<&SearchDoc> = docs.iter().filter(|d| d.doc_type != DocType::Report).collect();
-    // Lengths for BM25's normalisation: the text's terms, counted without making them.
-    let lengths: Vec<u32> = docs.par_iter().map(|d| count_tokens(&d.body)).collect();
-    let average_len = (lengths.iter().map(|&n| f64::from(n)).sum::<f64>() / lengths.len().max(1) as f64).max(1.0);
+    // Lengths for BM25's normalisation, in bytes of text: the levels are needed as each
+    // batch is added, before the terms of later documents are known.
+    let average_len = (docs.iter().map(|d| d.body.len() as f64).sum::<f64>() / docs.len().max(1) as f64).max(1.0);
 
     // Documents are tokenised in parallel a batch at a time and their postings encoded at
     // once, in document order: memory holds the encoded postings and one batch of terms,
@@ -74,7 +74,8 @@ pub fn browser_files<E: Send>(docs: &[SearchDoc], emit: &(dyn Fn(OutputFile) -> 
         let counted: Vec<Vec<(Cow<'_, str>, Occurrences)>> = group.par_iter().map(|d| count_terms(d)).collect();
         for (i, terms) in counted.into_iter().enumerate() {
             let number = batch * TOKENISE_BATCH + i;
-            let level_of = |o: Occurrences| o.level(lengths[number], average_len);
+            let body_len = group[i].body.len() as f64;
+            let level_of = |o: Occurrences| o.level(body_len, average_len);
             let number = u32::try_from(number).expect("fewer than 4 billion documents");
             for (term, occurrences) in terms {
                 let level = level_of(occurrences);
@@ -147,9 +148,9 @@ impl Occurrences {
     /// The document's score for the term, as a level from 1 to 26: BM25's term-frequency
     /// part for the text (k1 = 1.2, b = 0.75), plus a bonus per field, so that a whole ID
     /// outranks any text that mentions it, and a title word most text.
-    fn level(self, body_words: u32, average_len: f64) -> u8 {
+    fn level(self, body_len: f64, average_len: f64) -> u8 {
         let tf = f64::from(self.body);
-        let norm = 1.2 * (0.25 + 0.75 * f64::from(body_words) / average_len);
+        let norm = 1.2 * (0.25 + 0.75 * body_len / average_len);
         let mut score = if tf > 0.0 { tf * 2.2 / (tf + norm) } else { 0.0 };
         score += 4.0 * f64::from(u8::from(self.id));
         score += f64::from(u8::from(self.id_part));
@@ -159,9 +160,12 @@ impl Occurrences {
     }
 }
 
-/// The terms of one document, in byte order, with where they occur.
+/// The terms of one document, with where they occur (in no particular order: each term's
+/// postings are in document order whatever the order of a document's terms).
 fn count_terms(d: &SearchDoc) -> Vec<(Cow<'_, str>, Occurrences)> {
-    let mut terms: FxHashMap<Cow<'_, str>, Occurrences> = FxHashMap::default();
+    // About one distinct term per 24 bytes of text: sized once, not grown.
+    let mut terms: FxHashMap<Cow<'_, str>, Occurrences> =
+        FxHashMap::with_capacity_and_hasher(d.body.len() / 24 + 16, rustc_hash::FxBuildHasher);
     for_each_term(&d.body, |term, _| terms.entry(term).or_default().body += 1);
     for_each_term(&d.title, |term, _| terms.entry(term).or_default().title = true);
     for path in &d.paths {
@@ -179,9 +183,7 @@ fn count_terms(d: &SearchDoc) -> Vec<(Cow<'_, str>, Occurrences)> {
             }
         });
     }
-    let mut terms: Vec<(Cow<'_, str>, Occurrences)> = terms.into_iter().collect();
-    terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    terms
+    terms.into_iter().collect()
 }
 
 /// `text` lower-cased as `to_lowercase` (and JavaScript's `toLowerCase`) does, borrowed
@@ -213,13 +215,34 @@ fn is_joiner(c: char) -> bool {
 fn runs(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
-        let start = rest.find(char::is_alphanumeric)?;
+        let start = find_char(rest, char::is_alphanumeric)?;
         let run = &rest[start..];
-        let len = run.find(|c: char| !(c.is_alphanumeric() || is_joiner(c))).unwrap_or(run.len());
+        let len = find_char(run, |c| !(c.is_alphanumeric() || is_joiner(c))).unwrap_or(run.len());
         // `len` is at least 1: the run starts with a letter or digit.
         rest = &run[len..];
         Some(run[..len].trim_end_matches(is_joiner))
     })
+}
+
+/// `text.find(test)`, testing ASCII bytes without decoding them (most of the text).
+fn find_char(text: &str, test: impl Fn(char) -> bool) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at].is_ascii() {
+            if test(char::from(bytes[at])) {
+                return Some(at);
+            }
+            at += 1;
+        } else {
+            let c = text[at..].chars().next().expect("a character starts here");
+            if test(c) {
+                return Some(at);
+            }
+            at += c.len_utf8();
+        }
+    }
+    None
 }
 
 /// Calls `f` with every indexed term of `text`, lower-cased, and whether it is a compound.
@@ -255,24 +278,6 @@ fn sub<'a>(whole: &Cow<'a, str>, part: &str) -> Cow<'a, str> {
         }
         Cow::Owned(_) => Cow::Owned(part.to_string()),
     }
-}
-
-/// How many terms `for_each_term` gives for `text`, without allocating them.
-fn count_tokens(text: &str) -> u32 {
-    let mut count = 0u32;
-    for compound in runs(text) {
-        if compound.contains(is_joiner) && compound.len() <= MAX_TERM_BYTES {
-            let tails = compound.match_indices(is_joiner).filter(|(at, _)| compound[at + 1..].trim_start_matches(is_joiner).contains(is_joiner)).count();
-            count = count.saturating_add(1 + tails as u32);
-        }
-        for word in compound.split(is_joiner).filter(|w| !w.is_empty() && w.len() <= MAX_TERM_BYTES) {
-            let stop = word.len() <= 5 && STOP_WORDS.iter().any(|s| s.eq_ignore_ascii_case(word));
-            if !stop {
-                count = count.saturating_add(1);
-            }
-        }
-    }
-    count
 }
 
 /// A term's postings as the chunk files hold them: for each document, a letter `A`–`Z`
@@ -446,13 +451,6 @@ mod tests {
     }
 
     #[test]
-    fn tokens_are_counted_as_they_are_made() {
-        for text in ["See MEM-OBJ-raw in session.py, the files_modified field. Ünïcode x/", "plugin/exia_seed/rappel.py -- a//b THE The", "İstanbul ΣΑΣ ß", ""] {
-            assert_eq!(count_tokens(text) as usize, terms(text).len(), "{text}");
-        }
-    }
-
-    #[test]
     fn long_terms_are_skipped() {
         let long = "a".repeat(MAX_TERM_BYTES + 1);
         assert_eq!(terms(&format!("{long} ok")), [("ok".to_string(), false)]);
@@ -471,8 +469,8 @@ mod tests {
     fn a_whole_id_outranks_text() {
         let id = Occurrences { id: true, ..Occurrences::default() };
         let text = Occurrences { body: 12, title: true, ..Occurrences::default() };
-        assert!(id.level(100, 100.0) > text.level(100, 100.0));
-        assert!(text.level(100, 100.0) > Occurrences { body: 1, ..Occurrences::default() }.level(100, 100.0));
+        assert!(id.level(100.0, 100.0) > text.level(100.0, 100.0));
+        assert!(text.level(100.0, 100.0) > Occurrences { body: 1, ..Occurrences::default() }.level(100.0, 100.0));
     }
 
     #[test]
