@@ -220,7 +220,13 @@ fn record_document(system: &System, run: &Run, record: &Record) -> SearchDoc {
                     body.push('\n');
                 }
                 for field in &d.fields {
-                    body.push_str(&format!("{}: {}\n", field.name, plain_text(&field.value).trim()));
+                    body.push_str(&field.name);
+                    body.push_str(": ");
+                    match is_plain(&field.value) {
+                        true => body.push_str(field.value.trim()),
+                        false => body.push_str(plain_text(&field.value).trim()),
+                    }
+                    body.push('\n');
                 }
             }
         }
@@ -321,6 +327,25 @@ fn push_text(out: &mut String, event: &Event<'_>) {
     }
 }
 
+/// Whether `markdown` is one line that Markdown leaves as it is: no character that starts
+/// inline markup (an `_` only between letters or digits, where it cannot), and no block
+/// marker at its start. Most cells and field values are; parsing each was most of the
+/// time spent making the search documents.
+fn is_plain(markdown: &str) -> bool {
+    let text = markdown.trim();
+    let bytes = text.as_bytes();
+    let inline_ok = bytes.iter().enumerate().all(|(i, &b)| match b {
+        b'\\' | b'`' | b'*' | b'[' | b']' | b'<' | b'>' | b'&' | b'!' | b'|' | b'~' | b'{' | b'}' | b'\n' | b'\r' | b'\t' => false,
+        b'_' => i > 0 && i + 1 < bytes.len() && bytes[i - 1].is_ascii_alphanumeric() && bytes[i + 1].is_ascii_alphanumeric(),
+        _ => true,
+    });
+    // A list item (`- `, `+ `, `1. `, `2) `), a heading, a rule or a block quote.
+    let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+    let block_start = matches!(bytes.first(), Some(b'-' | b'+' | b'#' | b'=' | b'>'))
+        || (digits > 0 && matches!(bytes.get(digits), Some(b'.' | b')')));
+    inline_ok && !block_start
+}
+
 /// Markdown to plain text.
 pub fn plain_text(markdown: &str) -> String {
     let mut out = String::with_capacity(markdown.len());
@@ -347,6 +372,26 @@ mod tests {
         assert_eq!(sections.iter().map(|s| s.lines.clone()).collect::<Vec<_>>(), [0..2, 2..11, 11..15]);
         // Nothing left out without rows to skip.
         assert!(section_texts(markdown, &[])[1].text.contains("declared here"));
+    }
+
+    #[test]
+    fn plain_values_are_their_own_text() {
+        let values = [
+            "session JSON on disk (OBJ-13)", "files_modified, kept", "capped at last 20 turns (MAX_HISTORY_TURNS = 20)",
+            "2026 is a year", "  padded  ", "", "x", "a_b",
+        ];
+        for value in values {
+            assert!(is_plain(value), "{value}");
+            assert_eq!(plain_text(value).trim(), value.trim(), "{value}");
+        }
+        // Markup the shortcut must leave to the parser: each changes the text.
+        let marked = [
+            "*em*", "_em_", "a _b_ c", "`code`", "[link](x)", "a &amp; b", "a\\*b", "<b>x</b>", "- item", "+ item", "1. item",
+            "2) item", "# heading", "> quote", "~~gone~~", "a\nb", "x_", "_x", "a |b", "heading {#id}", "![img](x)",
+        ];
+        for value in marked {
+            assert!(!is_plain(value), "{value}");
+        }
     }
 
     #[test]
