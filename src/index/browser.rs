@@ -33,7 +33,7 @@ use rustc_hash::FxHashMap;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{DocType, SearchDoc};
+use super::{is_joiner, runs, DocType, SearchDoc};
 use crate::render::OutputFile;
 
 /// Where the browser index lives in the output.
@@ -204,45 +204,6 @@ fn lower(text: &str) -> Cow<'_, str> {
             Cow::Owned(lowered)
         }
     }
-}
-
-fn is_joiner(c: char) -> bool {
-    matches!(c, '_' | '.' | '/' | '-')
-}
-
-/// The runs of letters, digits and joiners in `text`, without joiners at their end: each
-/// is a compound when it holds a joiner, and its words are between the joiners.
-fn runs(text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        let start = find_char(rest, char::is_alphanumeric)?;
-        let run = &rest[start..];
-        let len = find_char(run, |c| !(c.is_alphanumeric() || is_joiner(c))).unwrap_or(run.len());
-        // `len` is at least 1: the run starts with a letter or digit.
-        rest = &run[len..];
-        Some(run[..len].trim_end_matches(is_joiner))
-    })
-}
-
-/// `text.find(test)`, testing ASCII bytes without decoding them (most of the text).
-fn find_char(text: &str, test: impl Fn(char) -> bool) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at].is_ascii() {
-            if test(char::from(bytes[at])) {
-                return Some(at);
-            }
-            at += 1;
-        } else {
-            let c = text[at..].chars().next().expect("a character starts here");
-            if test(c) {
-                return Some(at);
-            }
-            at += c.len_utf8();
-        }
-    }
-    None
 }
 
 /// Calls `f` with every indexed term of `text`, lower-cased, and whether it is a compound.

@@ -250,6 +250,55 @@ fn record_document(system: &System, run: &Run, record: &Record) -> SearchDoc {
     doc
 }
 
+/// A joiner of compound words (`files_modified`, `session.py`, `a/b`, `MEM-OBJ-raw`).
+fn is_joiner(c: char) -> bool {
+    matches!(c, '_' | '.' | '/' | '-')
+}
+
+/// The next run of letters, digits and joiners in `text` at or after byte `from`: its
+/// range, without joiners at its end, and where to look for the one after. Both indexes
+/// find words and compounds in these runs: a compound is a run that holds a joiner, its
+/// words are between the joiners.
+fn next_run(text: &str, from: usize) -> Option<(Range<usize>, usize)> {
+    let start = from + find_char(&text[from..], char::is_alphanumeric)?;
+    let run = &text[start..];
+    // At least 1: the run starts with a letter or digit.
+    let len = find_char(run, |c| !(c.is_alphanumeric() || is_joiner(c))).unwrap_or(run.len());
+    let word = run[..len].trim_end_matches(is_joiner);
+    Some((start..start + word.len(), start + len))
+}
+
+/// The runs of `text` (see [`next_run`]).
+fn runs(text: &str) -> impl Iterator<Item = &str> {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let (run, next) = next_run(text, from)?;
+        from = next;
+        Some(&text[run])
+    })
+}
+
+/// `text.find(test)`, testing ASCII bytes without decoding them (most of the text).
+fn find_char(text: &str, test: impl Fn(char) -> bool) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at].is_ascii() {
+            if test(char::from(bytes[at])) {
+                return Some(at);
+            }
+            at += 1;
+        } else {
+            let c = text[at..].chars().next().expect("a character starts here");
+            if test(c) {
+                return Some(at);
+            }
+            at += c.len_utf8();
+        }
+    }
+    None
+}
+
 struct SectionText {
     /// Index into `Report::sections`; `None` for text before the first heading.
     heading: Option<usize>,
@@ -392,6 +441,13 @@ mod tests {
         for value in marked {
             assert!(!is_plain(value), "{value}");
         }
+    }
+
+    #[test]
+    fn runs_are_words_and_compounds_without_trailing_joiners() {
+        let text = "See _x_ in plugin/exia_seed/rappel.py. Ünïcode—mots; a--b x/ é";
+        assert_eq!(runs(text).collect::<Vec<_>>(), ["See", "x", "in", "plugin/exia_seed/rappel.py", "Ünïcode", "mots", "a--b", "x", "é"]);
+        assert_eq!(runs(" .-_ ").count(), 0);
     }
 
     #[test]

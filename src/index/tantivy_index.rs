@@ -226,8 +226,9 @@ impl Default for Fields {
 
 /// Emits only compound words: runs of letters and digits joined by `_ . / -`
 /// (`files_modified`, `session.py`, `plugin/exia_seed/rappel.py`, `MEM-OBJ-raw`), without
-/// separators at either end. Plain words are in `body` already. (A hand-written scan:
-/// a Unicode regex here spent most of its time building DFA states.)
+/// separators at either end: the runs of the browser index that hold a joiner, found by
+/// the same scan. Plain words are in `body` already. (A hand-written scan: a Unicode
+/// regex here spent most of its time building DFA states.)
 #[derive(Clone, Default)]
 struct CompoundTokenizer {
     token: Token,
@@ -247,34 +248,21 @@ impl Tokenizer for CompoundTokenizer {
     }
 }
 
-fn is_joiner(c: char) -> bool {
-    matches!(c, '_' | '.' | '/' | '-')
-}
-
 impl TokenStream for CompoundTokenStream<'_> {
     fn advance(&mut self) -> bool {
-        while self.at < self.text.len() {
-            let rest = &self.text[self.at..];
-            // Skip to the next letter or digit.
-            let Some(skip) = rest.find(char::is_alphanumeric) else {
-                self.at = self.text.len();
-                return false;
-            };
-            let start = self.at + skip;
-            let run = &self.text[start..];
-            let len = run.find(|c: char| !(c.is_alphanumeric() || is_joiner(c))).unwrap_or(run.len());
-            // Trailing joiners (`session.py.`, `path/`) are not part of the word.
-            let word = run[..len].trim_end_matches(is_joiner);
-            self.at = start + len.max(1);
-            if word.contains(is_joiner) {
+        while let Some((run, next)) = super::next_run(self.text, self.at) {
+            self.at = next;
+            let word = &self.text[run.clone()];
+            if word.contains(super::is_joiner) {
                 self.token.text.clear();
                 self.token.text.push_str(word);
-                self.token.offset_from = start;
-                self.token.offset_to = start + word.len();
+                self.token.offset_from = run.start;
+                self.token.offset_to = run.end;
                 self.token.position = self.token.position.wrapping_add(1);
                 return true;
             }
         }
+        self.at = self.text.len();
         false
     }
 
