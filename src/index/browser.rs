@@ -208,9 +208,22 @@ fn lower(text: &str) -> Cow<'_, str> {
 
 /// Calls `f` with every indexed term of `text`, lower-cased, and whether it is a compound.
 fn for_each_term<'a>(text: &'a str, mut f: impl FnMut(Cow<'a, str>, bool)) {
-    for compound in runs(text) {
-        if compound.contains(is_joiner) && compound.len() <= MAX_TERM_BYTES {
-            let whole = lower(compound);
+    let word = |word: &'a str, f: &mut dyn FnMut(Cow<'a, str>, bool)| {
+        if !word.is_empty() && word.len() <= MAX_TERM_BYTES {
+            let word = lower(word);
+            // The longest stop word has four letters.
+            if word.len() > 4 || !STOP_WORDS.contains(&&*word) {
+                f(word, false);
+            }
+        }
+    };
+    for (run, compound) in runs(text) {
+        if !compound {
+            word(run, &mut f);
+            continue;
+        }
+        if run.len() <= MAX_TERM_BYTES {
+            let whole = lower(run);
             // Its tails too, so that `aretes.json` finds `graphe/aretes.json`; its heads
             // are found by prefix.
             for (at, _) in whole.match_indices(is_joiner) {
@@ -221,11 +234,8 @@ fn for_each_term<'a>(text: &'a str, mut f: impl FnMut(Cow<'a, str>, bool)) {
             }
             f(whole, true);
         }
-        for word in compound.split(is_joiner).filter(|w| !w.is_empty() && w.len() <= MAX_TERM_BYTES) {
-            let word = lower(word);
-            if !STOP_WORDS.contains(&&*word) {
-                f(word, false);
-            }
+        for part in run.split(is_joiner) {
+            word(part, &mut f);
         }
     }
 }

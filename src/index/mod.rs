@@ -255,48 +255,102 @@ fn is_joiner(c: char) -> bool {
     matches!(c, '_' | '.' | '/' | '-')
 }
 
-/// The next run of letters, digits and joiners in `text` at or after byte `from`: its
-/// range, without joiners at its end, and where to look for the one after. Both indexes
-/// find words and compounds in these runs: a compound is a run that holds a joiner, its
-/// words are between the joiners.
-fn next_run(text: &str, from: usize) -> Option<(Range<usize>, usize)> {
-    let start = from + find_char(&text[from..], char::is_alphanumeric)?;
-    let run = &text[start..];
-    // At least 1: the run starts with a letter or digit.
-    let len = find_char(run, |c| !(c.is_alphanumeric() || is_joiner(c))).unwrap_or(run.len());
-    let word = run[..len].trim_end_matches(is_joiner);
-    Some((start..start + word.len(), start + len))
+/// A run of letters, digits and joiners, without joiners at its end.
+struct TextRun {
+    /// Where it is in the text.
+    range: Range<usize>,
+    /// Where to look for the next run.
+    next: usize,
+    /// Whether it holds a joiner: a compound, whose words are between the joiners.
+    compound: bool,
 }
 
-/// The runs of `text` (see [`next_run`]).
-fn runs(text: &str) -> impl Iterator<Item = &str> {
-    let mut from = 0;
-    std::iter::from_fn(move || {
-        let (run, next) = next_run(text, from)?;
-        from = next;
-        Some(&text[run])
-    })
+/// What a byte is to [`next_run`].
+#[derive(Clone, Copy, PartialEq)]
+enum ByteClass {
+    /// An ASCII letter or digit.
+    Alphanumeric,
+    /// `_ . / -`.
+    Joiner,
+    /// Any other ASCII character.
+    Other,
+    /// A byte of a character beyond ASCII: the character decides.
+    Wide,
 }
 
-/// `text.find(test)`, testing ASCII bytes without decoding them (most of the text).
-fn find_char(text: &str, test: impl Fn(char) -> bool) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at].is_ascii() {
-            if test(char::from(bytes[at])) {
-                return Some(at);
-            }
-            at += 1;
+/// The class of every byte, so that ASCII text (most of it) is scanned a byte at a time.
+static BYTE_CLASSES: [ByteClass; 256] = {
+    let mut classes = [ByteClass::Other; 256];
+    let mut b = 0;
+    while b < 256 {
+        classes[b] = if b >= 128 {
+            ByteClass::Wide
+        } else if (b as u8).is_ascii_alphanumeric() {
+            ByteClass::Alphanumeric
+        } else if matches!(b as u8, b'_' | b'.' | b'/' | b'-') {
+            ByteClass::Joiner
         } else {
-            let c = text[at..].chars().next().expect("a character starts here");
-            if test(c) {
-                return Some(at);
+            ByteClass::Other
+        };
+        b += 1;
+    }
+    classes
+};
+
+/// The next run of letters, digits and joiners in `text` at or after byte `from`. Both
+/// indexes find their words and compounds in these runs.
+fn next_run(text: &str, from: usize) -> Option<TextRun> {
+    let bytes = text.as_bytes();
+    let wide = |at: usize| text[at..].chars().next().expect("a character starts here");
+    let mut at = from;
+    loop {
+        match BYTE_CLASSES[usize::from(*bytes.get(at)?)] {
+            ByteClass::Alphanumeric => break,
+            ByteClass::Wide => {
+                let c = wide(at);
+                if c.is_alphanumeric() {
+                    break;
+                }
+                at += c.len_utf8();
             }
-            at += c.len_utf8();
+            ByteClass::Joiner | ByteClass::Other => at += 1,
         }
     }
-    None
+    let start = at;
+    let (mut end, mut joiner_pending, mut compound) = (at, false, false);
+    while let Some(&b) = bytes.get(at) {
+        match BYTE_CLASSES[usize::from(b)] {
+            ByteClass::Alphanumeric => at += 1,
+            ByteClass::Joiner => {
+                at += 1;
+                joiner_pending = true;
+                continue;
+            }
+            ByteClass::Wide => {
+                let c = wide(at);
+                if !c.is_alphanumeric() {
+                    break;
+                }
+                at += c.len_utf8();
+            }
+            ByteClass::Other => break,
+        }
+        // A letter or digit: the run reaches here, and a joiner before it is inside.
+        end = at;
+        compound |= joiner_pending;
+        joiner_pending = false;
+    }
+    Some(TextRun { range: start..end, next: at, compound })
+}
+
+/// The runs of `text` (see [`next_run`]), and whether each is a compound.
+fn runs(text: &str) -> impl Iterator<Item = (&str, bool)> {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let run = next_run(text, from)?;
+        from = run.next;
+        Some((&text[run.range], run.compound))
+    })
 }
 
 struct SectionText {
@@ -446,7 +500,12 @@ mod tests {
     #[test]
     fn runs_are_words_and_compounds_without_trailing_joiners() {
         let text = "See _x_ in plugin/exia_seed/rappel.py. Ünïcode—mots; a--b x/ é";
-        assert_eq!(runs(text).collect::<Vec<_>>(), ["See", "x", "in", "plugin/exia_seed/rappel.py", "Ünïcode", "mots", "a--b", "x", "é"]);
+        let found: Vec<(&str, bool)> = runs(text).collect();
+        let expected = [
+            ("See", false), ("x", false), ("in", false), ("plugin/exia_seed/rappel.py", true), ("Ünïcode", false),
+            ("mots", false), ("a--b", true), ("x", false), ("é", false),
+        ];
+        assert_eq!(found, expected);
         assert_eq!(runs(" .-_ ").count(), 0);
     }
 

@@ -250,14 +250,13 @@ impl Tokenizer for CompoundTokenizer {
 
 impl TokenStream for CompoundTokenStream<'_> {
     fn advance(&mut self) -> bool {
-        while let Some((run, next)) = super::next_run(self.text, self.at) {
-            self.at = next;
-            let word = &self.text[run.clone()];
-            if word.contains(super::is_joiner) {
+        while let Some(run) = super::next_run(self.text, self.at) {
+            self.at = run.next;
+            if run.compound {
                 self.token.text.clear();
-                self.token.text.push_str(word);
-                self.token.offset_from = run.start;
-                self.token.offset_to = run.end;
+                self.token.text.push_str(&self.text[run.range.clone()]);
+                self.token.offset_from = run.range.start;
+                self.token.offset_to = run.range.end;
                 self.token.position = self.token.position.wrapping_add(1);
                 return true;
             }
