@@ -111,13 +111,6 @@ impl Stopwatch {
     }
 }
 
-/// Runs `f` and returns its result with how long it took.
-fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
-    let started = Instant::now();
-    let value = f();
-    (value, started.elapsed())
-}
-
 impl Outcome {
     /// True when any diagnostic is an error.
     pub fn has_errors(&self) -> bool {
@@ -378,18 +371,11 @@ fn run(
         // The search indexes are output only: they can say nothing about the content, so
         // `check` does not make them.
         let published_base = publish::published_base(&base_url);
-        let make_indexes = || -> Result<Option<(Duration, Duration)>, PipelineError> {
+        let make_indexes = || -> Result<Option<index::IndexTimes>, PipelineError> {
             if mode == Mode::Check || !options.search_index {
                 return Ok(None);
             }
-            let docs = index::documents(&site);
-            let ((tantivy, tantivy_time), (browser, browser_time)) = rayon::join(
-                || timed(|| index::tantivy_files(&docs, &published_base, &put)),
-                || timed(|| index::browser_files(&docs, &put)),
-            );
-            tantivy?;
-            browser?;
-            Ok(Some((tantivy_time, browser_time)))
+            Ok(Some(index::search_indexes(&site, &published_base, &put)?))
         };
         let mut index_times = None;
         let mut paths = if mode == Mode::InPlace {
@@ -438,9 +424,9 @@ fn run(
                 clock.lap("search indexes");
             }
         }
-        if let Some((tantivy_time, browser_time)) = index_times {
-            clock.laps.push(("  tantivy index", tantivy_time));
-            clock.laps.push(("  browser index", browser_time));
+        if let Some(times) = index_times {
+            clock.laps.push(("  tantivy index", times.tantivy));
+            clock.laps.push(("  browser index", times.browser));
         }
         summary.files = paths.len() + more_files.load(std::sync::atomic::Ordering::Relaxed);
         if mode != Mode::Check && clean {

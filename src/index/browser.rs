@@ -40,8 +40,6 @@ use crate::render::OutputFile;
 pub const BROWSER_DIR: &str = "search/browser";
 /// The format name in `meta.json`; `search.js` refuses any other.
 const FORMAT: &str = "casebook.browser-search/1";
-/// Documents tokenised at once (in parallel) before their postings are added.
-const TOKENISE_BATCH: usize = 4096;
 /// Documents per `d/N.json`: ten results fetch at most ten small files.
 const DOCS_PER_CHUNK: usize = 16;
 /// A term chunk is closed once it holds this many bytes (a term with longer postings
@@ -57,72 +55,98 @@ const STOP_WORDS: [&str; 27] = [
     "or", "that", "the", "this", "to", "was", "were", "will", "with",
 ];
 
-/// Builds the browser index of `docs` (reports are left out: their sections stand for
-/// them), handing each file to `emit` as it is made. URLs are root-relative; the search
-/// page adds the base path.
-pub fn browser_files<E: Send>(docs: &[SearchDoc], emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
-    let docs: Vec<&SearchDoc> = docs.iter().filter(|d| d.doc_type != DocType::Report).collect();
-    // Lengths for BM25's normalisation, in bytes of text: the levels are needed as each
-    // batch is added, before the terms of later documents are known.
-    let average_len = (docs.iter().map(|d| d.body.len() as f64).sum::<f64>() / docs.len().max(1) as f64).max(1.0);
+/// The browser index being made: documents are added a batch at a time, in site order
+/// (reports are left out: their sections stand for them), and [`BrowserIndex::finish`]
+/// writes the term chunks and facets. URLs are root-relative; the search page adds the
+/// base path.
+#[derive(Default)]
+pub struct BrowserIndex {
+    /// Each term's postings, levels not yet known (they need the average length).
+    postings: FxHashMap<String, RawPostings>,
+    /// Each document's length in terms, for BM25's normalisation.
+    lengths: Vec<u32>,
+    /// Documents added but not yet written to a `d/N.json` (fewer than a chunk).
+    unshown: Vec<ShownDoc>,
+    /// `d/N.json` files written.
+    shown_chunks: usize,
+    facets: FacetValues,
+}
 
-    // Documents are tokenised in parallel a batch at a time and their postings encoded at
-    // once, in document order: memory holds the encoded postings and one batch of terms,
-    // never every document's terms.
-    let mut postings: FxHashMap<String, Postings> = FxHashMap::default();
-    for (batch, group) in docs.chunks(TOKENISE_BATCH).enumerate() {
-        let counted: Vec<Vec<(Cow<'_, str>, Occurrences)>> = group.par_iter().map(|d| count_terms(d)).collect();
-        for (i, terms) in counted.into_iter().enumerate() {
-            let number = batch * TOKENISE_BATCH + i;
-            let body_len = group[i].body.len() as f64;
-            let level_of = |o: Occurrences| o.level(body_len, average_len);
-            let number = u32::try_from(number).expect("fewer than 4 billion documents");
+impl BrowserIndex {
+    /// Adds `docs` (tokenised in parallel, their postings added in document order), handing
+    /// each full `d/N.json` to `emit`.
+    pub fn add<E: Send>(&mut self, docs: &[SearchDoc], emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
+        let docs: Vec<&SearchDoc> = docs.iter().filter(|d| d.doc_type != DocType::Report).collect();
+        let counted: Vec<(Vec<(Cow<'_, str>, Occurrences)>, u32)> = docs.par_iter().map(|d| count_terms(d)).collect();
+        for (terms, length) in counted {
+            let number = u32::try_from(self.lengths.len()).expect("fewer than 4 billion documents");
+            self.lengths.push(length);
             for (term, occurrences) in terms {
-                let level = level_of(occurrences);
-                match postings.get_mut(&*term) {
-                    Some(list) => list.push(number, level),
-                    None => postings.entry(term.into_owned()).or_default().push(number, level),
+                match self.postings.get_mut(&*term) {
+                    Some(list) => list.push(number, occurrences),
+                    None => self.postings.entry(term.into_owned()).or_default().push(number, occurrences),
                 }
             }
         }
-    }
-    let mut terms: Vec<(String, Postings)> = postings.into_iter().collect();
-    terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-
-    let mut chunk_starts = Vec::new();
-    let mut chunk = String::new();
-    for (term, list) in terms {
-        if chunk.is_empty() {
-            chunk_starts.push(term.clone());
+        for d in &docs {
+            self.facets.add(d);
+            self.unshown.push(ShownDoc::of(d));
         }
-        chunk.push_str(&term);
-        chunk.push('\t');
-        chunk.push_str(&list.encoded);
-        chunk.push('\n');
-        if chunk.len() >= TERM_CHUNK_BYTES {
-            emit(file(format!("t/{}.txt", chunk_starts.len() - 1), std::mem::take(&mut chunk).into_bytes()))?;
+        while self.unshown.len() >= DOCS_PER_CHUNK {
+            let rest = self.unshown.split_off(DOCS_PER_CHUNK);
+            let chunk = std::mem::replace(&mut self.unshown, rest);
+            self.emit_shown(&chunk, emit)?;
         }
-    }
-    if !chunk.is_empty() {
-        emit(file(format!("t/{}.txt", chunk_starts.len() - 1), chunk.into_bytes()))?;
+        Ok(())
     }
 
-    docs.par_chunks(DOCS_PER_CHUNK).enumerate().try_for_each(|(i, group)| {
-        let shown: Vec<ShownDoc<'_>> = group.iter().map(|d| ShownDoc::of(d)).collect();
-        emit(file(format!("d/{i}.json"), serde_json::to_vec(&shown).expect("documents serialise")))
-    })?;
+    fn emit_shown<E>(&mut self, chunk: &[ShownDoc], emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
+        emit(file(format!("d/{}.json", self.shown_chunks), serde_json::to_vec(chunk).expect("documents serialise")))?;
+        self.shown_chunks += 1;
+        Ok(())
+    }
 
-    let facets = Facets::of(&docs);
-    let meta = Meta {
-        format: FORMAT,
-        documents: docs.len(),
-        docs_per_chunk: DOCS_PER_CHUNK,
-        term_chunks: chunk_starts,
-        stop_words: &STOP_WORDS,
-        totals: facets.totals(),
-    };
-    emit(file("meta.json".to_string(), serde_json::to_vec(&meta).expect("meta serialises")))?;
-    emit(file("facets.json".to_string(), serde_json::to_vec(&facets).expect("facets serialise")))
+    /// Writes the term chunks, the last documents, the facets and `meta.json`.
+    pub fn finish<E>(mut self, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
+        let unshown = std::mem::take(&mut self.unshown);
+        if !unshown.is_empty() {
+            self.emit_shown(&unshown, emit)?;
+        }
+        let documents = self.lengths.len();
+        let average_len = (self.lengths.iter().map(|&n| f64::from(n)).sum::<f64>() / documents.max(1) as f64).max(1.0);
+        let mut terms: Vec<(String, RawPostings)> = self.postings.into_iter().collect();
+        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+
+        let mut chunk_starts = Vec::new();
+        let mut chunk = String::new();
+        for (term, list) in terms {
+            if chunk.is_empty() {
+                chunk_starts.push(term.clone());
+            }
+            chunk.push_str(&term);
+            chunk.push('\t');
+            list.encode(&self.lengths, average_len, &mut chunk);
+            chunk.push('\n');
+            if chunk.len() >= TERM_CHUNK_BYTES {
+                emit(file(format!("t/{}.txt", chunk_starts.len() - 1), std::mem::take(&mut chunk).into_bytes()))?;
+            }
+        }
+        if !chunk.is_empty() {
+            emit(file(format!("t/{}.txt", chunk_starts.len() - 1), chunk.into_bytes()))?;
+        }
+
+        let facets = self.facets.finish();
+        let meta = Meta {
+            format: FORMAT,
+            documents,
+            docs_per_chunk: DOCS_PER_CHUNK,
+            term_chunks: chunk_starts,
+            stop_words: &STOP_WORDS,
+            totals: facets.totals(),
+        };
+        emit(file("meta.json".to_string(), serde_json::to_vec(&meta).expect("meta serialises")))?;
+        emit(file("facets.json".to_string(), serde_json::to_vec(&facets).expect("facets serialise")))
+    }
 }
 
 fn file(name: String, bytes: Vec<u8>) -> OutputFile {
@@ -144,7 +168,26 @@ struct Occurrences {
     path: bool,
 }
 
+/// Times in the text counted in postings at most (the level hardly grows beyond).
+const MAX_BODY_COUNT: u32 = 15;
+
 impl Occurrences {
+    /// One byte: the times in the text (at most [`MAX_BODY_COUNT`]) and the four places.
+    fn packed(self) -> u8 {
+        let body = self.body.min(MAX_BODY_COUNT) as u8;
+        body | u8::from(self.id) << 4 | u8::from(self.id_part) << 5 | u8::from(self.title) << 6 | u8::from(self.path) << 7
+    }
+
+    fn unpacked(byte: u8) -> Self {
+        Occurrences {
+            body: u32::from(byte & 0x0f),
+            id: byte & 0x10 != 0,
+            id_part: byte & 0x20 != 0,
+            title: byte & 0x40 != 0,
+            path: byte & 0x80 != 0,
+        }
+    }
+
     /// The document's score for the term, as a level from 1 to 26: BM25's term-frequency
     /// part for the text (k1 = 1.2, b = 0.75), plus a bonus per field, so that a whole ID
     /// outranks any text that mentions it, and a title word most text.
@@ -161,12 +204,17 @@ impl Occurrences {
 }
 
 /// The terms of one document, with where they occur (in no particular order: each term's
-/// postings are in document order whatever the order of a document's terms).
-fn count_terms(d: &SearchDoc) -> Vec<(Cow<'_, str>, Occurrences)> {
+/// postings are in document order whatever the order of a document's terms), and the
+/// number of terms in its text.
+fn count_terms(d: &SearchDoc) -> (Vec<(Cow<'_, str>, Occurrences)>, u32) {
     // About one distinct term per 24 bytes of text: sized once, not grown.
     let mut terms: FxHashMap<Cow<'_, str>, Occurrences> =
         FxHashMap::with_capacity_and_hasher(d.body.len() / 24 + 16, rustc_hash::FxBuildHasher);
-    for_each_term(&d.body, |term, _| terms.entry(term).or_default().body += 1);
+    let mut length = 0u32;
+    for_each_term(&d.body, |term, _| {
+        length = length.saturating_add(1);
+        terms.entry(term).or_default().body += 1;
+    });
     for_each_term(&d.title, |term, _| terms.entry(term).or_default().title = true);
     for path in &d.paths {
         for_each_term(path, |term, _| terms.entry(term).or_default().path = true);
@@ -183,7 +231,7 @@ fn count_terms(d: &SearchDoc) -> Vec<(Cow<'_, str>, Occurrences)> {
             }
         });
     }
-    terms.into_iter().collect()
+    (terms.into_iter().collect(), length)
 }
 
 /// `text` lower-cased as `to_lowercase` (and JavaScript's `toLowerCase`) does, borrowed
@@ -251,20 +299,47 @@ fn sub<'a>(whole: &Cow<'a, str>, part: &str) -> Cow<'a, str> {
     }
 }
 
-/// A term's postings as the chunk files hold them: for each document, a letter `A`–`Z`
-/// for the level, then the gap from the previous document in base 36.
+/// A term's postings while documents are added: for each document, its [`Occurrences`]
+/// packed in a byte, then the gap from the previous document as a LEB128 number. They
+/// become levels once the average length is known ([`RawPostings::encode`]).
 #[derive(Default)]
-struct Postings {
-    encoded: String,
+struct RawPostings {
+    bytes: Vec<u8>,
     last: u32,
 }
 
-impl Postings {
+impl RawPostings {
     /// Adds a document (numbers only grow).
-    fn push(&mut self, doc: u32, level: u8) {
-        self.encoded.push(char::from(b'A' + (level - 1)));
-        push_base36(doc - self.last, &mut self.encoded);
+    fn push(&mut self, doc: u32, occurrences: Occurrences) {
+        self.bytes.push(occurrences.packed());
+        let mut gap = doc - self.last;
+        while gap >= 0x80 {
+            self.bytes.push((gap & 0x7f) as u8 | 0x80);
+            gap >>= 7;
+        }
+        self.bytes.push(gap as u8);
         self.last = doc;
+    }
+
+    /// The postings as the chunk files hold them: for each document, a letter `A`–`Z` for
+    /// its level, then the gap from the previous document in base 36.
+    fn encode(&self, lengths: &[u32], average_len: f64, out: &mut String) {
+        let mut bytes = self.bytes.iter().copied();
+        let mut doc = 0u32;
+        while let Some(packed) = bytes.next() {
+            let mut gap = 0u32;
+            for shift in (0..).step_by(7) {
+                let byte = bytes.next().expect("a gap follows each document");
+                gap |= u32::from(byte & 0x7f) << shift;
+                if byte < 0x80 {
+                    break;
+                }
+            }
+            doc += gap;
+            let level = Occurrences::unpacked(packed).level(f64::from(lengths[doc as usize]), average_len);
+            out.push(char::from(b'A' + (level - 1)));
+            push_base36(gap, out);
+        }
     }
 }
 
@@ -294,10 +369,10 @@ struct Meta<'a> {
 
 /// What a result shows: `[url, title, where, text]`.
 #[derive(Serialize)]
-struct ShownDoc<'a>(&'a str, &'a str, String, String);
+struct ShownDoc(String, String, String, String);
 
-impl<'a> ShownDoc<'a> {
-    fn of(d: &'a SearchDoc) -> Self {
+impl ShownDoc {
+    fn of(d: &SearchDoc) -> Self {
         let place = [d.system.1.as_str(), d.run.as_str(), d.doc_type.as_str()].join(" · ");
         let mut text = String::with_capacity(SNIPPET_SOURCE_CHARS + 8);
         for word in d.body.split_whitespace() {
@@ -309,7 +384,93 @@ impl<'a> ShownDoc<'a> {
             }
             text.push_str(word);
         }
-        ShownDoc(&d.path, &d.title, place, text)
+        ShownDoc(d.path.clone(), d.title.clone(), place, text)
+    }
+}
+
+/// The facet values of the documents added so far: each value numbered as first seen.
+#[derive(Default)]
+struct FacetValues {
+    systems: Interner,
+    kinds: Interner,
+    statuses: Interner,
+    /// Each document's system, kind and statuses, by those numbers.
+    docs: Vec<(usize, Option<usize>, Vec<usize>)>,
+}
+
+#[derive(Default)]
+struct Interner {
+    numbers: FxHashMap<String, usize>,
+    names: Vec<String>,
+}
+
+impl Interner {
+    fn number(&mut self, name: &str) -> usize {
+        if let Some(&n) = self.numbers.get(name) {
+            return n;
+        }
+        self.names.push(name.to_string());
+        self.numbers.insert(name.to_string(), self.names.len() - 1);
+        self.names.len() - 1
+    }
+
+    /// The names in byte order, and each number's place among them.
+    fn sorted(self) -> (Vec<String>, Vec<usize>) {
+        let mut order: Vec<usize> = (0..self.names.len()).collect();
+        order.sort_by(|&a, &b| self.names[a].cmp(&self.names[b]));
+        let mut place = vec![0; order.len()];
+        for (i, &n) in order.iter().enumerate() {
+            place[n] = i;
+        }
+        let mut names = self.names;
+        let sorted = order.iter().map(|&n| std::mem::take(&mut names[n])).collect();
+        (sorted, place)
+    }
+}
+
+impl FacetValues {
+    fn add(&mut self, d: &SearchDoc) {
+        let system = self.systems.number(&d.system.1);
+        let kind = d.kind.as_deref().map(|k| self.kinds.number(k));
+        let statuses = d.statuses.iter().map(|v| self.statuses.number(v)).collect();
+        self.docs.push((system, kind, statuses));
+    }
+
+    fn finish(self) -> Facets {
+        let (systems, system_place) = self.systems.sorted();
+        let (kinds, kind_place) = self.kinds.sorted();
+        let (statuses, status_place) = self.statuses.sorted();
+        let mut counts: BTreeMap<&'static str, Vec<usize>> = BTreeMap::from([
+            ("system", vec![0; systems.len()]),
+            ("kind", vec![0; kinds.len()]),
+            ("status", vec![0; statuses.len()]),
+        ]);
+        let mut status_sets: Vec<Vec<usize>> = vec![Vec::new()];
+        let (mut system, mut kind, mut status) = (Vec::new(), Vec::new(), Vec::new());
+        for (s, k, set) in self.docs {
+            let s = system_place[s];
+            counts.get_mut("system").expect("present")[s] += 1;
+            push_run(&mut system, s as i64);
+            let k = k.map(|k| kind_place[k]);
+            if let Some(k) = k {
+                counts.get_mut("kind").expect("present")[k] += 1;
+            }
+            push_run(&mut kind, k.map_or(-1, |k| k as i64));
+            let set: Vec<usize> = set.into_iter().map(|v| status_place[v]).collect();
+            for &v in &set {
+                counts.get_mut("status").expect("present")[v] += 1;
+            }
+            let set_number = match status_sets.iter().position(|s| *s == set) {
+                Some(n) => n,
+                None => {
+                    status_sets.push(set);
+                    status_sets.len() - 1
+                }
+            };
+            push_run(&mut status, set_number as i64);
+        }
+        let values = BTreeMap::from([("system", systems), ("kind", kinds), ("status", statuses)]);
+        Facets { values, system, kind, status, status_sets, counts }
     }
 }
 
@@ -327,51 +488,6 @@ struct Facets {
 }
 
 impl Facets {
-    fn of(docs: &[&SearchDoc]) -> Self {
-        let sorted = |values: &mut dyn Iterator<Item = String>| -> Vec<String> {
-            let mut all: Vec<String> = values.collect();
-            all.sort();
-            all.dedup();
-            all
-        };
-        let systems = sorted(&mut docs.iter().map(|d| d.system.1.clone()));
-        let kinds = sorted(&mut docs.iter().filter_map(|d| d.kind.clone()));
-        let statuses = sorted(&mut docs.iter().flat_map(|d| d.statuses.iter().cloned()));
-        let position = |values: &[String], value: &str| values.binary_search_by(|v| v.as_str().cmp(value)).expect("collected above");
-
-        let mut counts: BTreeMap<&'static str, Vec<usize>> = BTreeMap::from([
-            ("system", vec![0; systems.len()]),
-            ("kind", vec![0; kinds.len()]),
-            ("status", vec![0; statuses.len()]),
-        ]);
-        let mut status_sets: Vec<Vec<usize>> = vec![Vec::new()];
-        let (mut system, mut kind, mut status) = (Vec::new(), Vec::new(), Vec::new());
-        for d in docs {
-            let s = position(&systems, &d.system.1);
-            counts.get_mut("system").expect("present")[s] += 1;
-            push_run(&mut system, s as i64);
-            let k = d.kind.as_deref().map(|k| position(&kinds, k));
-            if let Some(k) = k {
-                counts.get_mut("kind").expect("present")[k] += 1;
-            }
-            push_run(&mut kind, k.map_or(-1, |k| k as i64));
-            let set: Vec<usize> = d.statuses.iter().map(|v| position(&statuses, v)).collect();
-            for &v in &set {
-                counts.get_mut("status").expect("present")[v] += 1;
-            }
-            let set_number = match status_sets.iter().position(|s| *s == set) {
-                Some(n) => n,
-                None => {
-                    status_sets.push(set);
-                    status_sets.len() - 1
-                }
-            };
-            push_run(&mut status, set_number as i64);
-        }
-        let values = BTreeMap::from([("system", systems), ("kind", kinds), ("status", statuses)]);
-        Facets { values, system, kind, status, status_sets, counts }
-    }
-
     fn totals(&self) -> BTreeMap<&'static str, BTreeMap<String, usize>> {
         self.values
             .iter()
@@ -429,11 +545,29 @@ mod tests {
 
     #[test]
     fn postings_are_levels_and_gaps() {
-        let mut postings = Postings::default();
-        for (doc, level) in [(0, 1), (5, 26), (41, 3)] {
-            postings.push(doc, level);
+        let none = Occurrences::default();
+        let all = Occurrences { body: 40, id: true, id_part: true, title: true, path: true };
+        let once = Occurrences { body: 1, ..none };
+        let mut postings = RawPostings::default();
+        // Gaps of 0, 5, 36 and 200 (two bytes of LEB128).
+        for (doc, occurrences) in [(0, none), (5, all), (41, once), (241, once)] {
+            postings.push(doc, occurrences);
         }
-        assert_eq!(postings.encoded, "A0Z5C10");
+        let lengths = vec![10; 242];
+        let mut encoded = String::new();
+        postings.encode(&lengths, 10.0, &mut encoded);
+        let letter = |o: Occurrences| char::from(b'A' + o.level(10.0, 10.0) - 1);
+        assert_eq!(encoded, format!("{}0{}5{}10{}5k", letter(none), letter(all), letter(once), letter(once)));
+        assert_eq!(letter(none), 'A');
+        assert_eq!(encoded.chars().nth(2), Some('Y'), "every place, and the text 15 times (counted at most): {encoded}");
+    }
+
+    #[test]
+    fn occurrences_fit_a_byte() {
+        let all = Occurrences { body: 9, id: true, id_part: false, title: true, path: false };
+        assert_eq!(Occurrences::unpacked(all.packed()), all);
+        let many = Occurrences { body: 1000, ..Occurrences::default() };
+        assert_eq!(Occurrences::unpacked(many.packed()).body, MAX_BODY_COUNT);
     }
 
     #[test]

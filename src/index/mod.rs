@@ -14,15 +14,18 @@ mod browser;
 mod tantivy_index;
 
 use std::ops::Range;
+use std::time::{Duration, Instant};
 
 use pulldown_cmark::{Event, Tag, TagEnd};
+use rayon::prelude::*;
 
 use crate::model::{DeclarationForm, Publication, Record, Report, Run, Site, System};
 use crate::parse::markdown_options;
+use crate::render::OutputFile;
 use crate::urls;
 
-pub use browser::{browser_files, BROWSER_DIR};
-pub use tantivy_index::{tantivy_files, Fields, TANTIVY_DIR};
+pub use browser::{BrowserIndex, BROWSER_DIR};
+pub use tantivy_index::{Fields, TantivyIndex, TANTIVY_DIR};
 
 /// A failure of an indexer (never of the content).
 #[derive(Debug, thiserror::Error)]
@@ -90,20 +93,69 @@ pub struct SearchDoc {
     pub path: String,
 }
 
-/// Every search document of the site, in site order.
-pub fn documents(site: &Site) -> Vec<SearchDoc> {
+/// The search documents of one run, in site order: each report and its sections, then
+/// each published record.
+pub fn run_documents(system: &System, run: &Run) -> Vec<SearchDoc> {
     let mut docs = Vec::new();
-    for system in &site.systems {
-        for run in &system.runs {
-            for report in &run.reports {
-                docs.extend(report_documents(system, run, report));
-            }
-            for record in run.records.values().filter(|r| r.publication == Publication::Published) {
-                docs.push(record_document(system, run, record));
-            }
-        }
+    for report in &run.reports {
+        docs.extend(report_documents(system, run, report));
+    }
+    for record in run.records.values().filter(|r| r.publication == Publication::Published) {
+        docs.push(record_document(system, run, record));
     }
     docs
+}
+
+/// Runs whose documents are made (in parallel) and added to both indexes at once: memory
+/// holds the documents of these runs only, never the site's.
+const RUNS_PER_BATCH: usize = 8;
+
+/// The time each index took, summed over its batches.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IndexTimes {
+    /// Adding documents to the tantivy index and writing it.
+    pub tantivy: Duration,
+    /// Adding documents to the browser index and writing it.
+    pub browser: Duration,
+}
+
+/// Makes both search indexes of `site` and hands their files to `emit`: the documents of
+/// a few runs at a time, added to the tantivy index and the browser index side by side.
+pub fn search_indexes<E: From<IndexError> + Send>(
+    site: &Site,
+    base_url: &str,
+    emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
+) -> Result<IndexTimes, E> {
+    let timed = |f: &mut dyn FnMut() -> Result<(), E>| -> (Result<(), E>, Duration) {
+        let started = Instant::now();
+        (f(), started.elapsed())
+    };
+    let runs: Vec<(&System, &Run)> = site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| (s, &**r))).collect();
+    let mut tantivy = TantivyIndex::new(base_url)?;
+    let mut browser = BrowserIndex::default();
+    let mut times = IndexTimes::default();
+    for group in runs.chunks(RUNS_PER_BATCH) {
+        let docs: Vec<SearchDoc> = group.par_iter().flat_map_iter(|(system, run)| run_documents(system, run)).collect();
+        let ((added, tantivy_time), (shown, browser_time)) = rayon::join(
+            || timed(&mut || tantivy.add(&docs).map_err(E::from)),
+            || timed(&mut || browser.add(&docs, emit)),
+        );
+        added?;
+        shown?;
+        times.tantivy += tantivy_time;
+        times.browser += browser_time;
+    }
+    let mut tantivy = Some(tantivy);
+    let mut browser = Some(browser);
+    let ((written, tantivy_time), (shown, browser_time)) = rayon::join(
+        || timed(&mut || tantivy.take().expect("finished once").finish(emit)),
+        || timed(&mut || browser.take().expect("finished once").finish(emit)),
+    );
+    written?;
+    shown?;
+    times.tantivy += tantivy_time;
+    times.browser += browser_time;
+    Ok(times)
 }
 
 fn base(system: &System, run: &Run, doc_type: DocType, title: String, path: String) -> SearchDoc {

@@ -1,7 +1,8 @@
 //! The tantivy index of `casebook search` and the dev server.
 //!
-//! The writer runs on one thread and the segment files are renamed after a hash of
-//! their content, so the same documents give the same bytes on every build.
+//! The index is written on one thread, the caller's, and the segment files are renamed
+//! after a hash of their content, so the same documents give the same bytes on every
+//! build.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +13,7 @@ use rustc_hash::FxHashMap;
 use tantivy::tokenizer::{
     LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
 };
-use tantivy::indexer::UserOperation;
+use tantivy::indexer::SingleSegmentIndexWriter;
 use tantivy::{doc, Index, TantivyDocument};
 
 use super::{IndexError, SearchDoc};
@@ -20,8 +21,10 @@ use crate::render::OutputFile;
 
 /// Where the tantivy index lives in the output.
 pub const TANTIVY_DIR: &str = "search/tantivy";
-/// Documents sent to tantivy's indexing thread at once.
-const TANTIVY_BATCH: usize = 256;
+/// Memory a segment may take while it is written; a full one is written out. (Ten
+/// segments at 10,000 reports; they are not merged: merging rewrote the whole index
+/// again, 50 s of a 108 s build at 10,000 reports.)
+const SEGMENT_BUDGET: usize = 64 * 1024 * 1024;
 
 /// The tantivy schema and its fields. `casebook search` opens the index with the same.
 #[derive(Debug, Clone)]
@@ -274,41 +277,79 @@ impl TokenStream for CompoundTokenStream<'_> {
     }
 }
 
-/// Builds the tantivy index of `docs` and hands its files to `emit`, one at a time, named
-/// deterministically. Stored URLs start with `base_url`, so results point into the site
-/// as published.
-pub fn tantivy_files<E: From<IndexError>>(
-    docs: &[SearchDoc],
-    base_url: &str,
-    emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
-) -> Result<(), E> {
-    let base = base_url.trim_end_matches('/');
-    let fields = Fields::new();
-    let scratch = tempfile::tempdir().map_err(IndexError::from)?;
-    let index = Index::create_in_dir(scratch.path(), fields.schema.clone()).map_err(IndexError::from)?;
-    Fields::register_tokenizers(&index);
-    {
-        // One thread, one segment, documents in site order: the same bytes every time.
-        let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 64 * 1024 * 1024).map_err(IndexError::from)?;
-        // No merges: each full writer buffer becomes a segment and stays one (ten at
-        // 10,000 reports). Merging rewrote the whole index again: tantivy took 50 s of a
-        // 108 s build at 10,000 reports, 20 s without.
-        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
-        // Documents go to tantivy's indexing thread in batches: one message per document
-        // kept the two threads waking each other (a twentieth of the indexer's time).
-        for batch in docs.chunks(TANTIVY_BATCH) {
-            let operations: Vec<UserOperation> = batch.iter().map(|d| UserOperation::Add(document(&fields, d, base))).collect();
-            writer.run(operations).map_err(IndexError::from)?;
+/// The tantivy index being made: documents are added in site order, each in the calling
+/// thread (one thread, segments cut at the same documents every time, files renamed
+/// after their content: the same bytes on every build), and [`TantivyIndex::finish`]
+/// hands its files to `emit`. Stored URLs start with the base URL, so results point into
+/// the site as published.
+pub struct TantivyIndex {
+    fields: Fields,
+    base: String,
+    scratch: tempfile::TempDir,
+    index: Index,
+    /// The segment being written, made at its first document.
+    writer: Option<SingleSegmentIndexWriter<TantivyDocument>>,
+    /// The segments written.
+    segments: Vec<tantivy::SegmentMeta>,
+}
+
+impl TantivyIndex {
+    /// An empty index for a site published at `base_url`.
+    pub fn new(base_url: &str) -> Result<Self, IndexError> {
+        let fields = Fields::new();
+        let scratch = tempfile::tempdir()?;
+        let index = Index::create_in_dir(scratch.path(), fields.schema.clone())?;
+        Fields::register_tokenizers(&index);
+        Ok(TantivyIndex { fields, base: base_url.trim_end_matches('/').to_string(), scratch, index, writer: None, segments: Vec::new() })
+    }
+
+    /// Adds `docs`. tantivy's own `IndexWriter` would index on a thread of its own, fed
+    /// through a queue that holds up to 10,000 messages: a document each kept the two
+    /// threads waking each other, batches let the queue hold most of the site.
+    pub fn add(&mut self, docs: &[SearchDoc]) -> Result<(), IndexError> {
+        for d in docs {
+            let writer = match &mut self.writer {
+                Some(writer) => writer,
+                None => self.writer.insert(SingleSegmentIndexWriter::new(self.index.clone(), SEGMENT_BUDGET)?),
+            };
+            writer.add_document(document(&self.fields, d, &self.base))?;
+            // Memory stays bounded: a full segment is written out and a new one begun.
+            if writer.mem_usage() >= SEGMENT_BUDGET {
+                self.close_segment()?;
+            }
         }
-        writer.commit().map_err(IndexError::from)?;
-        writer.wait_merging_threads().map_err(IndexError::from)?;
+        Ok(())
     }
-    for file in deterministic_names(scratch.path())? {
-        let bytes = std::fs::read(scratch.path().join(&file.0)).map_err(IndexError::from)?;
-        let bytes = if file.0.ends_with(".json") { file.2(&String::from_utf8_lossy(&bytes)).into_bytes() } else { bytes };
-        emit(OutputFile { path: PathBuf::from(TANTIVY_DIR).join(&file.1), bytes })?;
+
+    fn close_segment(&mut self) -> Result<(), IndexError> {
+        if let Some(writer) = self.writer.take() {
+            // Each segment's `meta.json` names it alone; the last one names them all.
+            self.segments.extend(writer.finalize()?.searchable_segment_metas()?);
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// Writes the last segment and `meta.json`, then hands every file to `emit`, one at a
+    /// time, named deterministically.
+    pub fn finish<E: From<IndexError>>(mut self, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
+        self.close_segment()?;
+        let meta = tantivy::IndexMeta {
+            index_settings: self.index.settings().clone(),
+            segments: std::mem::take(&mut self.segments),
+            schema: self.fields.schema.clone(),
+            opstamp: 0,
+            payload: None,
+        };
+        let mut json = serde_json::to_vec_pretty(&meta).map_err(|e| IndexError::Io(e.into()))?;
+        json.push(b'\n');
+        std::fs::write(self.scratch.path().join("meta.json"), json).map_err(IndexError::from)?;
+        for file in deterministic_names(self.scratch.path())? {
+            let bytes = std::fs::read(self.scratch.path().join(&file.0)).map_err(IndexError::from)?;
+            let bytes = if file.0.ends_with(".json") { file.2(&String::from_utf8_lossy(&bytes)).into_bytes() } else { bytes };
+            emit(OutputFile { path: PathBuf::from(TANTIVY_DIR).join(&file.1), bytes })?;
+        }
+        Ok(())
+    }
 }
 
 /// The tantivy document of `d`, its URL starting with `base`.
