@@ -96,15 +96,7 @@ pub struct Place {
 
 /// Builds the manifest of a resolved site. `base_url` is what pages were built for.
 pub fn manifest(site: &Site, base_url: &str) -> Manifest {
-    let base = base_url.trim_end_matches('/');
-    let mut records = Vec::new();
-    for system in &site.systems {
-        for run in &system.runs {
-            for record in run.records.values() {
-                records.push(entry(system, run, record, base));
-            }
-        }
-    }
+    let records = (Entries { site, base_url }).iter().collect();
     Manifest { schema: SCHEMA.to_string(), title: site.title.clone(), base_url: base_url.to_string(), records }
 }
 
@@ -195,32 +187,56 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Writes `records.json` of `site` (built for `base_url`) to `out`, one record at a time:
+/// the JSON of [`manifest`], pretty-printed, ending in a newline, without holding the
+/// manifest (at 10,000 reports it is half a gigabyte of JSON).
+pub fn write_json(site: &Site, base_url: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let view = ManifestView { schema: SCHEMA, title: &site.title, base_url, records: Entries { site, base_url } };
+    serde_json::to_writer_pretty(&mut *out, &view)?;
+    out.write_all(b"\n")
+}
+
+/// Writes `records.jsonl` of `site` to `out`: one record per line.
+pub fn write_json_lines(site: &Site, base_url: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    for record in (Entries { site, base_url }).iter() {
+        serde_json::to_writer(&mut *out, &record)?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// [`Manifest`] as it serialises, its records made one at a time from the site.
+#[derive(Serialize)]
+struct ManifestView<'a> {
+    schema: &'static str,
+    title: &'a str,
+    base_url: &'a str,
+    records: Entries<'a>,
+}
+
+/// The records of a site, in manifest order.
+#[derive(Clone, Copy)]
+struct Entries<'a> {
+    site: &'a Site,
+    base_url: &'a str,
+}
+
+impl<'a> Entries<'a> {
+    fn iter(self) -> impl Iterator<Item = RecordEntry> + 'a {
+        let base = self.base_url.trim_end_matches('/');
+        self.site.systems.iter().flat_map(move |system| {
+            system.runs.iter().flat_map(move |run| run.records.values().map(move |record| entry(system, run, record, base)))
+        })
+    }
+}
+
+impl Serialize for Entries<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
 impl Manifest {
-    /// `records.json`: the whole manifest, pretty-printed, ending in a newline.
-    pub fn to_json(&self) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(self.expected_bytes());
-        serde_json::to_writer_pretty(&mut bytes, self).expect("a manifest serialises");
-        bytes.push(b'\n');
-        bytes
-    }
-
-    /// `records.jsonl`: one record per line.
-    pub fn to_json_lines(&self) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(self.expected_bytes());
-        for record in &self.records {
-            serde_json::to_writer(&mut bytes, record).expect("a record serialises");
-            bytes.push(b'\n');
-        }
-        bytes
-    }
-
-    /// More than the JSON of a manifest takes (records run to about 1.7 KB pretty-printed):
-    /// reserved at once, since growing a buffer of hundreds of megabytes copies it again
-    /// and again, and the pages never written are never backed by memory.
-    fn expected_bytes(&self) -> usize {
-        4096 * (self.records.len() + 1)
-    }
-
     /// Reads `records.json`, checking the schema.
     pub fn from_json(text: &str) -> Result<Self, String> {
         let manifest: Manifest = serde_json::from_str(text).map_err(|e| format!("not a casebook manifest: {e}"))?;

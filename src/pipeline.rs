@@ -368,6 +368,10 @@ fn run(
             more_files.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             output.put(file)
         };
+        let put_streamed = |path: PathBuf, write: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>| -> Result<(), PipelineError> {
+            more_files.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            output.put_streamed(path, write)
+        };
         // The search indexes are output only: they can say nothing about the content, so
         // `check` does not make them.
         let published_base = publish::published_base(&base_url);
@@ -398,7 +402,7 @@ fn run(
             // model, and the pages spend much of their time in the file system.
             let (paths, (indexes, manifest)) = rayon::join(
                 || render::render(&site, &scheme, &theme, &|_| false, render::Pages::All, &emit),
-                || rayon::join(make_indexes, || publish::publish_manifest(&site, &base_url, &put)),
+                || rayon::join(make_indexes, || publish::publish_manifest(&site, &base_url, &put_streamed)),
             );
             index_times = indexes?;
             manifest?;
@@ -415,7 +419,7 @@ fn run(
         let clean = !diagnostics.iter().any(Diagnostic::is_error);
         if clean || mode == Mode::Check {
             if mode == Mode::InPlace {
-                publish::publish_manifest(&site, &base_url, &put)?;
+                publish::publish_manifest(&site, &base_url, &put_streamed)?;
             }
             publish::publish(&site, &paths, &base_url, &redirects.entries, &put)?;
             clock.lap("publish");
@@ -511,6 +515,28 @@ impl<'a> Output<'a> {
         }
         if let (Some(hashes), Some(hash)) = (&self.hashes, hash) {
             hashes.lock().expect("no writer panics holding the lock").insert(file.path, hash);
+        }
+        Ok(())
+    }
+
+    /// [`Output::put`] for a file written by streaming (`write` writes its bytes).
+    fn put_streamed(&self, path: PathBuf, write: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>) -> Result<(), PipelineError> {
+        let hash = if let Some(staging) = &self.staging {
+            staging.put_with(&path, self.hashes.is_some(), write)?
+        } else if let Some(in_place) = &self.in_place {
+            let unchanged = |hash: &[u8; 32]| self.statics.contains_key(&path) || self.memory.is_some_and(|m| m.holds(&path, hash));
+            let (hash, written) = in_place.put_with(&path, write, &unchanged)?;
+            if written {
+                self.changed.lock().expect("no writer panics holding the lock").push(path.clone());
+            }
+            Some(hash)
+        } else {
+            let mut out = write::Hashing::new(std::io::sink(), self.hashes.is_some());
+            write(&mut out).map_err(|source| write::WriteError::Io { path: path.clone(), source })?;
+            out.finish().1
+        };
+        if let (Some(hashes), Some(hash)) = (&self.hashes, hash) {
+            hashes.lock().expect("no writer panics holding the lock").insert(path, hash);
         }
         Ok(())
     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use atom_syndication::{Entry, Feed, FixedDateTime, Link};
 
 use crate::config::Redirect;
-use crate::manifest::{manifest, Manifest};
+use crate::manifest::Manifest;
 use crate::model::{Diagnostic, Location, Site};
 use crate::render::markdown::escape;
 use crate::render::OutputFile;
@@ -36,12 +36,16 @@ pub fn published_base(base_url: &str) -> String {
 
 /// The record manifest (`records.json`, `records.jsonl`). It needs the site alone, so a
 /// full build writes it while the pages render.
-pub fn publish_manifest<E>(site: &Site, base_url: &str, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
-    let manifest = manifest(site, &published_base(base_url));
-    // One file at a time: on a large site each is hundreds of megabytes.
-    emit(OutputFile { path: "records.json".into(), bytes: manifest.to_json() })?;
-    emit(OutputFile { path: "records.jsonl".into(), bytes: manifest.to_json_lines() })
+/// Each file is written as it is made (`emit` gives a writer): on a large site each is
+/// hundreds of megabytes.
+pub fn publish_manifest<E>(site: &Site, base_url: &str, emit: &StreamedEmit<'_, E>) -> Result<(), E> {
+    let base = published_base(base_url);
+    emit(PathBuf::from("records.json"), &|out| crate::manifest::write_json(site, &base, out))?;
+    emit(PathBuf::from("records.jsonl"), &|out| crate::manifest::write_json_lines(site, &base, out))
 }
+
+/// Hands a file to the output as a function that writes it.
+pub type StreamedEmit<'a, E> = dyn Fn(PathBuf, &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>) -> Result<(), E> + Sync + 'a;
 
 /// The rest of what this module adds to the output, which needs the list of pages (`pages`:
 /// the rendered files): sitemap, robots.txt, feeds and redirects.

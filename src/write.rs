@@ -14,6 +14,42 @@ use std::path::{Path, PathBuf};
 use crate::rebuild::Stamp;
 use crate::render::OutputFile;
 
+/// The buffer of a file written by streaming.
+const STREAM_BUFFER: usize = 1 << 20;
+
+/// A writer that hashes what goes through it (when asked to), as `rebuild::hash` hashes
+/// a file's bytes.
+pub struct Hashing<W> {
+    inner: W,
+    hasher: Option<sha2::Sha256>,
+}
+
+impl<W: io::Write> Hashing<W> {
+    /// Writes to `inner`, hashing when `hash`.
+    pub fn new(inner: W, hash: bool) -> Self {
+        Hashing { inner, hasher: hash.then(<sha2::Sha256 as sha2::Digest>::new) }
+    }
+
+    /// The writer, and the hash of all that was written (when asked for).
+    pub fn finish(self) -> (W, Option<[u8; 32]>) {
+        (self.inner, self.hasher.map(|h| sha2::Digest::finalize(h).into()))
+    }
+}
+
+impl<W: io::Write> io::Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let written = self.inner.write(buf)?;
+        if let Some(hasher) = &mut self.hasher {
+            sha2::Digest::update(hasher, &buf[..written]);
+        }
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// The file that marks a folder as casebook output.
 pub const MARKER: &str = ".casebook";
 
@@ -137,6 +173,21 @@ impl Staging {
             fs::create_dir_all(parent).map_err(io_error(parent))?;
         }
         fs::write(&target, &file.bytes).map_err(io_error(&target))
+    }
+
+    /// Writes a file by streaming it: `write` writes its bytes. Returns their hash when
+    /// `hash` is asked for.
+    pub fn put_with(&self, path: &Path, hash: bool, write: &dyn Fn(&mut dyn io::Write) -> io::Result<()>) -> Result<Option<[u8; 32]>, WriteError> {
+        let target = self.dir.join(path);
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent).map_err(io_error(parent))?;
+        }
+        let file = fs::File::create(&target).map_err(io_error(&target))?;
+        let mut out = Hashing::new(io::BufWriter::with_capacity(STREAM_BUFFER, file), hash);
+        write(&mut out).map_err(io_error(&target))?;
+        let (buffered, hash) = out.finish();
+        buffered.into_inner().map_err(|e| WriteError::Io { path: target.clone(), source: e.into_error() })?;
+        Ok(hash)
     }
 
     /// Copies `static_dir` in (last, so a site can replace any generated file), marks the
@@ -318,6 +369,32 @@ impl InPlace {
         io::Write::write_all(&mut temporary, &file.bytes).map_err(io_error(&target))?;
         temporary.persist(&target).map_err(|e| WriteError::Io { path: target.clone(), source: e.error })?;
         Ok(())
+    }
+
+    /// Writes a file by streaming it (`write` writes its bytes) into a temporary file
+    /// beside it, and puts that in its place unless `unchanged` says the file there has
+    /// these bytes already (by their hash). Returns the hash, and whether the file was
+    /// written.
+    pub fn put_with(
+        &self,
+        path: &Path,
+        write: &dyn Fn(&mut dyn io::Write) -> io::Result<()>,
+        unchanged: &dyn Fn(&[u8; 32]) -> bool,
+    ) -> Result<([u8; 32], bool), WriteError> {
+        let target = self.output.join(path);
+        let parent = target.parent().unwrap_or(&self.output);
+        fs::create_dir_all(parent).map_err(io_error(parent))?;
+        let temporary = tempfile::NamedTempFile::new_in(parent).map_err(io_error(parent))?;
+        let mut out = Hashing::new(io::BufWriter::with_capacity(STREAM_BUFFER, temporary), true);
+        write(&mut out).map_err(io_error(&target))?;
+        let (buffered, hash) = out.finish();
+        let temporary = buffered.into_inner().map_err(|e| WriteError::Io { path: target.clone(), source: e.into_error() })?;
+        let hash = hash.expect("asked for");
+        if unchanged(&hash) {
+            return Ok((hash, false));
+        }
+        temporary.persist(&target).map_err(|e| WriteError::Io { path: target.clone(), source: e.error })?;
+        Ok((hash, true))
     }
 
     /// Removes files (paths relative to the output), and the folders they leave empty.

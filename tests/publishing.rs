@@ -51,6 +51,14 @@ fn the_manifest_lists_every_record_with_a_documented_schema() {
     assert_eq!((unpublished.published, unpublished.unpublished_in.as_deref()), (false, Some("runtime report")));
     let lines = std::fs::read_to_string(built.out().join("records.jsonl")).unwrap();
     assert_eq!(lines.lines().count(), manifest.records.len());
+    // Both files are written record by record; they hold the manifest of the site, the
+    // one `casebook diff` makes from the content.
+    let (made, _) = casebook::pipeline::manifest_of(&repo(), Some(&manifest.base_url));
+    assert_eq!(manifest, made.unwrap());
+    for (line, record) in lines.lines().zip(&manifest.records) {
+        assert_eq!(&serde_json::from_str::<casebook::manifest::RecordEntry>(line).unwrap(), record);
+    }
+    assert_eq!(json, serde_json::to_string_pretty(&manifest).unwrap() + "\n", "records.json is the manifest, pretty-printed");
     // Every JSON key of a record is documented.
     let doc = std::fs::read_to_string(repo().join("docs/manifest.md")).unwrap();
     let value: serde_json::Value = serde_json::from_str(&json).unwrap();
