@@ -110,7 +110,12 @@ fn entry(system: &System, run: &Run, record: &Record, base: &str) -> RecordEntry
     let statuses: Vec<StatusEntry> = record
         .statuses
         .iter()
-        .map(|s| StatusEntry { dimension: s.dimension.clone(), value: s.value.clone(), qualifier: s.qualifier.clone(), part: s.part.clone() })
+        .map(|s| StatusEntry {
+            dimension: s.dimension.to_string(),
+            value: s.value.to_string(),
+            qualifier: s.qualifier.as_deref().map(str::to_string),
+            part: s.part.as_deref().map(str::to_string),
+        })
         .collect();
     let mut sorted = statuses.clone();
     sorted.sort();

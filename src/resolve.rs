@@ -299,7 +299,7 @@ fn declare_records(
                 }
             }
             for claim in &declaration.statuses {
-                if !statuses.iter().any(|s| s.name == claim.value) {
+                if !statuses.iter().any(|s| *s.name == *claim.value) {
                     let help = suggestion(&claim.value, statuses.iter().map(|s| s.name.as_str()))
                         .map(|s| format!("did you mean `{s}`?"))
                         .unwrap_or_else(|| format!("use one of: {}", vocabulary.join(", ")));
@@ -308,7 +308,7 @@ fn declare_records(
                             .with_source(source_line(report, claim.location.line), claim.value.chars().count())
                             .with_help(help),
                     );
-                } else if !vocabulary.contains(&claim.value) {
+                } else if !vocabulary.iter().any(|v| **v == *claim.value) {
                     diagnostics.push(
                         Diagnostic::error(claim.location.clone(), format!("status `{}` is not in this run's vocabulary", claim.value))
                             .with_source(source_line(report, claim.location.line), claim.value.chars().count())

@@ -250,7 +250,7 @@ fn record_document(system: &System, run: &Run, record: &Record) -> SearchDoc {
     doc.kind = Some(record.kind.clone());
     doc.family = record.family.clone();
     doc.label = record.label.clone();
-    let mut statuses: Vec<String> = record.statuses.iter().map(|s| s.value.clone()).collect();
+    let mut statuses: Vec<String> = record.statuses.iter().map(|s| s.value.to_string()).collect();
     statuses.sort();
     statuses.dedup();
     doc.statuses = statuses;

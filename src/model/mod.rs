@@ -200,17 +200,19 @@ pub struct Field {
     pub value: String,
 }
 
-/// A status a record carries.
+/// A status a record carries. Its words are shared, not copied: a record holds a copy of
+/// each claim of its declarations, and a large site has millions of claims drawn from a
+/// few words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusClaim {
     /// The dimension (`operation conclusion`); empty for a plain status.
-    pub dimension: String,
+    pub dimension: Arc<str>,
     /// The status name.
-    pub value: String,
+    pub value: Arc<str>,
     /// A qualifier (`listing` in `implemented (listing)`).
-    pub qualifier: Option<String>,
+    pub qualifier: Option<Arc<str>>,
     /// The part it applies to.
-    pub part: Option<String>,
+    pub part: Option<Arc<str>>,
     /// Where it is written.
     pub location: Location,
 }

@@ -138,6 +138,8 @@ struct PendingCode {
 
 struct Scanner<'a> {
     scheme: &'a IdScheme,
+    /// Words shared by the claims of this report ([`Scanner::shared`]): a few dozen.
+    shared_words: Vec<Arc<str>>,
     file: Arc<Path>,
     md: &'a str,
     line_starts: Vec<usize>,
@@ -171,6 +173,7 @@ impl<'a> Scanner<'a> {
         let mut line_starts = vec![0];
         line_starts.extend(md.match_indices('\n').map(|(i, _)| i + 1));
         Scanner {
+            shared_words: Vec::new(),
             scheme,
             file,
             md,
@@ -502,17 +505,30 @@ impl<'a> Scanner<'a> {
     }
 
     fn add_statuses(&mut self, declaration: usize, dimension: &str, value: &str, part: Option<String>, offset: usize) {
+        let dimension = self.shared(dimension);
+        let part = part.map(|p| self.shared(&p));
         for status in recognise::status_values(value) {
             let at = self.md[offset..].find(status.name.as_str()).map(|i| offset + i).unwrap_or(offset);
             let location = self.location(at);
-            self.parts.declarations[declaration].statuses.push(StatusClaim {
-                dimension: dimension.to_string(),
-                value: status.name,
-                qualifier: status.qualifier,
+            let claim = StatusClaim {
+                dimension: dimension.clone(),
+                value: self.shared(&status.name),
+                qualifier: status.qualifier.map(|q| self.shared(&q)),
                 part: part.clone(),
                 location,
-            });
+            };
+            self.parts.declarations[declaration].statuses.push(claim);
         }
+    }
+
+    /// `text` as a string shared by every use of it in this report (statuses, dimensions).
+    fn shared(&mut self, text: &str) -> Arc<str> {
+        if let Some(shared) = self.shared_words.iter().find(|w| &***w == text) {
+            return shared.clone();
+        }
+        let shared: Arc<str> = Arc::from(text);
+        self.shared_words.push(shared.clone());
+        shared
     }
 
     fn table_row(&mut self, cells: Vec<Cell>) {
@@ -654,7 +670,7 @@ mod tests {
         assert_eq!(d.form, DeclarationForm::Heading { level: 3 });
         let fields: Vec<_> = d.fields.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(fields, ["Label", "Source-native identity"]);
-        let statuses: Vec<_> = d.statuses.iter().map(|s| (s.dimension.as_str(), s.value.as_str(), s.qualifier.as_deref())).collect();
+        let statuses: Vec<_> = d.statuses.iter().map(|s| (&*s.dimension, &*s.value, s.qualifier.as_deref())).collect();
         assert_eq!(
             statuses,
             [("operation conclusion", "uninspected", None), ("", "implemented", Some("listing")), ("", "absent", Some("content index"))]

@@ -221,7 +221,7 @@ fn statuses_in(site: &Site, system: &System) -> Vec<usize> {
     let mut carried = std::collections::BTreeSet::new();
     for record in system.runs.iter().flat_map(|run| run.records.values()).filter(|r| r.publication == Publication::Published) {
         for claim in &record.statuses {
-            if let Some(i) = site.statuses.iter().position(|s| s.name == claim.value) {
+            if let Some(i) = site.statuses.iter().position(|s| *s.name == *claim.value) {
                 carried.insert(i);
             }
         }
@@ -327,7 +327,7 @@ impl Renderer<'_> {
     fn status_counts(&self, records: &mut dyn Iterator<Item = &Record>, vocabulary: Option<&[String]>) -> Vec<StatusCount> {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         for record in records {
-            let mut names: Vec<&str> = record.statuses.iter().map(|s| s.value.as_str()).collect();
+            let mut names: Vec<&str> = record.statuses.iter().map(|s| &*s.value).collect();
             names.sort_unstable();
             names.dedup();
             for name in names {
@@ -401,7 +401,7 @@ impl Renderer<'_> {
         let mut listings = Vec::new();
         for run in &system.runs {
             for record in run.records.values().filter(|r| r.publication == Publication::Published) {
-                let claims: Vec<_> = record.statuses.iter().filter(|s| s.value == status.name).collect();
+                let claims: Vec<_> = record.statuses.iter().filter(|s| *s.value == *status.name).collect();
                 if claims.is_empty() {
                     continue;
                 }
@@ -440,7 +440,7 @@ impl Renderer<'_> {
                     .runs
                     .iter()
                     .flat_map(|run| run.records.values())
-                    .filter(|r| r.publication == Publication::Published && r.statuses.iter().any(|s| s.value == status.name))
+                    .filter(|r| r.publication == Publication::Published && r.statuses.iter().any(|s| *s.value == *status.name))
                     .count();
                 SystemStatusCount {
                     system: system.name.clone(),
@@ -500,12 +500,12 @@ impl Renderer<'_> {
             .statuses
             .iter()
             .map(|s| StatusBadge {
-                name: s.value.clone(),
+                name: s.value.to_string(),
                 class: slugify(&s.value),
-                dimension: s.dimension.clone(),
-                qualifier: s.qualifier.clone(),
-                part: s.part.clone(),
-                meaning: self.site.statuses.iter().find(|d| d.name == s.value).map(|d| d.meaning.clone()).unwrap_or_default(),
+                dimension: s.dimension.to_string(),
+                qualifier: s.qualifier.as_deref().map(str::to_string),
+                part: s.part.as_deref().map(str::to_string),
+                meaning: self.site.statuses.iter().find(|d| *d.name == *s.value).map(|d| d.meaning.clone()).unwrap_or_default(),
                 url: urls::status(&s.value),
             })
             .collect()
@@ -579,7 +579,7 @@ impl Renderer<'_> {
             row.total += 1;
             let mut any = false;
             for (i, status) in run.vocabulary.iter().enumerate() {
-                if record.statuses.iter().any(|s| &s.value == status) {
+                if record.statuses.iter().any(|s| *s.value == **status) {
                     row.counts[i] += 1;
                     any = true;
                 }
