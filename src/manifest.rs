@@ -135,7 +135,7 @@ fn entry(system: &System, run: &Run, record: &Record, base: &str) -> RecordEntry
             _ => String::new(),
         };
         for field in &d.fields {
-            let value = fields.entry(field.name.clone()).or_default();
+            let value = fields.entry(field.name.to_string()).or_default();
             value.push_str(&format!("{part}{}\n", field.value));
         }
         if let Some(range) = &d.body {

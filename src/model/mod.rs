@@ -194,8 +194,8 @@ pub struct Declaration {
 /// A named value of a record.
 #[derive(Debug, Clone)]
 pub struct Field {
-    /// Column header or key.
-    pub name: String,
+    /// Column header or key (shared by the rows of a table).
+    pub name: Arc<str>,
     /// The value as Markdown source.
     pub value: String,
 }

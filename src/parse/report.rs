@@ -157,7 +157,7 @@ struct Scanner<'a> {
     table: Option<usize>,
     tables_seen: usize,
     in_table_head: bool,
-    header: Vec<String>,
+    header: Vec<Arc<str>>,
     row: Vec<Cell>,
     body_row: usize,
     code: Option<PendingCode>,
@@ -328,7 +328,7 @@ impl<'a> Scanner<'a> {
             TagEnd::TableCell => {
                 let inline = std::mem::take(&mut self.inline);
                 if self.in_table_head {
-                    self.header.push(inline.text.trim().to_string());
+                    self.header.push(Arc::from(inline.text.trim()));
                     self.scan(&inline, self.owner.map(|(o, _)| o), None);
                 } else {
                     self.row.push(Cell { inline, source: range });
@@ -497,7 +497,8 @@ impl<'a> Scanner<'a> {
                     if key == "Label" && declaration.label.is_none() {
                         declaration.label = Some(text[value_at..].trim().to_string());
                     }
-                    declaration.fields.push(Field { name: key.to_string(), value });
+                    let name = self.shared(key);
+                    self.parts.declarations[i].fields.push(Field { name, value });
                 }
             }
         }
@@ -551,11 +552,11 @@ impl<'a> Scanner<'a> {
         let mut fields = Vec::new();
         let mut status_cells = Vec::new();
         for (column, cell) in cells.iter().enumerate().skip(1) {
-            let name = self.header.get(column).cloned().filter(|h| !h.is_empty()).unwrap_or_else(|| format!("Column {}", column + 1));
+            let name = self.header.get(column).cloned().filter(|h| !h.is_empty()).unwrap_or_else(|| Arc::from(format!("Column {}", column + 1)));
             let value = self.md[cell.source.clone()].trim().trim_matches('|').trim().to_string();
             if recognise::is_status_header(&name) && !cell.inline.text.trim().is_empty() {
                 let offset = self.source_offset(&cell.inline, 0..cell.inline.text.len()).unwrap_or(cell.source.start);
-                status_cells.push((name.clone(), cell.inline.text.trim().to_string(), offset));
+                status_cells.push((name.to_string(), cell.inline.text.trim().to_string(), offset));
             }
             fields.push(Field { name, value });
         }
@@ -668,7 +669,7 @@ mod tests {
         assert_eq!(d.id.as_str(), "MEM-OBJ-raw");
         assert_eq!(d.label.as_deref(), Some("Raw batches"));
         assert_eq!(d.form, DeclarationForm::Heading { level: 3 });
-        let fields: Vec<_> = d.fields.iter().map(|f| f.name.as_str()).collect();
+        let fields: Vec<_> = d.fields.iter().map(|f| &*f.name).collect();
         assert_eq!(fields, ["Label", "Source-native identity"]);
         let statuses: Vec<_> = d.statuses.iter().map(|s| (&*s.dimension, &*s.value, s.qualifier.as_deref())).collect();
         assert_eq!(
@@ -691,7 +692,7 @@ mod tests {
         let obj06 = &report.declarations[1];
         assert_eq!(obj06.form, DeclarationForm::TableRow { table: 0, part: Some("context_tokens".into()) });
         assert_eq!(obj06.label.as_deref(), Some("TurnUsage"));
-        assert_eq!(obj06.fields[0].name, "Producer");
+        assert_eq!(&*obj06.fields[0].name, "Producer");
         assert_eq!(obj06.statuses.len(), 2);
         assert_eq!(obj06.statuses[1].part.as_deref(), Some("context_tokens"));
         assert_eq!(report.row_anchors.get(&(0, 1)).map(String::as_str), Some("OBJ-06"));

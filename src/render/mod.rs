@@ -699,7 +699,7 @@ impl Renderer<'_> {
                 }
                 crate::model::DeclarationForm::TableRow { .. } => (
                     "row",
-                    d.fields.iter().map(|f| FieldView { name: f.name.clone(), value_html: render_inline(&f.value, &linker) }).collect(),
+                    d.fields.iter().map(|f| FieldView { name: f.name.to_string(), value_html: render_inline(&f.value, &linker) }).collect(),
                     None,
                 ),
             };
