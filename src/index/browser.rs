@@ -25,6 +25,7 @@
 //! `session.py`, `MEM-OBJ-raw`); a few English function words are left out.
 
 use std::borrow::Cow;
+use std::hash::BuildHasher;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -61,8 +62,9 @@ const STOP_WORDS: [&str; 27] = [
 /// base path.
 #[derive(Default)]
 pub struct BrowserIndex {
-    /// Each term's postings, levels not yet known (they need the average length).
-    postings: FxHashMap<String, RawPostings>,
+    /// Every term, once (a site has millions: a string each, and a hash map holding
+    /// strings and postings, took three times the room).
+    terms: Terms,
     /// Each document's length in terms, for BM25's normalisation.
     lengths: Vec<u32>,
     /// Documents added but not yet written to a `d/N.json` (fewer than a chunk).
@@ -82,10 +84,7 @@ impl BrowserIndex {
             let number = u32::try_from(self.lengths.len()).expect("fewer than 4 billion documents");
             self.lengths.push(length);
             for (term, occurrences) in terms {
-                match self.postings.get_mut(&*term) {
-                    Some(list) => list.push(number, occurrences),
-                    None => self.postings.entry(term.into_owned()).or_default().push(number, occurrences),
-                }
+                self.terms.postings_of(&term).push(number, occurrences);
             }
         }
         for d in &docs {
@@ -114,16 +113,15 @@ impl BrowserIndex {
         }
         let documents = self.lengths.len();
         let average_len = (self.lengths.iter().map(|&n| f64::from(n)).sum::<f64>() / documents.max(1) as f64).max(1.0);
-        let mut terms: Vec<(String, RawPostings)> = self.postings.into_iter().collect();
-        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let terms = self.terms.sorted();
 
         let mut chunk_starts = Vec::new();
         let mut chunk = String::new();
         for (term, list) in terms {
             if chunk.is_empty() {
-                chunk_starts.push(term.clone());
+                chunk_starts.push(term.to_string());
             }
-            chunk.push_str(&term);
+            chunk.push_str(term);
             chunk.push('\t');
             list.encode(&self.lengths, average_len, &mut chunk);
             chunk.push('\n');
@@ -299,12 +297,72 @@ fn sub<'a>(whole: &Cow<'a, str>, part: &str) -> Cow<'a, str> {
     }
 }
 
+/// The terms of the index, each with its postings.
+#[derive(Default)]
+struct Terms {
+    /// The text of every term, one after another.
+    text: String,
+    /// Each term: where its text is, and its postings.
+    entries: Vec<TermEntry>,
+    /// Entry numbers, by the hash of their term.
+    table: hashbrown::HashTable<u32>,
+}
+
+struct TermEntry {
+    start: u32,
+    len: u32,
+    postings: RawPostings,
+}
+
+impl Terms {
+    fn text_of(&self, entry: &TermEntry) -> &str {
+        &self.text[entry.start as usize..(entry.start + entry.len) as usize]
+    }
+
+    /// The postings of `term`, new and empty if it was not seen before.
+    fn postings_of(&mut self, term: &str) -> &mut RawPostings {
+        let hash = rustc_hash::FxBuildHasher.hash_one(term);
+        let Terms { text, entries, table } = self;
+        let found = table.find(hash, |&n| {
+            let entry = &entries[n as usize];
+            &text[entry.start as usize..(entry.start + entry.len) as usize] == term
+        });
+        let number = match found {
+            Some(&n) => n,
+            None => {
+                let n = u32::try_from(entries.len()).expect("fewer than 4 billion terms");
+                let start = u32::try_from(text.len()).expect("terms' text under 4 GB");
+                text.push_str(term);
+                entries.push(TermEntry { start, len: term.len() as u32, postings: RawPostings::default() });
+                let hash_of = |&n: &u32| {
+                    let entry = &entries[n as usize];
+                    rustc_hash::FxBuildHasher.hash_one(&text[entry.start as usize..(entry.start + entry.len) as usize])
+                };
+                table.insert_unique(hash, n, hash_of);
+                n
+            }
+        };
+        &mut self.entries[number as usize].postings
+    }
+
+    /// Every term and its postings, in byte order.
+    fn sorted(&self) -> impl Iterator<Item = (&str, &RawPostings)> {
+        let mut order: Vec<u32> = (0..self.entries.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| self.text_of(&self.entries[a as usize]).cmp(self.text_of(&self.entries[b as usize])));
+        order.into_iter().map(|n| {
+            let entry = &self.entries[n as usize];
+            (self.text_of(entry), &entry.postings)
+        })
+    }
+}
+
 /// A term's postings while documents are added: for each document, its [`Occurrences`]
 /// packed in a byte, then the gap from the previous document as a LEB128 number. They
 /// become levels once the average length is known ([`RawPostings::encode`]).
 #[derive(Default)]
 struct RawPostings {
-    bytes: Vec<u8>,
+    /// Most terms occur in a few documents: their postings fit in place.
+    bytes: smallvec::SmallVec<[u8; 16]>,
     last: u32,
 }
 
