@@ -446,15 +446,21 @@ impl ShownDoc {
     }
 }
 
-/// The facet values of the documents added so far: each value numbered as first seen.
+/// The facet values of the documents added so far: each value, and each set of statuses,
+/// numbered as first seen.
 #[derive(Default)]
 struct FacetValues {
     systems: Interner,
     kinds: Interner,
     statuses: Interner,
-    /// Each document's system, kind and statuses, by those numbers.
-    docs: Vec<(usize, Option<usize>, Vec<usize>)>,
+    /// Sets of statuses (numbers in `statuses`), the empty set first.
+    status_sets: Vec<Vec<usize>>,
+    /// Each document's system, kind ([`NO_KIND`]: none) and set of statuses, by number.
+    docs: Vec<(u32, u32, u32)>,
 }
+
+/// A document without a kind (not a record).
+const NO_KIND: u32 = u32::MAX;
 
 #[derive(Default)]
 struct Interner {
@@ -488,45 +494,51 @@ impl Interner {
 
 impl FacetValues {
     fn add(&mut self, d: &SearchDoc) {
-        let system = self.systems.number(&d.system.1);
-        let kind = d.kind.as_deref().map(|k| self.kinds.number(k));
-        let statuses = d.statuses.iter().map(|v| self.statuses.number(v)).collect();
-        self.docs.push((system, kind, statuses));
+        let number = |n: usize| u32::try_from(n).expect("fewer than 4 billion values");
+        let system = number(self.systems.number(&d.system.1));
+        let kind = d.kind.as_deref().map_or(NO_KIND, |k| number(self.kinds.number(k)));
+        let set: Vec<usize> = d.statuses.iter().map(|v| self.statuses.number(v)).collect();
+        if self.status_sets.is_empty() {
+            self.status_sets.push(Vec::new());
+        }
+        // A site has a few dozen sets: a search through them is quicker than hashing.
+        let set = match self.status_sets.iter().position(|s| *s == set) {
+            Some(n) => n,
+            None => {
+                self.status_sets.push(set);
+                self.status_sets.len() - 1
+            }
+        };
+        self.docs.push((system, kind, number(set)));
     }
 
     fn finish(self) -> Facets {
         let (systems, system_place) = self.systems.sorted();
         let (kinds, kind_place) = self.kinds.sorted();
         let (statuses, status_place) = self.statuses.sorted();
+        let status_sets: Vec<Vec<usize>> =
+            self.status_sets.into_iter().map(|set| set.into_iter().map(|v| status_place[v]).collect()).collect();
         let mut counts: BTreeMap<&'static str, Vec<usize>> = BTreeMap::from([
             ("system", vec![0; systems.len()]),
             ("kind", vec![0; kinds.len()]),
             ("status", vec![0; statuses.len()]),
         ]);
-        let mut status_sets: Vec<Vec<usize>> = vec![Vec::new()];
         let (mut system, mut kind, mut status) = (Vec::new(), Vec::new(), Vec::new());
         for (s, k, set) in self.docs {
-            let s = system_place[s];
+            let s = system_place[s as usize];
             counts.get_mut("system").expect("present")[s] += 1;
             push_run(&mut system, s as i64);
-            let k = k.map(|k| kind_place[k]);
+            let k = (k != NO_KIND).then(|| kind_place[k as usize]);
             if let Some(k) = k {
                 counts.get_mut("kind").expect("present")[k] += 1;
             }
             push_run(&mut kind, k.map_or(-1, |k| k as i64));
-            let set: Vec<usize> = set.into_iter().map(|v| status_place[v]).collect();
-            for &v in &set {
+            for &v in &status_sets[set as usize] {
                 counts.get_mut("status").expect("present")[v] += 1;
             }
-            let set_number = match status_sets.iter().position(|s| *s == set) {
-                Some(n) => n,
-                None => {
-                    status_sets.push(set);
-                    status_sets.len() - 1
-                }
-            };
-            push_run(&mut status, set_number as i64);
+            push_run(&mut status, i64::from(set));
         }
+        let status_sets = if status_sets.is_empty() { vec![Vec::new()] } else { status_sets };
         let values = BTreeMap::from([("system", systems), ("kind", kinds), ("status", statuses)]);
         Facets { values, system, kind, status, status_sets, counts }
     }
