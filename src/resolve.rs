@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use crate::config::{is_iso_date, SiteConfig, StatusDef};
 use crate::model::{
-    At, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Site, SourcePart, System,
+    At, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Site, SourcePart, StatusClaim, System,
 };
 use crate::parse::{locate, ParsedRun, ParsedSystem};
 use crate::recognise::{self, IdScheme};
@@ -91,7 +91,7 @@ impl RunContext<'_> {
 
 /// One run's record graph, and what is wrong in it. Runs are independent of each other.
 pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef]) -> (Run, Vec<Diagnostic>) {
-    let ParsedRun { slug, meta, file, text, reports } = parsed;
+    let ParsedRun { slug, meta, file, text, mut reports } = parsed;
     let mut cx = RunContext { file: file.clone(), text: &text, diagnostics: Vec::new() };
 
     for (key, value) in [("date", &meta.date), ("applicability_ends", &meta.applicability_ends)] {
@@ -160,7 +160,11 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
         .collect();
 
     let mut records: BTreeMap<RecordId, Record> = BTreeMap::new();
-    declare_records(&reports, scheme, statuses, &vocabulary, &mut records, &mut cx.diagnostics);
+    // The claims move from the declarations into their records (a record is what pages,
+    // indexes and manifest read): a site holds each claim once.
+    let claims: Vec<Vec<Vec<StatusClaim>>> =
+        reports.iter_mut().map(|r| r.declarations.iter_mut().map(|d| std::mem::take(&mut d.statuses)).collect()).collect();
+    declare_records(&reports, claims, scheme, statuses, &vocabulary, &mut records, &mut cx.diagnostics);
 
     // Published IDs by length, for near-miss suggestions.
     let published: Vec<RecordId> = records.keys().cloned().collect();
@@ -265,6 +269,7 @@ fn owner_record(report: &Report, owner: Option<Owner>) -> Option<RecordId> {
 
 fn declare_records(
     reports: &[Report],
+    mut claims: Vec<Vec<Vec<StatusClaim>>>,
     scheme: &IdScheme,
     statuses: &[StatusDef],
     vocabulary: &[String],
@@ -298,7 +303,7 @@ fn declare_records(
                     record.parts.push(part.clone());
                 }
             }
-            for claim in &declaration.statuses {
+            for claim in std::mem::take(&mut claims[r][d]) {
                 if !statuses.iter().any(|s| *s.name == *claim.value) {
                     let help = suggestion(&claim.value, statuses.iter().map(|s| s.name.as_str()))
                         .map(|s| format!("did you mean `{s}`?"))
@@ -315,7 +320,7 @@ fn declare_records(
                             .with_help(format!("this run allows: {}; or add it to `vocabulary` in run.yaml", vocabulary.join(", "))),
                     );
                 } else {
-                    record.statuses.push(claim.clone());
+                    record.statuses.push(claim);
                 }
             }
         }

@@ -181,7 +181,8 @@ pub struct Declaration {
     pub label: Option<String>,
     /// Fields (`Key: value` paragraphs, or column → cell), in order.
     pub fields: Vec<Field>,
-    /// Statuses given here.
+    /// Statuses given here, as parsed; `resolve` moves them to the record
+    /// ([`Record::statuses`]), so in a resolved site this is empty.
     pub statuses: Vec<StatusClaim>,
     /// Byte range of a heading record's body in [`Report::markdown`].
     pub body: Option<Range<usize>>,
