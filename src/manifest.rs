@@ -4,6 +4,7 @@
 //! are only ever added within a version.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -192,31 +193,30 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Writes `records.json` of `site` (built for `base_url`) to `out`, one record at a time:
-/// the JSON of [`manifest`], pretty-printed, ending in a newline, without holding the
-/// manifest (at 10,000 reports it is half a gigabyte of JSON).
-pub fn write_json(site: &Site, base_url: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let view = ManifestView { schema: SCHEMA, title: &site.title, base_url, records: Entries { site, base_url } };
-    serde_json::to_writer_pretty(&mut *out, &view)?;
-    out.write_all(b"\n")
-}
-
-/// Writes `records.jsonl` of `site` to `out`: one record per line.
-pub fn write_json_lines(site: &Site, base_url: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+/// Writes `records.json` (to `json`) and `records.jsonl` (to `lines`) of `site`, built
+/// for `base_url`, one record at a time, each record made once: the JSON of [`manifest`],
+/// pretty-printed and ending in a newline, and one record per line. The manifest is never
+/// held whole (at 10,000 reports its JSON is half a gigabyte).
+pub fn write_manifest(site: &Site, base_url: &str, json: &mut dyn Write, lines: &mut dyn Write) -> std::io::Result<()> {
+    // The layout of `serde_json::to_writer_pretty(&manifest)`, with each record written as
+    // it is made: a pretty record, each of its lines indented two levels.
+    let quoted = |text: &str| serde_json::to_string(text).expect("a string serialises");
+    write!(json, "{{\n  \"schema\": {},\n  \"title\": {},\n  \"base_url\": {},\n  \"records\": [", quoted(SCHEMA), quoted(&site.title), quoted(base_url))?;
+    let mut pretty = Vec::new();
+    let mut first = true;
     for record in (Entries { site, base_url }).iter() {
-        serde_json::to_writer(&mut *out, &record)?;
-        out.write_all(b"\n")?;
+        serde_json::to_writer(&mut *lines, &record)?;
+        lines.write_all(b"\n")?;
+        pretty.clear();
+        serde_json::to_writer_pretty(&mut pretty, &record)?;
+        json.write_all(if first { b"\n" } else { b",\n" })?;
+        for (i, line) in pretty.split(|&b| b == b'\n').enumerate() {
+            json.write_all(if i == 0 { b"    " } else { b"\n    " })?;
+            json.write_all(line)?;
+        }
+        first = false;
     }
-    Ok(())
-}
-
-/// [`Manifest`] as it serialises, its records made one at a time from the site.
-#[derive(Serialize)]
-struct ManifestView<'a> {
-    schema: &'static str,
-    title: &'a str,
-    base_url: &'a str,
-    records: Entries<'a>,
+    json.write_all(if first { b"]\n}\n" } else { b"\n  ]\n}\n" })
 }
 
 /// The records of a site, in manifest order.
@@ -235,12 +235,6 @@ impl<'a> Entries<'a> {
     }
 }
 
-impl Serialize for Entries<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.iter())
-    }
-}
-
 impl Manifest {
     /// Reads `records.json`, checking the schema.
     pub fn from_json(text: &str) -> Result<Self, String> {
@@ -249,5 +243,20 @@ impl Manifest {
             return Err(format!("manifest schema `{}` is not `{SCHEMA}`", manifest.schema));
         }
         Ok(manifest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_site_without_records_writes_the_manifest_serde_would() {
+        let site = Site { title: "An \"empty\" site".into(), statuses: Vec::new(), kinds: BTreeMap::new(), families: BTreeMap::new(), systems: Vec::new() };
+        let (mut json, mut lines) = (Vec::new(), Vec::new());
+        write_manifest(&site, "/docs/", &mut json, &mut lines).unwrap();
+        let expected = serde_json::to_string_pretty(&manifest(&site, "/docs/")).unwrap() + "\n";
+        assert_eq!(String::from_utf8(json).unwrap(), expected);
+        assert!(lines.is_empty());
     }
 }

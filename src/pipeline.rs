@@ -368,9 +368,9 @@ fn run(
             more_files.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             output.put(file)
         };
-        let put_streamed = |path: PathBuf, write: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>| -> Result<(), PipelineError> {
-            more_files.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            output.put_streamed(path, write)
+        let put_streamed = |paths: &[PathBuf], write: &publish::StreamedWrite<'_>| -> Result<(), PipelineError> {
+            more_files.fetch_add(paths.len(), std::sync::atomic::Ordering::Relaxed);
+            output.put_streamed(paths, write)
         };
         // The search indexes are output only: they can say nothing about the content, so
         // `check` does not make them.
@@ -519,24 +519,31 @@ impl<'a> Output<'a> {
         Ok(())
     }
 
-    /// [`Output::put`] for a file written by streaming (`write` writes its bytes).
-    fn put_streamed(&self, path: PathBuf, write: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>) -> Result<(), PipelineError> {
-        let hash = if let Some(staging) = &self.staging {
-            staging.put_with(&path, self.hashes.is_some(), write)?
-        } else if let Some(in_place) = &self.in_place {
-            let unchanged = |hash: &[u8; 32]| self.statics.contains_key(&path) || self.memory.is_some_and(|m| m.holds(&path, hash));
-            let (hash, written) = in_place.put_with(&path, write, &unchanged)?;
-            if written {
+    /// [`Output::put`] for files written by streaming, side by side: `write` writes the
+    /// bytes of each of `paths`, one writer each.
+    fn put_streamed(&self, paths: &[PathBuf], write: &publish::StreamedWrite<'_>) -> Result<(), PipelineError> {
+        let hash = self.hashes.is_some();
+        let mut files = Vec::with_capacity(paths.len());
+        for path in paths {
+            files.push(if let Some(staging) = &self.staging {
+                staging.open_streamed(path, hash)?
+            } else if let Some(in_place) = &self.in_place {
+                in_place.open_streamed(path)?
+            } else {
+                write::StreamedFile::nowhere(path, hash)
+            });
+        }
+        let mut writers: Vec<&mut dyn std::io::Write> = files.iter_mut().map(|f| f as &mut dyn std::io::Write).collect();
+        write(&mut writers).map_err(|source| write::WriteError::Io { path: paths.first().cloned().unwrap_or_default(), source })?;
+        for (file, path) in files.into_iter().zip(paths) {
+            let unchanged = |hash: &[u8; 32]| self.statics.contains_key(path) || self.memory.is_some_and(|m| m.holds(path, hash));
+            let (hash, written) = file.finish(&unchanged)?;
+            if written && self.in_place.is_some() {
                 self.changed.lock().expect("no writer panics holding the lock").push(path.clone());
             }
-            Some(hash)
-        } else {
-            let mut out = write::Hashing::new(std::io::sink(), self.hashes.is_some());
-            write(&mut out).map_err(|source| write::WriteError::Io { path: path.clone(), source })?;
-            out.finish().1
-        };
-        if let (Some(hashes), Some(hash)) = (&self.hashes, hash) {
-            hashes.lock().expect("no writer panics holding the lock").insert(path, hash);
+            if let (Some(hashes), Some(hash)) = (&self.hashes, hash) {
+                hashes.lock().expect("no writer panics holding the lock").insert(path.clone(), hash);
+            }
         }
         Ok(())
     }

@@ -36,16 +36,21 @@ pub fn published_base(base_url: &str) -> String {
 
 /// The record manifest (`records.json`, `records.jsonl`). It needs the site alone, so a
 /// full build writes it while the pages render.
-/// Each file is written as it is made (`emit` gives a writer): on a large site each is
-/// hundreds of megabytes.
+/// Both files are written side by side as each record is made (`emit` gives a writer
+/// each): on a large site each is hundreds of megabytes.
 pub fn publish_manifest<E>(site: &Site, base_url: &str, emit: &StreamedEmit<'_, E>) -> Result<(), E> {
     let base = published_base(base_url);
-    emit(PathBuf::from("records.json"), &|out| crate::manifest::write_json(site, &base, out))?;
-    emit(PathBuf::from("records.jsonl"), &|out| crate::manifest::write_json_lines(site, &base, out))
+    emit(&[PathBuf::from("records.json"), PathBuf::from("records.jsonl")], &|out| match out {
+        [json, lines] => crate::manifest::write_manifest(site, &base, &mut **json, &mut **lines),
+        _ => unreachable!("two files asked for"),
+    })
 }
 
-/// Hands a file to the output as a function that writes it.
-pub type StreamedEmit<'a, E> = dyn Fn(PathBuf, &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>) -> Result<(), E> + Sync + 'a;
+/// Writes files side by side, one writer each.
+pub type StreamedWrite<'a> = dyn Fn(&mut [&mut dyn std::io::Write]) -> std::io::Result<()> + 'a;
+
+/// Hands files to the output as a function that writes them.
+pub type StreamedEmit<'a, E> = dyn Fn(&[PathBuf], &StreamedWrite<'_>) -> Result<(), E> + Sync + 'a;
 
 /// The rest of what this module adds to the output, which needs the list of pages (`pages`:
 /// the rendered files): sitemap, robots.txt, feeds and redirects.

@@ -79,7 +79,7 @@ impl BrowserIndex {
     /// each full `d/N.json` to `emit`.
     pub fn add<E: Send>(&mut self, docs: &[SearchDoc], emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
         let docs: Vec<&SearchDoc> = docs.iter().filter(|d| d.doc_type != DocType::Report).collect();
-        let counted: Vec<(Vec<(Cow<'_, str>, Occurrences)>, u32)> = docs.par_iter().map(|d| count_terms(d)).collect();
+        let counted: Vec<CountedTerms<'_>> = docs.par_iter().map(|d| count_terms(d)).collect();
         for (terms, length) in counted {
             let number = u32::try_from(self.lengths.len()).expect("fewer than 4 billion documents");
             self.lengths.push(length);
@@ -201,10 +201,13 @@ impl Occurrences {
     }
 }
 
+/// A document's terms with where they occur, and the number of terms in its text.
+type CountedTerms<'a> = (Vec<(Cow<'a, str>, Occurrences)>, u32);
+
 /// The terms of one document, with where they occur (in no particular order: each term's
 /// postings are in document order whatever the order of a document's terms), and the
 /// number of terms in its text.
-fn count_terms(d: &SearchDoc) -> (Vec<(Cow<'_, str>, Occurrences)>, u32) {
+fn count_terms(d: &SearchDoc) -> CountedTerms<'_> {
     // About one distinct term per 24 bytes of text: sized once, not grown.
     let mut terms: FxHashMap<Cow<'_, str>, Occurrences> =
         FxHashMap::with_capacity_and_hasher(d.body.len() / 24 + 16, rustc_hash::FxBuildHasher);

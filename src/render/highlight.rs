@@ -45,8 +45,11 @@ pub(super) fn highlight(code: &str, language: Option<&str>) -> String {
 #[derive(Default)]
 pub(super) struct RunMemo {
     pages_left: AtomicUsize,
-    entries: Mutex<HashMap<(Option<Box<str>>, Box<str>), Arc<str>>>,
+    entries: Mutex<Highlighted>,
 }
+
+/// Highlighted HTML by language and code.
+type Highlighted = HashMap<(Option<Box<str>>, Box<str>), Arc<str>>;
 
 impl RunMemo {
     /// One more page of the run to render.
@@ -72,7 +75,7 @@ impl RunMemo {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Option<Box<str>>, Box<str>), Arc<str>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Highlighted> {
         // A panic while holding the lock leaves the map consistent (insertions are whole).
         self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
