@@ -190,7 +190,7 @@ fn short_hash(content: &str) -> String {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }
 
 /// Writes `records.json` (to `json`) and `records.jsonl` (to `lines`) of `site`, built
