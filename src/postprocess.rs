@@ -4,7 +4,7 @@
 //! `src`, form `action`, and the search page's `data-bundle` and `data-base`).
 
 use lol_html::html_content::ContentType;
-use lol_html::{element, rewrite_str, RewriteStrSettings};
+use lol_html::{element, HtmlRewriter, Settings};
 
 use crate::render::markdown::escape;
 use crate::render::OutputFile;
@@ -28,8 +28,7 @@ pub fn base_path(base_url: &str) -> String {
 /// [`base_path`].
 pub fn postprocess(file: &mut OutputFile, base: &str) -> Result<(), lol_html::errors::RewritingError> {
     if file.path.extension().is_some_and(|e| e == "html") {
-        let html = String::from_utf8_lossy(&file.bytes);
-        file.bytes = rewrite_page(&html, base)?.into_bytes();
+        file.bytes = rewrite_page(&file.bytes, base)?;
     }
     Ok(())
 }
@@ -38,8 +37,9 @@ fn with_base(base: &str, url: &str) -> Option<String> {
     (url.starts_with('/') && !url.starts_with("//") && base != "/").then(|| format!("{base}{}", &url[1..]))
 }
 
-/// Rewrites one page.
-pub fn rewrite_page(html: &str, base: &str) -> Result<String, lol_html::errors::RewritingError> {
+/// Rewrites one page (UTF-8, as rendered; read and written as bytes, never checked or
+/// copied into a string again).
+pub fn rewrite_page(html: &[u8], base: &str) -> Result<Vec<u8>, lol_html::errors::RewritingError> {
     let mut handlers = vec![
         element!("h1[id], h2[id], h3[id], h4[id], h5[id], h6[id]", |el| {
             if let Some(id) = el.get_attribute("id") {
@@ -83,13 +83,14 @@ pub fn rewrite_page(html: &str, base: &str) -> Result<String, lol_html::errors::
             }),
         ]);
     }
-    rewrite_str(
-        html,
-        RewriteStrSettings {
-            element_content_handlers: handlers,
-            ..RewriteStrSettings::new()
-        },
-    )
+    // Headings gain a link each: a little more room than the page.
+    let mut out = Vec::with_capacity(html.len() + html.len() / 16);
+    let mut rewriter = HtmlRewriter::new(Settings { element_content_handlers: handlers, ..Settings::new() }, |chunk: &[u8]| {
+        out.extend_from_slice(chunk)
+    });
+    rewriter.write(html)?;
+    rewriter.end()?;
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -107,7 +108,7 @@ mod tests {
     #[test]
     fn rewrites_links_headings_and_assets() {
         let html = r#"<h2 id="x">T</h2><a href="/a/">in</a><a href="https://github.com/x">out</a><link href="/assets/s.css"><a href="//cdn.example/x">proto</a>"#;
-        let out = rewrite_page(html, "/pr-12/").unwrap();
+        let out = String::from_utf8(rewrite_page(html.as_bytes(), "/pr-12/").unwrap()).unwrap();
         assert!(out.contains(r##"<h2 id="x">T<a class="anchor" href="#x""##), "{out}");
         assert!(out.contains(r#"<a href="/pr-12/a/">in</a>"#), "{out}");
         assert!(out.contains(r#"href="https://github.com/x" rel="noopener noreferrer" class="external""#), "{out}");
@@ -118,7 +119,7 @@ mod tests {
     #[test]
     fn at_the_root_urls_are_left_as_they_are() {
         let html = r#"<h2 id="x">T</h2><a href="/a/">in</a><form action="/search/"></form><img src="/i.png"><div data-base="/s/"></div><a href="https://x.org/">out</a>"#;
-        let out = rewrite_page(html, "/").unwrap();
+        let out = String::from_utf8(rewrite_page(html.as_bytes(), "/").unwrap()).unwrap();
         assert!(out.contains(r#"<a href="/a/">in</a><form action="/search/"></form><img src="/i.png"><div data-base="/s/"></div>"#), "{out}");
         assert!(out.contains(r##"<a class="anchor" href="#x""##) && out.contains(r#"class="external""#), "{out}");
     }
