@@ -126,36 +126,32 @@ pub fn search_indexes<E: From<IndexError> + Send>(
     base_url: &str,
     emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
 ) -> Result<IndexTimes, E> {
-    let timed = |f: &mut dyn FnMut() -> Result<(), E>| -> (Result<(), E>, Duration) {
-        let started = Instant::now();
-        (f(), started.elapsed())
-    };
     let runs: Vec<(&System, &Run)> = site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| (s, &**r))).collect();
     let mut tantivy = TantivyIndex::new(base_url)?;
     let mut browser = BrowserIndex::default();
     let mut times = IndexTimes::default();
     for group in runs.chunks(RUNS_PER_BATCH) {
         let docs: Vec<SearchDoc> = group.par_iter().flat_map_iter(|(system, run)| run_documents(system, run)).collect();
-        let ((added, tantivy_time), (shown, browser_time)) = rayon::join(
-            || timed(&mut || tantivy.add(&docs).map_err(E::from)),
-            || timed(&mut || browser.add(&docs, emit)),
-        );
+        let ((added, tantivy_time), (shown, browser_time)) =
+            rayon::join(|| timed(|| tantivy.add(&docs).map_err(E::from)), || timed(|| browser.add(&docs, emit)));
         added?;
         shown?;
         times.tantivy += tantivy_time;
         times.browser += browser_time;
     }
-    let mut tantivy = Some(tantivy);
-    let mut browser = Some(browser);
-    let ((written, tantivy_time), (shown, browser_time)) = rayon::join(
-        || timed(&mut || tantivy.take().expect("finished once").finish(emit)),
-        || timed(&mut || browser.take().expect("finished once").finish(emit)),
-    );
+    let ((written, tantivy_time), (shown, browser_time)) =
+        rayon::join(|| timed(|| tantivy.finish(emit)), || timed(|| browser.finish(emit)));
     written?;
     shown?;
     times.tantivy += tantivy_time;
     times.browser += browser_time;
     Ok(times)
+}
+
+/// Runs `f`, and says how long it took.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let started = Instant::now();
+    (f(), started.elapsed())
 }
 
 fn base(system: &System, run: &Run, doc_type: DocType, title: String, path: String) -> SearchDoc {
