@@ -180,6 +180,11 @@ static AFTER_SOURCE_SECTION: LazyLock<Regex> =
 /// Every citation in `text`, in order. A bare `path:lines` takes the source last cited
 /// with a path earlier in the same text; paths listed after `SRC-n` share it.
 pub fn find_citations(text: &str) -> Vec<CitationMatch> {
+    // Every citation names a source (`SRC-n`) or has `path:lines`: most text has neither,
+    // and is not worth the regular expressions (render asks of every text it links).
+    if !text.contains(':') && !text.contains("SRC-") {
+        return Vec::new();
+    }
     let mut out = Vec::new();
     let mut consumed_to = 0;
     let mut current_source: Option<String> = None;
@@ -356,6 +361,10 @@ const SENTENCE_STARTS: [&str; 22] = [
 /// Reads `Key: value` (a key of one to four words starting with a capital letter, not a
 /// sentence opener). Returns the key and the byte offset where the value starts.
 pub fn field(text: &str) -> Option<(&str, usize)> {
+    // `Key: value`: a capital first, and a colon (most paragraphs fail here, cheaply).
+    if !text.chars().next().is_some_and(char::is_uppercase) || !text.contains(':') {
+        return None;
+    }
     let caps = FIELD.captures(text)?;
     let key = caps.name("key")?.as_str();
     let first = key.split([' ', '-']).next().unwrap_or(key);
@@ -372,6 +381,9 @@ static STATUS_KEY: LazyLock<Regex> = LazyLock::new(|| {
 /// Reads `… status: value` (a field or a list item); returns the dimension (empty for a
 /// plain `Status:`) and the value.
 pub fn status_line(text: &str) -> Option<(String, &str)> {
+    if !text.contains(':') {
+        return None;
+    }
     let caps = STATUS_KEY.captures(text.trim())?;
     let dimension = caps.name("dimension").map(|m| m.as_str().trim().to_string()).unwrap_or_default();
     Some((dimension, caps.name("value")?.as_str().trim()))
