@@ -348,8 +348,10 @@ pub fn language_for_path(path: &str) -> Option<&'static str> {
     })
 }
 
+/// The start of `Key: value`, up to the value's first character (the rest of a paragraph
+/// need not be read: the key has no colon, so it ends at the first one).
 static FIELD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<key>\p{Lu}[\p{L}\p{N}()/'’-]*(?: [\p{L}\p{N}()/'’-]+){0,3}):[ \t]+(?P<value>\S[\s\S]*)$").unwrap()
+    Regex::new(r"^\p{Lu}[\p{L}\p{N}()/'’-]*(?: [\p{L}\p{N}()/'’-]+){0,3}:[ \t]+\S").unwrap()
 });
 
 /// Words that start sentences, never field names: `The cache gives ranking: …` is prose.
@@ -365,13 +367,15 @@ pub fn field(text: &str) -> Option<(&str, usize)> {
     if !text.chars().next().is_some_and(char::is_uppercase) || !text.contains(':') {
         return None;
     }
-    let caps = FIELD.captures(text)?;
-    let key = caps.name("key")?.as_str();
+    let start = FIELD.find(text)?;
+    let key = &text[..text.find(':')?];
+    // The value starts at the last character matched.
+    let value_at = start.end() - text[..start.end()].chars().next_back()?.len_utf8();
     let first = key.split([' ', '-']).next().unwrap_or(key);
     if SENTENCE_STARTS.contains(&first) {
         return None;
     }
-    Some((key, caps.name("value")?.start()))
+    Some((key, value_at))
 }
 
 static STATUS_KEY: LazyLock<Regex> = LazyLock::new(|| {
@@ -694,6 +698,10 @@ mod tests {
     #[test]
     fn fields_and_statuses() {
         assert_eq!(field("Label: Raw conversation batches").map(|f| f.0), Some("Label"));
+        // Where the value starts, a character beyond ASCII first, or over several lines.
+        assert_eq!(field("Label: éclair x"), Some(("Label", 7)));
+        assert_eq!(field("Two words:\t\tvalue\nmore"), Some(("Two words", 12)));
+        assert_eq!(field("Key:value"), None);
         assert_eq!(field("Source-native identity: raw/*_open.md").map(|f| f.0), Some("Source-native identity"));
         assert_eq!(field("The cache gives ranking: authority to code, and more words than a key."), None);
         assert_eq!(field("lower: not a key"), None);
