@@ -305,7 +305,9 @@ impl TantivyIndex {
 
     /// Adds `docs`. tantivy's own `IndexWriter` would index on a thread of its own, fed
     /// through a queue that holds up to 10,000 messages: a document each kept the two
-    /// threads waking each other, batches let the queue hold most of the site.
+    /// threads waking each other, batches let the queue hold most of the site. Its
+    /// `SingleSegmentIndexWriter` (public, though left out of tantivy's documentation; the
+    /// version is pinned by Cargo.lock) writes in this thread instead.
     pub fn add(&mut self, docs: &[SearchDoc]) -> Result<(), IndexError> {
         for d in docs {
             let writer = match &mut self.writer {
