@@ -91,10 +91,11 @@ impl BrowserIndex {
             self.facets.add(d);
             self.unshown.push(ShownDoc::of(d));
         }
-        while self.unshown.len() >= DOCS_PER_CHUNK {
-            let rest = self.unshown.split_off(DOCS_PER_CHUNK);
-            let chunk = std::mem::replace(&mut self.unshown, rest);
-            self.emit_shown(&chunk, emit)?;
+        // Every full chunk goes; the rest waits for the next batch.
+        let full = self.unshown.len() / DOCS_PER_CHUNK * DOCS_PER_CHUNK;
+        let ready: Vec<ShownDoc> = self.unshown.drain(..full).collect();
+        for chunk in ready.chunks(DOCS_PER_CHUNK) {
+            self.emit_shown(chunk, emit)?;
         }
         Ok(())
     }
