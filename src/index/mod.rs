@@ -176,15 +176,7 @@ fn base(system: &System, run: &Run, doc_type: DocType, title: String, path: Stri
 /// The report as one document, and one document per section.
 fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDoc> {
     let url = urls::report(&system.slug, &run.slug, &report.slug);
-    // A table row that declares a record is searchable as the record (its cells are the
-    // record's fields); in its section's text it would be a twin.
-    let record_rows: Vec<usize> = report
-        .declarations
-        .iter()
-        .filter(|d| matches!(d.form, DeclarationForm::TableRow { .. }))
-        .map(|d| d.location.line.saturating_sub(report.body_line) as usize)
-        .collect();
-    let sections = section_texts(&report.markdown, &record_rows);
+    let sections = section_texts(&report.markdown);
     let report_ref = Some((report.slug.clone(), report.report_type.clone()));
     let paths_in = |range: Option<&Range<usize>>| -> Vec<String> {
         let mut paths: Vec<String> = report
@@ -409,33 +401,21 @@ struct SectionText {
     lines: Range<usize>,
 }
 
-/// The text of each section of a report, split at every heading, without the table rows
-/// that start on one of `skipped_rows` (0-based body lines).
-fn section_texts(markdown: &str, skipped_rows: &[usize]) -> Vec<SectionText> {
+/// The text of each section of a report, split at every heading.
+fn section_texts(markdown: &str) -> Vec<SectionText> {
     let mut lines = LineCounter::new(markdown);
     let mut sections = vec![SectionText { heading: None, text: String::new(), lines: 0..0 }];
     let mut headings = 0;
-    let mut skipping = false;
     for (event, range) in pulldown_cmark::Parser::new_ext(markdown, markdown_options()).into_offset_iter() {
-        match event {
-            Event::Start(Tag::Heading { .. }) => {
-                let line = lines.line_of(range.start);
-                if let Some(last) = sections.last_mut() {
-                    last.lines.end = line;
-                }
-                sections.push(SectionText { heading: Some(headings), text: String::new(), lines: line..line });
-                headings += 1;
+        if let Event::Start(Tag::Heading { .. }) = event {
+            let line = lines.line_of(range.start);
+            if let Some(last) = sections.last_mut() {
+                last.lines.end = line;
             }
-            Event::Start(Tag::TableRow) if !skipped_rows.is_empty() => skipping = skipped_rows.contains(&lines.line_of(range.start)),
-            Event::End(TagEnd::TableRow) if skipping => {
-                skipping = false;
-                continue;
-            }
-            _ => {}
+            sections.push(SectionText { heading: Some(headings), text: String::new(), lines: line..line });
+            headings += 1;
         }
-        if !skipping {
-            push_text(&mut sections.last_mut().expect("never empty").text, &event);
-        }
+        push_text(&mut sections.last_mut().expect("never empty").text, &event);
     }
     let total = markdown.lines().count() + 1;
     if let Some(last) = sections.last_mut() {
@@ -512,17 +492,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sections_leave_out_the_rows_that_declare_records() {
-        let markdown = "Opening words.\n\n## Objects\n\nThe table:\n\n| ID | Label |\n|---|---|\n| OBJ-01 | declared here |\n| note | kept |\n\n## Next\n\nMore.\n";
-        // Line 8 (0-based) is the row of OBJ-01.
-        let sections = section_texts(markdown, &[8]);
+    fn sections_split_at_headings_with_their_lines() {
+        let markdown = "Opening words.\n\n## Objects\n\nThe table:\n\n| ID | Label |\n|---|---|\n| OBJ-01 | declared here |\n\n## Next\n\nMore.\n";
+        let sections = section_texts(markdown);
         let texts: Vec<&str> = sections.iter().map(|s| s.text.as_str()).collect();
         assert_eq!(texts[0], "Opening words.\n");
-        assert!(texts[1].contains("The table:") && texts[1].contains("note | kept"), "{:?}", texts[1]);
-        assert!(!texts[1].contains("declared here") && !texts[1].contains("OBJ-01"), "{:?}", texts[1]);
-        assert_eq!(sections.iter().map(|s| s.lines.clone()).collect::<Vec<_>>(), [0..2, 2..11, 11..15]);
-        // Nothing left out without rows to skip.
-        assert!(section_texts(markdown, &[])[1].text.contains("declared here"));
+        assert!(texts[1].starts_with("Objects\nThe table:\n") && texts[1].contains("OBJ-01 | declared here"), "{:?}", texts[1]);
+        assert_eq!(texts[2], "Next\nMore.\n");
+        assert_eq!(sections.iter().map(|s| s.lines.clone()).collect::<Vec<_>>(), [0..2, 2..10, 10..14]);
     }
 
     #[test]
