@@ -507,16 +507,31 @@ impl<'a> Output<'a> {
         if let Some(staging) = &self.staging {
             staging.put(&file)?;
         }
+        let mut written = false;
         if let (Some(in_place), Some(hash)) = (&self.in_place, &hash) {
-            if !self.statics.contains_key(&file.path) && !self.memory.is_some_and(|m| m.holds(&file.path, hash)) {
+            if !self.unchanged(&file.path, hash) {
                 in_place.put(&file)?;
-                self.changed.lock().expect("no writer panics holding the lock").push(file.path.clone());
+                written = true;
             }
         }
-        if let (Some(hashes), Some(hash)) = (&self.hashes, hash) {
-            hashes.lock().expect("no writer panics holding the lock").insert(file.path, hash);
-        }
+        self.record(&file.path, hash, written);
         Ok(())
+    }
+
+    /// Whether a rebuild need not write `path`: a static file takes its place, or the
+    /// previous build wrote these bytes (by their hash).
+    fn unchanged(&self, path: &std::path::Path, hash: &[u8; 32]) -> bool {
+        self.statics.contains_key(path) || self.memory.is_some_and(|m| m.holds(path, hash))
+    }
+
+    /// Remembers a file made: its hash (when a memory is kept), and that a rebuild wrote it.
+    fn record(&self, path: &std::path::Path, hash: Option<[u8; 32]>, written_in_place: bool) {
+        if written_in_place {
+            self.changed.lock().expect("no writer panics holding the lock").push(path.to_path_buf());
+        }
+        if let (Some(hashes), Some(hash)) = (&self.hashes, hash) {
+            hashes.lock().expect("no writer panics holding the lock").insert(path.to_path_buf(), hash);
+        }
     }
 
     /// [`Output::put`] for files written by streaming, side by side: `write` writes the
@@ -536,14 +551,8 @@ impl<'a> Output<'a> {
         let mut writers: Vec<&mut dyn std::io::Write> = files.iter_mut().map(|f| f as &mut dyn std::io::Write).collect();
         write(&mut writers).map_err(|source| write::WriteError::Io { path: paths.first().cloned().unwrap_or_default(), source })?;
         for (file, path) in files.into_iter().zip(paths) {
-            let unchanged = |hash: &[u8; 32]| self.statics.contains_key(path) || self.memory.is_some_and(|m| m.holds(path, hash));
-            let (hash, written) = file.finish(&unchanged)?;
-            if written && self.in_place.is_some() {
-                self.changed.lock().expect("no writer panics holding the lock").push(path.clone());
-            }
-            if let (Some(hashes), Some(hash)) = (&self.hashes, hash) {
-                hashes.lock().expect("no writer panics holding the lock").insert(path.clone(), hash);
-            }
+            let (hash, written) = file.finish(&|hash| self.unchanged(path, hash))?;
+            self.record(path, hash, written && self.in_place.is_some());
         }
         Ok(())
     }

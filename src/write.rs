@@ -19,19 +19,19 @@ const STREAM_BUFFER: usize = 1 << 20;
 
 /// A writer that hashes what goes through it (when asked to), as `rebuild::hash` hashes
 /// a file's bytes.
-pub struct Hashing<W> {
+struct Hashing<W> {
     inner: W,
     hasher: Option<sha2::Sha256>,
 }
 
 impl<W: io::Write> Hashing<W> {
     /// Writes to `inner`, hashing when `hash`.
-    pub fn new(inner: W, hash: bool) -> Self {
+    fn new(inner: W, hash: bool) -> Self {
         Hashing { inner, hasher: hash.then(<sha2::Sha256 as sha2::Digest>::new) }
     }
 
     /// The writer, and the hash of all that was written (when asked for).
-    pub fn finish(self) -> (W, Option<[u8; 32]>) {
+    fn finish(self) -> (W, Option<[u8; 32]>) {
         (self.inner, self.hasher.map(|h| sha2::Digest::finalize(h).into()))
     }
 }

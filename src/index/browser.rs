@@ -318,19 +318,20 @@ struct TermEntry {
     postings: RawPostings,
 }
 
-impl Terms {
-    fn text_of(&self, entry: &TermEntry) -> &str {
-        &self.text[entry.start as usize..(entry.start + entry.len) as usize]
+impl TermEntry {
+    /// The term, in the text of all terms.
+    fn term<'a>(&self, text: &'a str) -> &'a str {
+        &text[self.start as usize..(self.start + self.len) as usize]
     }
+}
+
+impl Terms {
 
     /// The postings of `term`, new and empty if it was not seen before.
     fn postings_of(&mut self, term: &str) -> &mut RawPostings {
         let hash = rustc_hash::FxBuildHasher.hash_one(term);
         let Terms { text, entries, table } = self;
-        let found = table.find(hash, |&n| {
-            let entry = &entries[n as usize];
-            &text[entry.start as usize..(entry.start + entry.len) as usize] == term
-        });
+        let found = table.find(hash, |&n| entries[n as usize].term(text) == term);
         let number = match found {
             Some(&n) => n,
             None => {
@@ -338,10 +339,7 @@ impl Terms {
                 let start = u32::try_from(text.len()).expect("terms' text under 4 GB");
                 text.push_str(term);
                 entries.push(TermEntry { start, len: term.len() as u32, postings: RawPostings::default() });
-                let hash_of = |&n: &u32| {
-                    let entry = &entries[n as usize];
-                    rustc_hash::FxBuildHasher.hash_one(&text[entry.start as usize..(entry.start + entry.len) as usize])
-                };
+                let hash_of = |&n: &u32| rustc_hash::FxBuildHasher.hash_one(entries[n as usize].term(text));
                 table.insert_unique(hash, n, hash_of);
                 n
             }
@@ -352,10 +350,10 @@ impl Terms {
     /// Every term and its postings, in byte order.
     fn sorted(&self) -> impl Iterator<Item = (&str, &RawPostings)> {
         let mut order: Vec<u32> = (0..self.entries.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| self.text_of(&self.entries[a as usize]).cmp(self.text_of(&self.entries[b as usize])));
+        order.sort_unstable_by(|&a, &b| self.entries[a as usize].term(&self.text).cmp(self.entries[b as usize].term(&self.text)));
         order.into_iter().map(|n| {
             let entry = &self.entries[n as usize];
-            (self.text_of(entry), &entry.postings)
+            (entry.term(&self.text), &entry.postings)
         })
     }
 }

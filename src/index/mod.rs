@@ -262,9 +262,10 @@ fn record_document(system: &System, run: &Run, record: &Record) -> SearchDoc {
                 for field in &d.fields {
                     body.push_str(&field.name);
                     body.push_str(": ");
-                    match is_plain(&field.value) {
-                        true => body.push_str(field.value.trim()),
-                        false => body.push_str(plain_text(&field.value).trim()),
+                    if is_plain(&field.value) {
+                        body.push_str(field.value.trim());
+                    } else {
+                        body.push_str(plain_text(&field.value).trim());
                     }
                     body.push('\n');
                 }
