@@ -235,10 +235,11 @@ impl Searcher {
             let text = |field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_string);
             let all = |field| doc.get_all(field).filter_map(|v| v.as_str().map(str::to_string)).collect::<Vec<_>>();
             let doc_type = text(f.doc_type).unwrap_or_default();
-            let mut snippet = snippets.snippet_from_doc(&doc);
+            // `body` is indexed, not stored: its text is stored as `text`.
+            let body = text(f.text).unwrap_or_default();
+            let mut snippet = snippets.snippet(&body);
             if snippet.is_empty() {
                 // No word of the query is in the body (an ID or path match): show the start.
-                let body = text(f.body).unwrap_or_default();
                 snippet = snippets.snippet(&body.chars().take(200).collect::<String>());
             }
             let fragment = snippet.fragment().trim_end().to_string();

@@ -59,11 +59,16 @@ pub struct Fields {
     pub label: Field,
     /// Title to show (stored, searchable).
     pub title: Field,
-    /// Plain text, English, stemmed.
+    /// Plain text, English, stemmed (indexed from [`AnalysedText::stems`]; queried with
+    /// `en_stem`).
     pub body: Field,
-    /// Plain text, words as written (not stemmed): an exact form outranks a variant.
+    /// Plain text as it is (stored only, for snippets).
+    pub text: Field,
+    /// The text's inflected words, as written (not stemmed): a query word written as in the
+    /// text outranks its variants (`turns` over `turn`). Words that are their own stem are
+    /// left out: they have no variant to outrank.
     pub exact: Field,
-    /// Plain text as identifiers and paths, whole.
+    /// The text's identifiers and paths, whole.
     pub ident: Field,
     /// Quoted and cited paths.
     pub path: Field,
@@ -78,6 +83,9 @@ const IDENT: &str = "casebook_ident";
 /// English prose, stemmed: tantivy's own `en_stem` analyzer, re-registered under its
 /// name with a memo of stems (see [`MemoStemmer`]); the tokens are the same.
 const EN_STEM: &str = "en_stem";
+/// `body`: English prose, stemmed, as `en_stem` does it; written from casebook's own
+/// analysis of the text ([`StemsTokenizer`]).
+const BODY: &str = "casebook_body";
 
 impl Fields {
     /// The schema every casebook index has.
@@ -110,7 +118,8 @@ impl Fields {
         let status = b.add_text_field("status", text(KEYWORD, true));
         let label = b.add_text_field("label", text(EN_STEM, true));
         let title = b.add_text_field("title", text(EN_STEM, true));
-        let body = b.add_text_field("body", text(EN_STEM, true));
+        let body = b.add_text_field("body", text(BODY, false));
+        let stored_text = b.add_text_field("text", STORED);
         let exact = b.add_text_field("exact", ranked("default"));
         let ident = b.add_text_field("ident", ranked(IDENT));
         let path = b.add_text_field("path", text(IDENT, true));
@@ -132,6 +141,7 @@ impl Fields {
             label,
             title,
             body,
+            text: stored_text,
             exact,
             ident,
             path,
@@ -145,6 +155,7 @@ impl Fields {
         manager.register(KEYWORD, TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).build());
         manager.register(IDENT, TextAnalyzer::builder(CompoundTokenizer::default()).filter(RemoveLongFilter::limit(100)).filter(LowerCaser).build());
         manager.register(EN_STEM, english_stemmed());
+        manager.register(BODY, english_stemmed());
     }
 }
 
@@ -291,6 +302,7 @@ pub struct TantivyIndex {
     writer: Option<SingleSegmentIndexWriter<TantivyDocument>>,
     /// The segments written.
     segments: Vec<tantivy::SegmentMeta>,
+    analyser: TextAnalyser,
 }
 
 impl TantivyIndex {
@@ -300,7 +312,8 @@ impl TantivyIndex {
         let scratch = tempfile::tempdir()?;
         let index = Index::create_in_dir(scratch.path(), fields.schema.clone())?;
         Fields::register_tokenizers(&index);
-        Ok(TantivyIndex { fields, base: base_url.trim_end_matches('/').to_string(), scratch, index, writer: None, segments: Vec::new() })
+        index.tokenizers().register(BODY, TextAnalyzer::from(StemsTokenizer::default()));
+        Ok(TantivyIndex { fields, base: base_url.trim_end_matches('/').to_string(), scratch, index, writer: None, segments: Vec::new(), analyser: TextAnalyser::default() })
     }
 
     /// Adds `docs`. tantivy's own `IndexWriter` would index on a thread of its own, fed
@@ -314,7 +327,7 @@ impl TantivyIndex {
                 Some(writer) => writer,
                 None => self.writer.insert(SingleSegmentIndexWriter::new(self.index.clone(), SEGMENT_BUDGET)?),
             };
-            writer.add_document(document(&self.fields, d, &self.base))?;
+            writer.add_document(document(&self.fields, d, &self.base, &mut self.analyser))?;
             // Memory stays bounded: a full segment is written out and a new one begun.
             if writer.mem_usage() >= SEGMENT_BUDGET {
                 self.close_segment()?;
@@ -354,8 +367,140 @@ impl TantivyIndex {
     }
 }
 
+/// A document's text as casebook gives it to tantivy, from one scan of it (three
+/// tokenisers over the whole text, one per field, were most of the index's time):
+#[derive(Debug, Default, PartialEq)]
+struct AnalysedText {
+    /// For `body`: the stems of its words, one per position, separated by spaces; a word
+    /// `en_stem` leaves out (40 bytes or more) is an empty one, keeping its position.
+    /// These are exactly `en_stem`'s tokens (a test compares them).
+    stems: String,
+    /// For `exact`: its inflected words (those whose stem differs), as written.
+    inflected: String,
+    /// For `ident`: its compounds (identifiers and paths), as written.
+    compounds: String,
+}
+
+/// A word's stem, lower-cased, and whether it differs from the word lower-cased.
+struct Stem {
+    stem: Box<str>,
+    inflected: bool,
+}
+
+/// Analyses texts, with a memo of the stems of the words it met, as written.
+#[derive(Default)]
+struct TextAnalyser {
+    stems: FxHashMap<Box<str>, Stem>,
+    /// A word lower-cased, reused.
+    lowered: String,
+}
+
+impl TextAnalyser {
+    /// `text` as `body`, `exact` and `ident` take it: words are runs of letters and digits
+    /// (as tantivy's `SimpleTokenizer` finds them), compounds are the runs that also hold a
+    /// joiner (see [`super::next_run`]).
+    fn analyse(&mut self, text: &str) -> AnalysedText {
+        let mut out = AnalysedText::default();
+        let mut first = true;
+        for (run, compound) in super::runs(text) {
+            if compound {
+                push_word(&mut out.compounds, run);
+            }
+            for word in run.split(super::is_joiner).filter(|w| !w.is_empty()) {
+                if !first {
+                    out.stems.push(' ');
+                }
+                first = false;
+                // `en_stem` leaves out words of 40 bytes or more, and so does `exact`'s tokenizer.
+                if word.len() >= 40 {
+                    continue;
+                }
+                let stem = self.stem(word);
+                out.stems.push_str(&stem.stem);
+                if stem.inflected {
+                    push_word(&mut out.inflected, word);
+                }
+            }
+        }
+        out
+    }
+
+    fn stem(&mut self, word: &str) -> &Stem {
+        if !self.stems.contains_key(word) {
+            // As tantivy's `LowerCaser` does it.
+            self.lowered.clear();
+            if word.is_ascii() {
+                self.lowered.push_str(word);
+                self.lowered.make_ascii_lowercase();
+            } else {
+                self.lowered.extend(word.chars().flat_map(char::to_lowercase));
+            }
+            let stem: Box<str> = ENGLISH.stem(&self.lowered).into();
+            let inflected = *stem != *self.lowered;
+            // Past the memo's size, stems are still memoised: the oldest are dropped at once.
+            if self.stems.len() >= STEM_MEMO_WORDS {
+                self.stems.clear();
+            }
+            self.stems.insert(word.into(), Stem { stem, inflected });
+        }
+        &self.stems[word]
+    }
+}
+
+fn push_word(out: &mut String, word: &str) {
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(word);
+}
+
+/// Indexes the stems of [`AnalysedText::stems`] at their positions: the writer's tokenizer
+/// of `body`. Queries analyse `body` with `en_stem` (registered under the same name by
+/// [`Fields::register_tokenizers`]), which gives the same tokens from the text.
+#[derive(Clone, Default)]
+struct StemsTokenizer {
+    token: Token,
+}
+
+struct StemsTokenStream<'a> {
+    parts: std::iter::Enumerate<std::str::Split<'a, char>>,
+    token: &'a mut Token,
+}
+
+impl Tokenizer for StemsTokenizer {
+    type TokenStream<'a> = StemsTokenStream<'a>;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> StemsTokenStream<'a> {
+        self.token.reset();
+        // `split` of an empty text gives one empty part: no token.
+        StemsTokenStream { parts: text.split(' ').enumerate(), token: &mut self.token }
+    }
+}
+
+impl TokenStream for StemsTokenStream<'_> {
+    fn advance(&mut self) -> bool {
+        for (position, stem) in self.parts.by_ref() {
+            if !stem.is_empty() {
+                self.token.text.clear();
+                self.token.text.push_str(stem);
+                self.token.position = position;
+                return true;
+            }
+        }
+        false
+    }
+
+    fn token(&self) -> &Token {
+        self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.token
+    }
+}
+
 /// The tantivy document of `d`, its URL starting with `base`.
-fn document(fields: &Fields, d: &SearchDoc, base: &str) -> TantivyDocument {
+fn document(fields: &Fields, d: &SearchDoc, base: &str, analyser: &mut TextAnalyser) -> TantivyDocument {
+    let analysed = analyser.analyse(&d.body);
     let mut document = doc!(
         fields.doc_type => d.doc_type.as_str(),
         fields.system => d.system.0.as_str(),
@@ -363,9 +508,10 @@ fn document(fields: &Fields, d: &SearchDoc, base: &str) -> TantivyDocument {
         fields.run => d.run.as_str(),
         fields.revision => d.revision.as_str(),
         fields.title => d.title.as_str(),
-        fields.body => d.body.as_str(),
-        fields.exact => d.body.as_str(),
-        fields.ident => d.body.as_str(),
+        fields.body => analysed.stems,
+        fields.text => d.body.as_str(),
+        fields.exact => analysed.inflected,
+        fields.ident => analysed.compounds,
         fields.url => format!("{base}{}", d.path),
     );
     if let Some((report, report_type)) = &d.report {
@@ -475,6 +621,47 @@ mod tests {
         let ours = tokens(english_stemmed());
         assert_eq!(ours, tokens(builtin));
         assert!(ours.iter().filter(|t| t.0 == "retain").count() == 9, "{ours:?}");
+    }
+
+    /// (text, position) of each token `analyzer` finds in `text`.
+    fn positioned(analyzer: &mut TextAnalyzer, text: &str) -> Vec<(String, usize)> {
+        let mut stream = analyzer.token_stream(text);
+        let mut out = Vec::new();
+        while stream.advance() {
+            out.push((stream.token().text.clone(), stream.token().position));
+        }
+        out
+    }
+
+    #[test]
+    fn the_analysed_stems_are_en_stems_tokens_at_their_positions() {
+        let long = "x".repeat(39) + " " + &"y".repeat(40);
+        let texts = [
+            "Retaining the retained files; RETAINS runs, running-runner's «Ünïcode» données",
+            "files_modified in plugin/exia_seed/rappel.py --- session.py:368-390 (MEM-OBJ-raw)",
+            "  a--b x/ .leading trailing. ΣΊΣΥΦΟΣ İstanbul ǅemal 20 turns 3.5x",
+            long.as_str(),
+            "",
+            " .-_ ",
+        ];
+        let mut analyser = TextAnalyser::default();
+        let mut en_stem = tantivy::tokenizer::TokenizerManager::default().get("en_stem").unwrap();
+        let mut stems = TextAnalyzer::from(StemsTokenizer::default());
+        for text in texts {
+            // Twice: the second time from the memo.
+            for _ in 0..2 {
+                let analysed = analyser.analyse(text);
+                assert_eq!(positioned(&mut stems, &analysed.stems), positioned(&mut en_stem, text), "{text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn inflected_words_and_compounds_are_kept_as_written() {
+        let analysed = TextAnalyser::default().analyse("The session retained 20 Turns in files_modified; see session.py.");
+        assert_eq!(analysed.inflected, "retained Turns files modified");
+        assert_eq!(analysed.compounds, "files_modified session.py");
+        assert_eq!(analysed.stems, "the session retain 20 turn in file modifi see session py");
     }
 
     #[test]
