@@ -310,7 +310,10 @@ impl TantivyIndex {
     pub fn new(base_url: &str) -> Result<Self, IndexError> {
         let fields = Fields::new();
         let scratch = tempfile::tempdir()?;
-        let index = Index::create_in_dir(scratch.path(), fields.schema.clone())?;
+        // The document store's blocks are compressed in this thread: handing each to a
+        // thread of its own cost more in waking it than the compression.
+        let settings = tantivy::IndexSettings { docstore_compress_dedicated_thread: false, ..Default::default() };
+        let index = Index::builder().schema(fields.schema.clone()).settings(settings).create_in_dir(scratch.path())?;
         Fields::register_tokenizers(&index);
         index.tokenizers().register(BODY, TextAnalyzer::from(StemsTokenizer::default()));
         Ok(TantivyIndex { fields, base: base_url.trim_end_matches('/').to_string(), scratch, index, writer: None, segments: Vec::new(), analyser: TextAnalyser::default() })
@@ -390,7 +393,7 @@ struct Stem {
 /// Analyses texts, with a memo of the stems of the words it met, as written.
 #[derive(Default)]
 struct TextAnalyser {
-    stems: FxHashMap<Box<str>, Stem>,
+    stems: hashbrown::HashMap<Box<str>, Stem, rustc_hash::FxBuildHasher>,
     /// A word lower-cased, reused.
     lowered: String,
 }
@@ -426,24 +429,24 @@ impl TextAnalyser {
     }
 
     fn stem(&mut self, word: &str) -> &Stem {
-        if !self.stems.contains_key(word) {
-            // As tantivy's `LowerCaser` does it.
-            self.lowered.clear();
-            if word.is_ascii() {
-                self.lowered.push_str(word);
-                self.lowered.make_ascii_lowercase();
-            } else {
-                self.lowered.extend(word.chars().flat_map(char::to_lowercase));
-            }
-            let stem: Box<str> = ENGLISH.stem(&self.lowered).into();
-            let inflected = *stem != *self.lowered;
-            // Past the memo's size, stems are still memoised: the oldest are dropped at once.
-            if self.stems.len() >= STEM_MEMO_WORDS {
-                self.stems.clear();
-            }
-            self.stems.insert(word.into(), Stem { stem, inflected });
+        let TextAnalyser { stems, lowered } = self;
+        // Past the memo's size, the memo starts again.
+        if stems.len() >= STEM_MEMO_WORDS && !stems.contains_key(word) {
+            stems.clear();
         }
-        &self.stems[word]
+        stems.entry_ref(word).or_insert_with(|| {
+            // As tantivy's `LowerCaser` does it.
+            lowered.clear();
+            if word.is_ascii() {
+                lowered.push_str(word);
+                lowered.make_ascii_lowercase();
+            } else {
+                lowered.extend(word.chars().flat_map(char::to_lowercase));
+            }
+            let stem: Box<str> = ENGLISH.stem(lowered).into();
+            let inflected = *stem != **lowered;
+            Stem { stem, inflected }
+        })
     }
 }
 
