@@ -87,6 +87,12 @@ pub struct SearchDoc {
     pub title: String,
     /// Plain text.
     pub body: String,
+    /// The parts of `body` that are another document's text too: in a section, the table
+    /// rows that declare records (each record is a document of its own). tantivy leaves
+    /// them out of the section's terms, so that `casebook search` does not show a record
+    /// and the section that declares it for the same words; the search page's ranking
+    /// keeps them (without them, `20 turns` lost OBJ-04 from its top 3).
+    pub twins: Vec<Range<usize>>,
     /// Quoted and cited paths.
     pub paths: Vec<String>,
     /// Root-relative URL of the page (with the anchor for sections).
@@ -168,6 +174,7 @@ fn base(system: &System, run: &Run, doc_type: DocType, title: String, path: Stri
         label: None,
         title,
         body: String::new(),
+        twins: Vec::new(),
         paths: Vec::new(),
         path,
     }
@@ -176,7 +183,14 @@ fn base(system: &System, run: &Run, doc_type: DocType, title: String, path: Stri
 /// The report as one document, and one document per section.
 fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDoc> {
     let url = urls::report(&system.slug, &run.slug, &report.slug);
-    let sections = section_texts(&report.markdown);
+    // 0-based body lines of the table rows that declare records.
+    let record_rows: Vec<usize> = report
+        .declarations
+        .iter()
+        .filter(|d| matches!(d.form, DeclarationForm::TableRow { .. }))
+        .map(|d| d.location.line.saturating_sub(report.body_line) as usize)
+        .collect();
+    let sections = section_texts(&report.markdown, &record_rows);
     let report_ref = Some((report.slug.clone(), report.report_type.clone()));
     let paths_in = |range: Option<&Range<usize>>| -> Vec<String> {
         let mut paths: Vec<String> = report
@@ -221,6 +235,7 @@ fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDo
         doc.report = report_ref.clone();
         doc.label = Some(s.title.clone());
         doc.body = section.text.clone();
+        doc.twins = section.twins.clone();
         doc.paths = paths_in(Some(&section.lines));
         docs.push(doc);
     }
@@ -398,25 +413,40 @@ struct SectionText {
     /// Index into `Report::sections`; `None` for text before the first heading.
     heading: Option<usize>,
     text: String,
+    /// Byte ranges of `text` that are table rows declaring records.
+    twins: Vec<Range<usize>>,
     /// Body line range (0-based) the section covers.
     lines: Range<usize>,
 }
 
-/// The text of each section of a report, split at every heading.
-fn section_texts(markdown: &str) -> Vec<SectionText> {
+/// The text of each section of a report, split at every heading, with where the table
+/// rows that start on one of `record_rows` (0-based body lines) are in it.
+fn section_texts(markdown: &str, record_rows: &[usize]) -> Vec<SectionText> {
     let mut lines = LineCounter::new(markdown);
-    let mut sections = vec![SectionText { heading: None, text: String::new(), lines: 0..0 }];
+    let mut sections = vec![SectionText { heading: None, text: String::new(), twins: Vec::new(), lines: 0..0 }];
     let mut headings = 0;
+    let mut twin_start = None;
     for (event, range) in pulldown_cmark::Parser::new_ext(markdown, markdown_options()).into_offset_iter() {
-        if let Event::Start(Tag::Heading { .. }) = event {
-            let line = lines.line_of(range.start);
-            if let Some(last) = sections.last_mut() {
-                last.lines.end = line;
+        match event {
+            Event::Start(Tag::Heading { .. }) => {
+                let line = lines.line_of(range.start);
+                if let Some(last) = sections.last_mut() {
+                    last.lines.end = line;
+                }
+                sections.push(SectionText { heading: Some(headings), text: String::new(), twins: Vec::new(), lines: line..line });
+                headings += 1;
             }
-            sections.push(SectionText { heading: Some(headings), text: String::new(), lines: line..line });
-            headings += 1;
+            Event::Start(Tag::TableRow) if !record_rows.is_empty() && record_rows.contains(&lines.line_of(range.start)) => {
+                twin_start = Some(sections.last().expect("never empty").text.len());
+            }
+            _ => {}
         }
-        push_text(&mut sections.last_mut().expect("never empty").text, &event);
+        let section = sections.last_mut().expect("never empty");
+        push_text(&mut section.text, &event);
+        if let (Event::End(TagEnd::TableRow), Some(start)) = (&event, twin_start) {
+            section.twins.push(start..section.text.len());
+            twin_start = None;
+        }
     }
     let total = markdown.lines().count() + 1;
     if let Some(last) = sections.last_mut() {
@@ -495,12 +525,16 @@ mod tests {
     #[test]
     fn sections_split_at_headings_with_their_lines() {
         let markdown = "Opening words.\n\n## Objects\n\nThe table:\n\n| ID | Label |\n|---|---|\n| OBJ-01 | declared here |\n\n## Next\n\nMore.\n";
-        let sections = section_texts(markdown);
+        // Line 8 (0-based) is the row of OBJ-01.
+        let sections = section_texts(markdown, &[8]);
         let texts: Vec<&str> = sections.iter().map(|s| s.text.as_str()).collect();
         assert_eq!(texts[0], "Opening words.\n");
         assert!(texts[1].starts_with("Objects\nThe table:\n") && texts[1].contains("OBJ-01 | declared here"), "{:?}", texts[1]);
         assert_eq!(texts[2], "Next\nMore.\n");
         assert_eq!(sections.iter().map(|s| s.lines.clone()).collect::<Vec<_>>(), [0..2, 2..10, 10..14]);
+        let twins: Vec<&str> = sections[1].twins.iter().map(|r| &texts[1][r.clone()]).collect();
+        assert_eq!(twins, ["OBJ-01 | declared here | \n"]);
+        assert!(sections[0].twins.is_empty() && sections[2].twins.is_empty());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! after a hash of their content, so the same documents give the same bytes on every
 //! build.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -403,9 +404,22 @@ impl TextAnalyser {
     /// (as tantivy's `SimpleTokenizer` finds them), compounds are the runs that also hold a
     /// joiner (see [`super::next_run`]).
     fn analyse(&mut self, text: &str) -> AnalysedText {
+        self.analyse_without(text, &[])
+    }
+
+    /// `text` without the byte ranges `left_out` (in order, apart), as [`Self::analyse`]
+    /// gives it.
+    fn analyse_without(&mut self, text: &str, left_out: &[Range<usize>]) -> AnalysedText {
         let mut out = AnalysedText::default();
         let mut first = true;
-        for (run, compound) in super::runs(text) {
+        let mut from = 0;
+        let ends = left_out.iter().map(|skip| (skip.start, skip.end)).chain([(text.len(), text.len())]);
+        let kept = ends.map(|(start, end)| {
+            let part = &text[from..start];
+            from = end;
+            part
+        });
+        for (run, compound) in kept.flat_map(super::runs) {
             if compound {
                 push_word(&mut out.compounds, run);
             }
@@ -503,7 +517,7 @@ impl TokenStream for StemsTokenStream<'_> {
 
 /// The tantivy document of `d`, its URL starting with `base`.
 fn document(fields: &Fields, d: &SearchDoc, base: &str, analyser: &mut TextAnalyser) -> TantivyDocument {
-    let analysed = analyser.analyse(&d.body);
+    let analysed = analyser.analyse_without(&d.body, &d.twins);
     let mut document = doc!(
         fields.doc_type => d.doc_type.as_str(),
         fields.system => d.system.0.as_str(),
@@ -657,6 +671,15 @@ mod tests {
                 assert_eq!(positioned(&mut stems, &analysed.stems), positioned(&mut en_stem, text), "{text:?}");
             }
         }
+    }
+
+    #[test]
+    fn left_out_ranges_give_no_terms() {
+        let text = "kept words | twin row words |\nmore kept";
+        let twin = text.find("twin").unwrap()..text.find("more").unwrap();
+        let analysed = TextAnalyser::default().analyse_without(text, &[twin]);
+        assert_eq!(analysed.stems, "kept word more kept");
+        assert_eq!(TextAnalyser::default().analyse_without(text, &[0..text.len()]), AnalysedText::default());
     }
 
     #[test]
