@@ -68,7 +68,7 @@ fn main() {
             let (result, wall, cpu) = timed(|| -> Result<(), IndexError> {
                 if which == 0 {
                     let mut tantivy = index::TantivyIndex::new("/")?;
-                    tantivy.add(&docs)?;
+                    tantivy.add(&docs, &count)?;
                     tantivy.finish(&count)
                 } else {
                     let mut browser = index::BrowserIndex::default();

@@ -139,7 +139,7 @@ pub fn search_indexes<E: From<IndexError> + Send>(
     for group in runs.chunks(RUNS_PER_BATCH) {
         let docs: Vec<SearchDoc> = group.par_iter().flat_map_iter(|(system, run)| run_documents(system, run)).collect();
         let ((added, tantivy_time), (shown, browser_time)) =
-            rayon::join(|| timed(|| tantivy.add(&docs).map_err(E::from)), || timed(|| browser.add(&docs, emit)));
+            rayon::join(|| timed(|| tantivy.add(&docs, emit)), || timed(|| browser.add(&docs, emit)));
         added?;
         shown?;
         times.tantivy += tantivy_time;

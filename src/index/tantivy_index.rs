@@ -15,7 +15,7 @@ use tantivy::tokenizer::{
     LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
 };
 use tantivy::indexer::SingleSegmentIndexWriter;
-use tantivy::{doc, Index, TantivyDocument};
+use tantivy::{doc, Directory, Index, TantivyDocument};
 
 use super::{IndexError, SearchDoc};
 use crate::render::OutputFile;
@@ -291,18 +291,20 @@ impl TokenStream for CompoundTokenStream<'_> {
 
 /// The tantivy index being made: documents are added in site order, each in the calling
 /// thread (one thread, segments cut at the same documents every time, files renamed
-/// after their content: the same bytes on every build), and [`TantivyIndex::finish`]
-/// hands its files to `emit`. Stored URLs start with the base URL, so results point into
-/// the site as published.
+/// after their content: the same bytes on every build). The index is made in memory, and
+/// each segment's files go to `emit` as soon as the segment is full, so memory holds one
+/// segment at most; [`TantivyIndex::finish`] writes the last one and `meta.json`. Stored
+/// URLs start with the base URL, so results point into the site as published.
 pub struct TantivyIndex {
     fields: Fields,
     base: String,
-    scratch: tempfile::TempDir,
     index: Index,
     /// The segment being written, made at its first document.
     writer: Option<SingleSegmentIndexWriter<TantivyDocument>>,
-    /// The segments written.
-    segments: Vec<tantivy::SegmentMeta>,
+    /// The segments written, and each one's name in the output (its UUID in `meta.json`).
+    segments: Vec<(tantivy::SegmentMeta, String)>,
+    /// [`SEGMENT_BUDGET`], but for tests.
+    segment_budget: usize,
     analyser: TextAnalyser,
 }
 
@@ -310,64 +312,85 @@ impl TantivyIndex {
     /// An empty index for a site published at `base_url`.
     pub fn new(base_url: &str) -> Result<Self, IndexError> {
         let fields = Fields::new();
-        let scratch = tempfile::tempdir()?;
         // The document store's blocks are compressed in this thread: handing each to a
         // thread of its own cost more in waking it than the compression.
         let settings = tantivy::IndexSettings { docstore_compress_dedicated_thread: false, ..Default::default() };
-        let index = Index::builder().schema(fields.schema.clone()).settings(settings).create_in_dir(scratch.path())?;
+        let index = Index::builder().schema(fields.schema.clone()).settings(settings).create_in_ram()?;
         Fields::register_tokenizers(&index);
         index.tokenizers().register(BODY, TextAnalyzer::from(StemsTokenizer::default()));
-        Ok(TantivyIndex { fields, base: base_url.trim_end_matches('/').to_string(), scratch, index, writer: None, segments: Vec::new(), analyser: TextAnalyser::default() })
+        Ok(TantivyIndex { fields, base: base_url.trim_end_matches('/').to_string(), index, writer: None, segments: Vec::new(), segment_budget: SEGMENT_BUDGET, analyser: TextAnalyser::default() })
     }
 
-    /// Adds `docs`. tantivy's own `IndexWriter` would index on a thread of its own, fed
-    /// through a queue that holds up to 10,000 messages: a document each kept the two
-    /// threads waking each other, batches let the queue hold most of the site. Its
-    /// `SingleSegmentIndexWriter` (public, though left out of tantivy's documentation; the
-    /// version is pinned by Cargo.lock) writes in this thread instead.
-    pub fn add(&mut self, docs: &[SearchDoc]) -> Result<(), IndexError> {
+    /// Adds `docs`, handing the files of each full segment to `emit`. tantivy's own
+    /// `IndexWriter` would index on a thread of its own, fed through a queue that holds up
+    /// to 10,000 messages: a document each kept the two threads waking each other, batches
+    /// let the queue hold most of the site. Its `SingleSegmentIndexWriter` (public, though
+    /// left out of tantivy's documentation; the version is pinned by Cargo.lock) writes in
+    /// this thread instead.
+    pub fn add<E: From<IndexError>>(&mut self, docs: &[SearchDoc], emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
         for d in docs {
             let writer = match &mut self.writer {
                 Some(writer) => writer,
-                None => self.writer.insert(SingleSegmentIndexWriter::new(self.index.clone(), SEGMENT_BUDGET)?),
+                None => self.writer.insert(SingleSegmentIndexWriter::new(self.index.clone(), self.segment_budget).map_err(IndexError::from)?),
             };
-            writer.add_document(document(&self.fields, d, &self.base, &mut self.analyser))?;
+            writer.add_document(document(&self.fields, d, &self.base, &mut self.analyser)).map_err(IndexError::from)?;
             // Memory stays bounded: a full segment is written out and a new one begun.
-            if writer.mem_usage() >= SEGMENT_BUDGET {
-                self.close_segment()?;
+            if writer.mem_usage() >= self.segment_budget {
+                self.close_segment(emit)?;
             }
         }
         Ok(())
     }
 
-    fn close_segment(&mut self) -> Result<(), IndexError> {
-        if let Some(writer) = self.writer.take() {
-            // Each segment's `meta.json` names it alone; the last one names them all.
-            self.segments.extend(writer.finalize()?.searchable_segment_metas()?);
+    /// Writes the segment being made and hands its files to `emit`, renamed after a hash
+    /// of the segment (its files in name order: each name's ending and bytes), so that the
+    /// same documents give the same names.
+    fn close_segment<E: From<IndexError>>(&mut self, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
+        let Some(writer) = self.writer.take() else { return Ok(()) };
+        // The index `finalize` returns names this segment alone.
+        let segment = writer.finalize().map_err(IndexError::from)?.searchable_segment_metas().map_err(IndexError::from)?.remove(0);
+        let directory = self.index.directory();
+        let uuid = segment.id().uuid_string();
+        let mut names: Vec<String> = segment.list_files().iter().map(|f| f.to_string_lossy().into_owned()).collect();
+        names.sort();
+        let mut files = Vec::with_capacity(names.len());
+        let mut hasher = Sha256::new();
+        for name in names {
+            // `list_files` names every kind of file a segment may have; some are never written.
+            let Ok(bytes) = directory.atomic_read(Path::new(&name)) else { continue };
+            hasher.update(&name.as_bytes()[uuid.len()..]);
+            hasher.update(&bytes);
+            files.push((name, bytes));
         }
+        let stable = hex::encode(&hasher.finalize()[..16]);
+        for (name, bytes) in files {
+            directory.delete(Path::new(&name)).map_err(|e| IndexError::Io(std::io::Error::other(e)))?;
+            emit(OutputFile { path: PathBuf::from(TANTIVY_DIR).join(format!("{stable}{}", &name[uuid.len()..])), bytes })?;
+        }
+        self.segments.push((segment, stable));
         Ok(())
     }
 
-    /// Writes the last segment and `meta.json`, then hands every file to `emit`, one at a
-    /// time, named deterministically.
+    /// Writes the last segment, then `meta.json`, which names each segment as the output does.
     pub fn finish<E: From<IndexError>>(mut self, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
-        self.close_segment()?;
+        self.close_segment(emit)?;
+        let (segments, stable): (Vec<_>, Vec<_>) = std::mem::take(&mut self.segments).into_iter().unzip();
+        // `meta.json` writes a segment's UUID hyphenated.
+        let renames: Vec<(String, String)> =
+            segments.iter().zip(&stable).map(|(segment, stable)| (hyphenated(&segment.id().uuid_string()), hyphenated(stable))).collect();
         let meta = tantivy::IndexMeta {
             index_settings: self.index.settings().clone(),
-            segments: std::mem::take(&mut self.segments),
+            segments,
             schema: self.fields.schema.clone(),
             opstamp: 0,
             payload: None,
         };
-        let mut json = serde_json::to_vec_pretty(&meta).map_err(|e| IndexError::Io(e.into()))?;
-        json.push(b'\n');
-        std::fs::write(self.scratch.path().join("meta.json"), json).map_err(IndexError::from)?;
-        for file in deterministic_names(self.scratch.path())? {
-            let bytes = std::fs::read(self.scratch.path().join(&file.0)).map_err(IndexError::from)?;
-            let bytes = if file.0.ends_with(".json") { file.2(&String::from_utf8_lossy(&bytes)).into_bytes() } else { bytes };
-            emit(OutputFile { path: PathBuf::from(TANTIVY_DIR).join(&file.1), bytes })?;
+        let mut json = serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Io(e.into()))?;
+        json.push('\n');
+        for (uuid, stable) in renames {
+            json = json.replace(&uuid, &stable);
         }
-        Ok(())
+        emit(OutputFile { path: PathBuf::from(TANTIVY_DIR).join("meta.json"), bytes: json.into_bytes() })
     }
 }
 
@@ -400,16 +423,11 @@ struct TextAnalyser {
 }
 
 impl TextAnalyser {
-    /// `text` as `body`, `exact` and `ident` take it: words are runs of letters and digits
-    /// (as tantivy's `SimpleTokenizer` finds them), compounds are the runs that also hold a
-    /// joiner (see [`super::next_run`]).
-    fn analyse(&mut self, text: &str) -> AnalysedText {
-        self.analyse_without(text, &[])
-    }
-
-    /// `text` without the byte ranges `left_out` (in order, apart), as [`Self::analyse`]
-    /// gives it.
-    fn analyse_without(&mut self, text: &str, left_out: &[Range<usize>]) -> AnalysedText {
+    /// `text`, without the byte ranges `left_out` (in order, apart), as `body`, `exact`
+    /// and `ident` take it: words are runs of letters and digits (as tantivy's
+    /// `SimpleTokenizer` finds them), compounds are the runs that also hold a joiner (see
+    /// [`super::next_run`]).
+    fn analyse(&mut self, text: &str, left_out: &[Range<usize>]) -> AnalysedText {
         let mut out = AnalysedText::default();
         let mut first = true;
         let mut from = 0;
@@ -517,7 +535,7 @@ impl TokenStream for StemsTokenStream<'_> {
 
 /// The tantivy document of `d`, its URL starting with `base`.
 fn document(fields: &Fields, d: &SearchDoc, base: &str, analyser: &mut TextAnalyser) -> TantivyDocument {
-    let analysed = analyser.analyse_without(&d.body, &d.twins);
+    let analysed = analyser.analyse(&d.body, &d.twins);
     let mut document = doc!(
         fields.doc_type => d.doc_type.as_str(),
         fields.system => d.system.0.as_str(),
@@ -556,52 +574,6 @@ fn document(fields: &Fields, d: &SearchDoc, base: &str, analyser: &mut TextAnaly
     document
 }
 
-/// A file of the index: its name in the scratch folder, its name in the output, and how
-/// its text changes (JSON files name the segments).
-type Renamed = (String, String, std::sync::Arc<dyn Fn(&str) -> String>);
-
-/// The index files and their output names: each segment is renamed after a hash of its
-/// files' content, so that file names and `meta.json` are the same on every build. Files
-/// are read one at a time (an index can be hundreds of megabytes).
-fn deterministic_names(dir: &Path) -> Result<Vec<Renamed>, IndexError> {
-    let mut names: Vec<String> = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let name = entry?.file_name().to_string_lossy().into_owned();
-        // Lock files, and the list of managed files (a set, in hash order), are only
-        // needed while writing; readers do without them.
-        if (name.starts_with(".tantivy-") && name.ends_with(".lock")) || name == ".managed.json" {
-            continue;
-        }
-        names.push(name);
-    }
-    names.sort();
-    // Segment files are `<32 hex uuid>.<extension>`.
-    let mut segments: Vec<String> = names
-        .iter()
-        .filter_map(|n| n.split_once('.').map(|(stem, _)| stem.to_string()))
-        .filter(|stem| stem.len() == 32 && stem.chars().all(|c| c.is_ascii_hexdigit()))
-        .collect();
-    segments.sort();
-    segments.dedup();
-    let mut renames: Vec<(String, String)> = Vec::new();
-    for segment in &segments {
-        let mut hasher = Sha256::new();
-        for name in names.iter().filter(|n| n.starts_with(segment.as_str())) {
-            hasher.update(&name.as_bytes()[segment.len()..]);
-            let mut file = std::fs::File::open(dir.join(name))?;
-            std::io::copy(&mut file, &mut hasher)?;
-        }
-        let digest = hasher.finalize();
-        let stable: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-        // meta.json writes the same UUID hyphenated.
-        renames.push((hyphenated(segment), hyphenated(&stable)));
-        renames.push((segment.clone(), stable));
-    }
-    let rename: std::sync::Arc<dyn Fn(&str) -> String> =
-        std::sync::Arc::new(move |text: &str| renames.iter().fold(text.to_string(), |t, (from, to)| t.replace(from.as_str(), to)));
-    Ok(names.into_iter().map(|name| (name.clone(), rename(&name), rename.clone())).collect())
-}
-
 /// `0123…` (32 hex digits) → `01234567-89ab-cdef-0123-456789abcdef`.
 fn hyphenated(simple: &str) -> String {
     format!("{}-{}-{}-{}-{}", &simple[..8], &simple[8..12], &simple[12..16], &simple[16..20], &simple[20..])
@@ -610,6 +582,65 @@ fn hyphenated(simple: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::DocType;
+
+    fn record(n: usize) -> SearchDoc {
+        SearchDoc {
+            doc_type: DocType::Record,
+            system: ("sys".into(), "System".into()),
+            run: "run-1".into(),
+            revision: "abc".into(),
+            report: Some(("memory".into(), None)),
+            id: Some(format!("OBJ-{n:03}")),
+            kind: Some("OBJ".into()),
+            family: None,
+            statuses: vec!["implemented".into()],
+            label: Some(format!("object number {n}")),
+            title: format!("OBJ-{n:03} — object number {n}"),
+            body: format!("The session retained {n} turns in files_modified; see session.py and item{n}. ").repeat(20),
+            twins: Vec::new(),
+            paths: vec!["session.py".into()],
+            path: format!("/sys/run-1/records/OBJ-{n:03}.html"),
+        }
+    }
+
+    /// The files of an index of `docs` made with segments of at most `budget` bytes.
+    fn files(docs: &[SearchDoc], budget: usize) -> Vec<OutputFile> {
+        let files = std::sync::Mutex::new(Vec::new());
+        let emit = |file: OutputFile| -> Result<(), IndexError> {
+            files.lock().unwrap().push(file);
+            Ok(())
+        };
+        let mut index = TantivyIndex::new("/").unwrap();
+        index.segment_budget = budget;
+        index.add(docs, &emit).unwrap();
+        index.finish(&emit).unwrap();
+        let mut files = files.into_inner().unwrap();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        files
+    }
+
+    #[test]
+    fn segments_are_written_as_they_fill_and_named_after_their_content() {
+        let docs: Vec<SearchDoc> = (0..100).map(record).collect();
+        let small = files(&docs, 1024 * 1024);
+        assert_eq!(small, files(&docs, 1024 * 1024), "the same documents give the same files");
+        let segments = |files: &[OutputFile]| files.iter().filter(|f| f.path.extension().is_some_and(|e| e == "store")).count();
+        assert!(segments(&small) > 1, "a small budget makes several segments: {}", segments(&small));
+        assert_eq!(segments(&files(&docs, SEGMENT_BUDGET)), 1);
+        // The files make an index tantivy opens, with every document, found by its words.
+        let directory = tantivy::directory::RamDirectory::create();
+        for file in &small {
+            directory.atomic_write(file.path.strip_prefix(TANTIVY_DIR).unwrap(), &file.bytes).unwrap();
+        }
+        let index = Index::open(directory).unwrap();
+        Fields::register_tokenizers(&index);
+        let searcher = index.reader().unwrap().searcher();
+        assert_eq!(searcher.num_docs(), 100);
+        let fields = Fields::new();
+        let query = tantivy::query::QueryParser::for_index(&index, vec![fields.body]).parse_query("\"retain 99 turn\"").unwrap();
+        assert_eq!(searcher.search(&query, &tantivy::collector::Count).unwrap(), 1);
+    }
 
     fn compounds(text: &str) -> Vec<String> {
         let mut tokenizer = CompoundTokenizer::default();
@@ -667,7 +698,7 @@ mod tests {
         for text in texts {
             // Twice: the second time from the memo.
             for _ in 0..2 {
-                let analysed = analyser.analyse(text);
+                let analysed = analyser.analyse(text, &[]);
                 assert_eq!(positioned(&mut stems, &analysed.stems), positioned(&mut en_stem, text), "{text:?}");
             }
         }
@@ -677,14 +708,14 @@ mod tests {
     fn left_out_ranges_give_no_terms() {
         let text = "kept words | twin row words |\nmore kept";
         let twin = text.find("twin").unwrap()..text.find("more").unwrap();
-        let analysed = TextAnalyser::default().analyse_without(text, &[twin]);
+        let analysed = TextAnalyser::default().analyse(text, &[twin]);
         assert_eq!(analysed.stems, "kept word more kept");
-        assert_eq!(TextAnalyser::default().analyse_without(text, &[0..text.len()]), AnalysedText::default());
+        assert_eq!(TextAnalyser::default().analyse(text, &[0..text.len()]), AnalysedText::default());
     }
 
     #[test]
     fn inflected_words_and_compounds_are_kept_as_written() {
-        let analysed = TextAnalyser::default().analyse("The session retained 20 Turns in files_modified; see session.py.");
+        let analysed = TextAnalyser::default().analyse("The session retained 20 Turns in files_modified; see session.py.", &[]);
         assert_eq!(analysed.inflected, "retained Turns files modified");
         assert_eq!(analysed.compounds, "files_modified session.py");
         assert_eq!(analysed.stems, "the session retain 20 turn in file modifi see session py");
