@@ -440,24 +440,31 @@ impl TextAnalyser {
         for (run, compound) in kept.flat_map(super::runs) {
             if compound {
                 push_word(&mut out.compounds, run);
-            }
-            for word in run.split(super::is_joiner).filter(|w| !w.is_empty()) {
-                if !first {
-                    out.stems.push(' ');
+                for word in run.split(super::is_joiner).filter(|w| !w.is_empty()) {
+                    self.add_word(&mut out, &mut first, word);
                 }
-                first = false;
-                // `en_stem` leaves out words of 40 bytes or more, and so does `exact`'s tokenizer.
-                if word.len() >= 40 {
-                    continue;
-                }
-                let stem = self.stem(word);
-                out.stems.push_str(&stem.stem);
-                if stem.inflected {
-                    push_word(&mut out.inflected, word);
-                }
+            } else {
+                self.add_word(&mut out, &mut first, run);
             }
         }
         out
+    }
+
+    /// Adds a word's stem (and the word, if inflected).
+    fn add_word(&mut self, out: &mut AnalysedText, first: &mut bool, word: &str) {
+        if !*first {
+            out.stems.push(' ');
+        }
+        *first = false;
+        // `en_stem` leaves out words of 40 bytes or more, and so does `exact`'s tokenizer.
+        if word.len() >= 40 {
+            return;
+        }
+        let stem = self.stem(word);
+        out.stems.push_str(&stem.stem);
+        if stem.inflected {
+            push_word(&mut out.inflected, word);
+        }
     }
 
     fn stem(&mut self, word: &str) -> &Stem {
