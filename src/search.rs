@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use tantivy::collector::{Count, TopDocs};
-use tantivy::directory::{Directory, RamDirectory};
+use tantivy::directory::error::{DeleteError, LockError, OpenReadError, OpenWriteError};
+use tantivy::directory::{Directory, DirectoryLock, FileHandle, Lock, MmapDirectory, RamDirectory, WatchCallback, WatchHandle, WritePtr};
 use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, QueryParserError, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
-use tantivy::{Index, IndexReader, TantivyDocument, Term};
+use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
 use crate::index::{Fields, TANTIVY_DIR};
 
@@ -137,7 +138,8 @@ impl Searcher {
         if !path.join("meta.json").is_file() {
             return Err(SearchError::NoIndex(dir.to_path_buf()));
         }
-        let index = Index::open_in_dir(&path).map_err(|source| SearchError::Index { path: path.clone(), source })?;
+        let directory = MmapDirectory::open(&path).map_err(|e| SearchError::Index { path: path.clone(), source: e.into() })?;
+        let index = Index::open(ReadOnly(directory)).map_err(|source| SearchError::Index { path: path.clone(), source })?;
         Self::over(path, index)
     }
 
@@ -165,7 +167,12 @@ impl Searcher {
 
     fn over(path: PathBuf, index: Index) -> Result<Self, SearchError> {
         Fields::register_tokenizers(&index);
-        let reader = index.reader().map_err(|source| SearchError::Index { path: path.clone(), source })?;
+        // The index never changes under a searcher: no thread watching `meta.json`.
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|source| SearchError::Index { path: path.clone(), source })?;
         let fields = Fields::new();
         Ok(Searcher { path, index, reader, fields })
     }
@@ -269,3 +276,54 @@ impl Searcher {
         Ok(Results { schema: SCHEMA, query: request.query.clone(), total, results })
     }
 }
+
+/// An index folder opened for reading only: a downloaded site stays as it was. (tantivy's
+/// own directory takes its lock by creating `.tantivy-meta.lock` in the folder and leaves
+/// it there; a reader that never writes needs no lock.)
+#[derive(Debug, Clone)]
+struct ReadOnly(MmapDirectory);
+
+impl ReadOnly {
+    fn refused(path: &Path) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::PermissionDenied, format!("{} is opened for reading only", path.display()))
+    }
+}
+
+impl Directory for ReadOnly {
+    fn get_file_handle(&self, path: &Path) -> Result<std::sync::Arc<dyn FileHandle>, OpenReadError> {
+        self.0.get_file_handle(path)
+    }
+
+    fn exists(&self, path: &Path) -> Result<bool, OpenReadError> {
+        self.0.exists(path)
+    }
+
+    fn atomic_read(&self, path: &Path) -> Result<Vec<u8>, OpenReadError> {
+        self.0.atomic_read(path)
+    }
+
+    fn delete(&self, path: &Path) -> Result<(), DeleteError> {
+        Err(DeleteError::IoError { io_error: Self::refused(path).into(), filepath: path.to_path_buf() })
+    }
+
+    fn open_write(&self, path: &Path) -> Result<WritePtr, OpenWriteError> {
+        Err(OpenWriteError::wrap_io_error(Self::refused(path), path.to_path_buf()))
+    }
+
+    fn atomic_write(&self, path: &Path, _data: &[u8]) -> std::io::Result<()> {
+        Err(Self::refused(path))
+    }
+
+    fn sync_directory(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn acquire_lock(&self, _lock: &Lock) -> Result<DirectoryLock, LockError> {
+        Ok(DirectoryLock::from(Box::new(())))
+    }
+
+    fn watch(&self, callback: WatchCallback) -> tantivy::Result<WatchHandle> {
+        self.0.watch(callback)
+    }
+}
+

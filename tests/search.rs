@@ -135,6 +135,18 @@ fn human_output_names_rank_id_label_system_and_url() {
 }
 
 #[test]
+fn searching_writes_nothing_into_the_site() {
+    let index = bundled().out().join("search/tantivy");
+    let before = common::files_below(&index);
+    let output = casebook(&["session"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    searcher().search(&Request { query: "turns".into(), limit: 3, ..Request::default() }).unwrap();
+    // tantivy's own directory leaves its lock file, `.tantivy-meta.lock`, behind.
+    assert_eq!(common::files_below(&index), before);
+    assert!(before.iter().all(|f| !f.to_string_lossy().starts_with(".tantivy")), "{before:?}");
+}
+
+#[test]
 fn a_malformed_query_is_a_clear_error() {
     for query in ["nosuchfield:x", "label:(unclosed"] {
         let output = casebook(&[query]);

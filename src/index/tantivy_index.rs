@@ -15,6 +15,7 @@ use tantivy::tokenizer::{
     LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
 };
 use tantivy::indexer::SingleSegmentIndexWriter;
+use tantivy::directory::RamDirectory;
 use tantivy::{doc, Directory, Index, TantivyDocument};
 
 use super::{IndexError, SearchDoc};
@@ -22,10 +23,11 @@ use crate::render::OutputFile;
 
 /// Where the tantivy index lives in the output.
 pub const TANTIVY_DIR: &str = "search/tantivy";
-/// Memory a segment may take while it is written; a full one is written out. (Ten
+/// Memory a segment may take while it is written; a full one is written out. (Nine
 /// segments at 10,000 reports; they are not merged: merging rewrote the whole index
-/// again, 50 s of a 108 s build at 10,000 reports.)
-const SEGMENT_BUDGET: usize = 64 * 1024 * 1024;
+/// again, 50 s of a 108 s build at 10,000 reports. 64 MB took the build's peak memory
+/// at 10,000 reports to 2,033 MiB: a segment's files are held until they are written.)
+const SEGMENT_BUDGET: usize = 48 * 1024 * 1024;
 
 /// The tantivy schema and its fields. `casebook search` opens the index with the same.
 #[derive(Debug, Clone)]
@@ -299,6 +301,8 @@ pub struct TantivyIndex {
     fields: Fields,
     base: String,
     index: Index,
+    /// The index's files (tantivy's own view of them leaves out each file's footer).
+    files: RamDirectory,
     /// The segment being written, made at its first document.
     writer: Option<SingleSegmentIndexWriter<TantivyDocument>>,
     /// The segments written, and each one's name in the output (its UUID in `meta.json`).
@@ -315,10 +319,11 @@ impl TantivyIndex {
         // The document store's blocks are compressed in this thread: handing each to a
         // thread of its own cost more in waking it than the compression.
         let settings = tantivy::IndexSettings { docstore_compress_dedicated_thread: false, ..Default::default() };
-        let index = Index::builder().schema(fields.schema.clone()).settings(settings).create_in_ram()?;
+        let files = RamDirectory::create();
+        let index = Index::create(files.clone(), fields.schema.clone(), settings)?;
         Fields::register_tokenizers(&index);
         index.tokenizers().register(BODY, TextAnalyzer::from(StemsTokenizer::default()));
-        Ok(TantivyIndex { fields, base: base_url.trim_end_matches('/').to_string(), index, writer: None, segments: Vec::new(), segment_budget: SEGMENT_BUDGET, analyser: TextAnalyser::default() })
+        Ok(TantivyIndex { fields, base: base_url.trim_end_matches('/').to_string(), index, files, writer: None, segments: Vec::new(), segment_budget: SEGMENT_BUDGET, analyser: TextAnalyser::default() })
     }
 
     /// Adds `docs`, handing the files of each full segment to `emit`. tantivy's own
@@ -349,21 +354,24 @@ impl TantivyIndex {
         let Some(writer) = self.writer.take() else { return Ok(()) };
         // The index `finalize` returns names this segment alone.
         let segment = writer.finalize().map_err(IndexError::from)?.searchable_segment_metas().map_err(IndexError::from)?.remove(0);
-        let directory = self.index.directory();
+        let directory = &self.files;
         let uuid = segment.id().uuid_string();
         let mut names: Vec<String> = segment.list_files().iter().map(|f| f.to_string_lossy().into_owned()).collect();
         names.sort();
-        let mut files = Vec::with_capacity(names.len());
+        // First the hash, from the files where they are (no copy), then each file copied
+        // out, removed, and handed on, one at a time: memory holds the segment once.
+        let mut written = Vec::with_capacity(names.len());
         let mut hasher = Sha256::new();
         for name in names {
             // `list_files` names every kind of file a segment may have; some are never written.
-            let Ok(bytes) = directory.atomic_read(Path::new(&name)) else { continue };
+            let Ok(file) = directory.open_read(Path::new(&name)) else { continue };
             hasher.update(&name.as_bytes()[uuid.len()..]);
-            hasher.update(&bytes);
-            files.push((name, bytes));
+            hasher.update(file.read_bytes().map_err(IndexError::from)?.as_slice());
+            written.push(name);
         }
         let stable = hex::encode(&hasher.finalize()[..16]);
-        for (name, bytes) in files {
+        for name in written {
+            let bytes = directory.atomic_read(Path::new(&name)).map_err(|e| IndexError::Io(std::io::Error::other(e)))?;
             directory.delete(Path::new(&name)).map_err(|e| IndexError::Io(std::io::Error::other(e)))?;
             emit(OutputFile { path: PathBuf::from(TANTIVY_DIR).join(format!("{stable}{}", &name[uuid.len()..])), bytes })?;
         }
