@@ -29,12 +29,9 @@ pub enum Command {
         /// Shared options.
         #[command(flatten)]
         common: Common,
-        /// Output folder [default: ROOT/public].
-        #[arg(short, long, value_name = "DIR")]
-        output: Option<PathBuf>,
-        /// Base URL or path the site is served under (overrides casebook.yaml).
-        #[arg(long, value_name = "URL")]
-        base_url: Option<String>,
+        /// Where the site goes.
+        #[command(flatten)]
+        output: OutputArgs,
         /// records.json of the published site: fail if one of its record pages would
         /// disappear without an entry in content/redirects.yaml.
         #[arg(long, value_name = "FILE")]
@@ -72,12 +69,9 @@ pub enum Command {
         /// Shared options.
         #[command(flatten)]
         common: Common,
-        /// Output folder [default: ROOT/public].
-        #[arg(short, long, value_name = "DIR")]
-        output: Option<PathBuf>,
-        /// Base URL or path the site is served under (overrides casebook.yaml).
-        #[arg(long, value_name = "URL")]
-        base_url: Option<String>,
+        /// Where the site goes.
+        #[command(flatten)]
+        output: OutputArgs,
         /// The port to listen on (0: any free port).
         #[arg(long, default_value_t = 1111)]
         port: u16,
@@ -91,6 +85,29 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
+}
+
+/// Where `build` and `serve` write the site, and where it is published.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output folder [default: ROOT/public].
+    #[arg(short, long, value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// Base URL or path the site is served under (overrides casebook.yaml).
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+}
+
+impl OutputArgs {
+    /// Build options for the site at `root`, writing where these say.
+    fn options(&self, root: &std::path::Path) -> BuildOptions {
+        let mut options = BuildOptions::new(root);
+        if let Some(output) = &self.output {
+            options.output = output.clone();
+        }
+        options.base_url = self.base_url.clone();
+        options
+    }
 }
 
 /// Arguments of `casebook search`.
@@ -166,16 +183,11 @@ pub fn main() -> ExitCode {
         Command::Diff { old, new, format, output } => return diff(old, new, *format, output.as_deref()),
         Command::Init { dir } => return init(dir),
         Command::Search(args) => return search(args),
-        Command::Serve { common, output, base_url, port, bind } => {
-            return serve(common, output.as_deref(), base_url.as_deref(), *port, *bind)
-        }
+        Command::Serve { common, output, port, bind } => return serve(common, output.options(&common.root), *port, *bind),
     };
     let mut options = BuildOptions::new(&common.root);
-    if let Command::Build { output, base_url, previous_manifest, no_search_index, .. } = &cli.command {
-        if let Some(output) = output {
-            options.output = output.clone();
-        }
-        options.base_url = base_url.clone();
+    if let Command::Build { output, previous_manifest, no_search_index, .. } = &cli.command {
+        options = output.options(&common.root);
         options.previous_manifest = previous_manifest.clone();
         options.search_index = !no_search_index;
     }
@@ -196,12 +208,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn serve(common: &Common, output: Option<&std::path::Path>, base_url: Option<&str>, port: u16, bind: std::net::IpAddr) -> ExitCode {
-    let mut build = BuildOptions::new(&common.root);
-    if let Some(output) = output {
-        build.output = output.to_path_buf();
-    }
-    build.base_url = base_url.map(str::to_string);
+fn serve(common: &Common, build: BuildOptions, port: u16, bind: std::net::IpAddr) -> ExitCode {
     let options = crate::serve::ServeOptions {
         build,
         bind,
