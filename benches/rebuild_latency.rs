@@ -5,10 +5,16 @@
 //! browser), (b) until all the pages of its run are, and (c) the whole rebuild, search
 //! indexes and manifest included. Prints the median and the 90th percentile of each.
 //!
+//! With `SECOND_SAVE_MS=N`, then, round after round, saves in quick succession: a second
+//! save comes N ms into a rebuild, which stops at its next check (as `casebook serve` has
+//! it); timed: from the second save until the first rebuild stopped, and until the
+//! report's pages are written by the rebuild that follows.
+//!
 //! `cargo bench --bench rebuild_latency -- SITE_ROOT OUTPUT_DIR [ROUNDS]`
 //! (SITE_ROOT is a corpus from benches/gen_corpus.py: its `casebook/` folder.)
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use casebook::pipeline::{BuildOptions, Rebuilder};
@@ -64,6 +70,47 @@ fn main() {
         to_pages.push(first.expect("the pages were written"));
         to_run.push(last.expect("the pages were written"));
         stages = outcome.timings;
+    }
+    if let Some(delay) = std::env::var("SECOND_SAVE_MS").ok().and_then(|ms| ms.parse().ok()).map(Duration::from_millis) {
+        let (mut to_second_pages, mut stopped_after) = (Vec::new(), Vec::new());
+        for round in 0..rounds {
+            std::fs::write(&report, format!("{original}\nA first save, round {round}.\n")).expect("the report is writable");
+            let second_save: Mutex<Option<Instant>> = Mutex::new(None);
+            let superseded = || second_save.lock().expect("no panic holding the lock").is_some();
+            let outcome = std::thread::scope(|scope| {
+                // The second save, at `delay`, whatever the rebuild is doing.
+                scope.spawn(|| {
+                    std::thread::sleep(delay);
+                    std::fs::write(&report, format!("{original}\nA second save, round {round}.\n")).expect("the report is writable");
+                    *second_save.lock().expect("no panic holding the lock") = Some(Instant::now());
+                });
+                rebuilder.rebuild_unless_superseded(std::slice::from_ref(&report), &mut |_| {}, &superseded).expect("the rebuild runs")
+            });
+            let saved = second_save.into_inner().expect("no panic holding the lock");
+            let stopped = Instant::now();
+            let Some(saved) = saved.filter(|_| outcome.superseded) else {
+                println!("rebuild_latency: round {round}: the rebuild was done before {} ms", delay.as_millis());
+                continue;
+            };
+            stopped_after.push(stopped - saved);
+            let mut first = None;
+            rebuilder
+                .rebuild(std::slice::from_ref(&report), &mut |_| {
+                    first.get_or_insert(saved.elapsed());
+                })
+                .expect("the rebuild runs");
+            to_second_pages.push(first.expect("the pages were written"));
+        }
+        if !to_second_pages.is_empty() {
+            println!(
+                "rebuild_latency: {} second saves {} ms into a rebuild: the first rebuild stopped p50 {:.0} ms after it; its pages written p50 {:.0} ms p90 {:.0} ms after it",
+                to_second_pages.len(),
+                delay.as_millis(),
+                percentile(&mut stopped_after, 0.5),
+                percentile(&mut to_second_pages, 0.5),
+                percentile(&mut to_second_pages, 0.9),
+            );
+        }
     }
     std::fs::write(&report, original).expect("the report is restored");
     let stages: Vec<String> = stages.iter().map(|(name, time)| format!("{} {:.0} ms", name.trim(), time.as_secs_f64() * 1000.0)).collect();

@@ -90,6 +90,9 @@ pub struct Outcome {
     /// The output files a rebuild wrote or removed (paths below the output folder), in
     /// order; `None` when the whole output folder was replaced.
     pub changed: Option<Vec<PathBuf>>,
+    /// True when a rebuild stopped early for a newer change
+    /// ([`Rebuilder::rebuild_unless_superseded`]): the output is not yet a whole build.
+    pub superseded: bool,
 }
 
 /// Wall time per stage.
@@ -133,6 +136,10 @@ pub enum PipelineError {
     /// A search indexer failed.
     #[error(transparent)]
     Index(#[from] crate::index::IndexError),
+    /// A newer change superseded a rebuild (the dev server): never an error the user sees,
+    /// the rebuild stops with what it wrote so far remembered.
+    #[error("a newer change superseded this rebuild")]
+    Superseded,
     /// The previous manifest could not be read.
     #[error("cannot use the previous manifest {path}: {message}")]
     PreviousManifest {
@@ -145,12 +152,12 @@ pub enum PipelineError {
 
 /// Runs every stage but writing (and the search indexes, which only the output needs).
 pub fn check(options: &BuildOptions) -> Result<Outcome, PipelineError> {
-    run(options, Mode::Check, None, &[], &mut |_| {})
+    run(options, Mode::Check, None, &[], &mut |_| {}, &|| false)
 }
 
 /// Runs every stage; writes the output when there is no error.
 pub fn build(options: &BuildOptions) -> Result<Outcome, PipelineError> {
-    run(options, Mode::Build, None, &[], &mut |_| {})
+    run(options, Mode::Build, None, &[], &mut |_| {}, &|| false)
 }
 
 /// Builds again and again, redoing only what changed (the dev server): the first call is
@@ -178,8 +185,22 @@ impl Rebuilder {
     /// the changed runs and systems are; both before the pages made from the whole site,
     /// the search indexes and the manifest.
     pub fn rebuild(&mut self, changed: &[PathBuf], pages_ready: &mut dyn FnMut(&[PathBuf])) -> Result<Outcome, PipelineError> {
+        self.rebuild_unless_superseded(changed, pages_ready, &|| false)
+    }
+
+    /// [`Rebuilder::rebuild`], which stops early when `superseded` says a newer change
+    /// waits (the dev server asks): once the changed runs' and systems' pages are written,
+    /// once the site's pages are, and between files of the search indexes. What it wrote
+    /// is remembered, so the next rebuild, which makes the site's pages, the manifest and
+    /// the indexes anyway, leaves the output as a clean build would (`Outcome::superseded`).
+    pub fn rebuild_unless_superseded(
+        &mut self,
+        changed: &[PathBuf],
+        pages_ready: &mut dyn FnMut(&[PathBuf]),
+        superseded: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Outcome, PipelineError> {
         let mode = if self.memory.complete { Mode::InPlace } else { Mode::Build };
-        let result = run(&self.options, mode, Some(&mut self.memory), changed, pages_ready);
+        let result = run(&self.options, mode, Some(&mut self.memory), changed, pages_ready, superseded);
         if result.is_err() {
             // The output may hold part of this build: start again from a full one.
             self.memory = crate::rebuild::Memory::default();
@@ -282,13 +303,23 @@ fn run(
     mut memory: Option<&mut crate::rebuild::Memory>,
     changed: &[PathBuf],
     pages_ready: &mut dyn FnMut(&[PathBuf]),
+    superseded: &(dyn Fn() -> bool + Sync),
 ) -> Result<Outcome, PipelineError> {
     let started = Instant::now();
     let mut clock = Stopwatch::start();
     let failed = |diagnostics: Vec<Diagnostic>, clock: Stopwatch| {
         let mut diagnostics = diagnostics;
         sort_diagnostics(&mut diagnostics);
-        Ok(Outcome { diagnostics, summary: None, elapsed: started.elapsed(), written: false, timings: clock.laps, base_url: None, changed: None })
+        Ok(Outcome {
+            diagnostics,
+            summary: None,
+            elapsed: started.elapsed(),
+            written: false,
+            timings: clock.laps,
+            base_url: None,
+            changed: None,
+            superseded: false,
+        })
     };
     // `./content/x.md` reads worse than `content/x.md` in diagnostics.
     let content = if options.root == std::path::Path::new(".") { PathBuf::from("content") } else { options.root.join("content") };
@@ -370,7 +401,22 @@ fn run(
         };
         let put_streamed = |paths: &[PathBuf], write: &publish::StreamedWrite<'_>| -> Result<(), PipelineError> {
             more_files.fetch_add(paths.len(), std::sync::atomic::Ordering::Relaxed);
-            output.put_streamed(paths, write)
+            if mode != Mode::InPlace {
+                return output.put_streamed(paths, write);
+            }
+            // A rebuild's manifest (a gigabyte at 10,000 reports) stops when a newer change waits.
+            let interruptible = |writers: &mut [&mut dyn std::io::Write]| -> std::io::Result<()> {
+                let mut wrapped: Vec<Interruptible<'_, '_>> =
+                    writers.iter_mut().map(|inner| Interruptible { inner: &mut **inner, superseded, since_asked: 0 }).collect();
+                let mut writers: Vec<&mut dyn std::io::Write> = wrapped.iter_mut().map(|w| w as &mut dyn std::io::Write).collect();
+                write(&mut writers)
+            };
+            output.put_streamed(paths, &interruptible).map_err(|e| match e {
+                PipelineError::Write(write::WriteError::Io { source, .. }) if source.get_ref().is_some_and(|e| e.is::<SupersededWrite>()) => {
+                    PipelineError::Superseded
+                }
+                e => e,
+            })
         };
         // The search indexes are output only: they can say nothing about the content, so
         // `check` does not make them.
@@ -379,8 +425,32 @@ fn run(
             if mode == Mode::Check || !options.search_index {
                 return Ok(None);
             }
-            Ok(Some(index::search_indexes(&site, &published_base, &put)?))
+            // A rebuild's indexes stop between files when a newer change waits.
+            let put_index = |file: OutputFile| if superseded() { Err(PipelineError::Superseded) } else { put(file) };
+            Ok(Some(index::search_indexes(&site, &published_base, &put_index)?))
         };
+        // A rebuild a newer change supersedes stops here: what it wrote is remembered (see
+        // `Memory::wrote`), and the rest is the next rebuild's.
+        macro_rules! stop_superseded {
+            () => {{
+                let written = output.into_written_in_place();
+                if let Some(memory) = memory {
+                    memory.wrote(written);
+                    memory.rendered_all(render::scopes(&site));
+                }
+                sort_diagnostics(&mut diagnostics);
+                return Ok(Outcome {
+                    diagnostics,
+                    summary: Some(summary),
+                    elapsed: started.elapsed(),
+                    written: true,
+                    timings: clock.laps,
+                    base_url: Some(base_url),
+                    changed: None,
+                    superseded: true,
+                });
+            }};
+        }
         let mut index_times = None;
         let mut paths = if mode == Mode::InPlace {
             // First the pages made from the edited reports (the page the author has open),
@@ -395,7 +465,13 @@ fn run(
             clock.lap("other pages of runs and systems");
             let more: Vec<PathBuf> = output.changed().into_iter().filter(|p| announced.binary_search(p).is_err()).collect();
             pages_ready(&more);
+            if superseded() {
+                stop_superseded!();
+            }
             paths.extend(render::render(&site, &scheme, &theme, &|scope| !matches!(scope, render::Scope::Site), render::Pages::All, &emit)?);
+            if superseded() {
+                stop_superseded!();
+            }
             paths
         } else {
             // A full build makes the search indexes alongside the pages: they need only the
@@ -419,12 +495,18 @@ fn run(
         let clean = !diagnostics.iter().any(Diagnostic::is_error);
         if clean || mode == Mode::Check {
             if mode == Mode::InPlace {
-                publish::publish_manifest(&site, &base_url, &put_streamed)?;
+                match publish::publish_manifest(&site, &base_url, &put_streamed) {
+                    Err(PipelineError::Superseded) => stop_superseded!(),
+                    done => done?,
+                }
             }
             publish::publish(&site, &paths, &base_url, &redirects.entries, &put)?;
             clock.lap("publish");
             if mode == Mode::InPlace && clean {
-                index_times = make_indexes()?;
+                match make_indexes() {
+                    Err(PipelineError::Superseded) => stop_superseded!(),
+                    made => index_times = made?,
+                }
                 clock.lap("search indexes");
             }
         }
@@ -454,7 +536,46 @@ fn run(
         timings: clock.laps,
         base_url: Some(base_url),
         changed,
+        superseded: false,
     })
+}
+
+/// What a rebuild's streamed write stops with when a newer change supersedes it.
+#[derive(Debug)]
+struct SupersededWrite;
+
+impl std::fmt::Display for SupersededWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a newer change superseded this rebuild")
+    }
+}
+
+impl std::error::Error for SupersededWrite {}
+
+/// A writer that stops with [`SupersededWrite`] once `superseded` says so, asked every
+/// 16 KB (a lock and a look at a channel: nothing next to writing them).
+struct Interruptible<'a, 'w> {
+    inner: &'a mut (dyn std::io::Write + 'w),
+    superseded: &'a (dyn Fn() -> bool + Sync),
+    since_asked: usize,
+}
+
+impl std::io::Write for Interruptible<'_, '_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.since_asked >= 16 * 1024 {
+            self.since_asked = 0;
+            if (self.superseded)() {
+                return Err(std::io::Error::other(SupersededWrite));
+            }
+        }
+        let written = self.inner.write(bytes)?;
+        self.since_asked += written;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Where a build writes: nowhere (`check`), a staging folder swapped in at the end
@@ -555,6 +676,15 @@ impl<'a> Output<'a> {
             self.record(path, hash, written && self.in_place.is_some());
         }
         Ok(())
+    }
+
+    /// The files a rebuild wrote so far, with their hashes, for a rebuild that stops early.
+    fn into_written_in_place(self) -> HashMap<PathBuf, [u8; 32]> {
+        let changed: std::collections::HashSet<PathBuf> =
+            self.changed.into_inner().expect("no writer panics holding the lock").into_iter().collect();
+        let mut hashes = self.hashes.map(|h| h.into_inner().expect("no writer panics holding the lock")).unwrap_or_default();
+        hashes.retain(|path, _| changed.contains(path));
+        hashes
     }
 
     /// Copies the static files in and swaps the staging folder in (builds), or copies the

@@ -209,6 +209,15 @@ impl Memory {
         self.written = written;
     }
 
+    /// After a rebuild that stopped early (a newer change superseded it): the files it
+    /// wrote hold these bytes now. Keeping the old hashes would let the next rebuild skip a
+    /// file whose old bytes come back; forgetting the paths would leave a new file behind
+    /// if the next build no longer makes it. Files it would have removed are still
+    /// remembered, so the next rebuild removes them.
+    pub(crate) fn wrote(&mut self, written: HashMap<PathBuf, [u8; 32]>) {
+        self.written.extend(written);
+    }
+
     pub(crate) fn statics(&self) -> &HashMap<PathBuf, Stamp> {
         &self.statics
     }

@@ -8,6 +8,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use casebook::pipeline::{self, BuildOptions, Rebuilder};
 use proptest::prelude::*;
@@ -132,6 +133,8 @@ enum Edit {
     SystemName(usize),
     Touch(usize),
     BreakThenFix,
+    /// Puts the sources back as they were before the previous edit.
+    Undo,
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
@@ -146,6 +149,7 @@ fn edit() -> impl Strategy<Value = Edit> {
         any::<usize>().prop_map(Edit::SystemName),
         any::<usize>().prop_map(Edit::Touch),
         Just(Edit::BreakThenFix),
+        Just(Edit::Undo),
     ]
 }
 
@@ -237,7 +241,7 @@ fn apply(site: &mut Site, edit: &Edit) {
             let system = &mut site.systems[i % 2];
             system.name = format!("{} {}", system.name.split(' ').next().unwrap_or("System"), i % 97);
         }
-        Edit::Touch(_) | Edit::BreakThenFix => {}
+        Edit::Touch(_) | Edit::BreakThenFix | Edit::Undo => {}
     }
 }
 
@@ -291,7 +295,13 @@ fn clean_build(root: &Path, output: &Path) -> bool {
     outcome.written
 }
 
-fn check_sequence(edits: &[Edit]) {
+/// Applies each edit and rebuilds, checking the output against a clean build's. An edit
+/// with `Some(k)` is rebuilt as the dev server does when a newer change waits: the k-th
+/// time the rebuild asks whether it is superseded (after the changed runs' pages, after
+/// the site's pages, then before each file of the search indexes), and every time after,
+/// the answer is yes; the next rebuild must still leave what a clean build does.
+fn check_sequence(steps: &[(Edit, Option<u8>)]) {
+    let edits: Vec<&Edit> = steps.iter().map(|(edit, _)| edit).collect();
     let record_template = std::fs::read_to_string(common::repo().join("themes/default/templates/record.html")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("site");
@@ -307,8 +317,11 @@ fn check_sequence(edits: &[Edit]) {
     assert!(clean_build(&root, &clean));
     assert_same_tree(&root.join("public"), &clean, "the first build");
 
-    for (n, edit) in edits.iter().enumerate() {
-        let step = format!("edit {n} ({edit:?}) of {edits:?}");
+    let mut last_superseded = false;
+    // The site before the last edit, for `Undo`.
+    let mut previous: Option<Site> = None;
+    for (n, (edit, stop_at)) in steps.iter().enumerate() {
+        let step = format!("edit {n} ({edit:?}, stopped at check {stop_at:?}) of {steps:?}");
         if let Edit::BreakThenFix = edit {
             site.broken = true;
             let broken = site.files(&record_template);
@@ -320,17 +333,37 @@ fn check_sequence(edits: &[Edit]) {
             site.broken = false;
             files = broken;
         }
-        apply(&mut site, edit);
+        let before = site.clone();
+        match (edit, previous.take()) {
+            (Edit::Undo, Some(previous)) => site = previous,
+            _ => apply(&mut site, edit),
+        }
+        previous = Some(before);
         let next = site.files(&record_template);
         let touch = if let Edit::Touch(i) = edit { Some(*i) } else { None };
         let changed = save(&root, &files, &next, touch);
         files = next;
         let mut pages_ready = false;
-        let outcome = rebuilder.rebuild(&changed, &mut |_| pages_ready = true).unwrap();
+        let checks = AtomicUsize::new(0);
+        let superseded = || stop_at.is_some_and(|k| checks.fetch_add(1, Ordering::SeqCst) + 1 >= usize::from(k));
+        let outcome = rebuilder.rebuild_unless_superseded(&changed, &mut |_| pages_ready = true, &superseded).unwrap();
         let errors: Vec<String> = outcome.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
         assert!(outcome.written && pages_ready, "{step}: {errors:?}");
+        // The rebuild asks at least twice, then before each index file.
+        assert_eq!(outcome.superseded, stop_at.is_some(), "{step}");
+        last_superseded = outcome.superseded;
+        if outcome.superseded {
+            continue;
+        }
         assert!(clean_build(&root, &clean), "{step}: the clean build failed");
         assert_same_tree(&root.join("public"), &clean, &step);
+    }
+    if last_superseded {
+        // The change that superseded the last rebuild touched nothing more.
+        let outcome = rebuilder.rebuild(&[], &mut |_| {}).unwrap();
+        assert!(outcome.written && !outcome.superseded);
+        assert!(clean_build(&root, &clean));
+        assert_same_tree(&root.join("public"), &clean, &format!("a rebuild after the last of {edits:?}, superseded"));
     }
 }
 
@@ -338,8 +371,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
     #[test]
-    fn a_rebuild_writes_what_a_clean_build_writes(edits in prop::collection::vec(edit(), 1..7)) {
-        check_sequence(&edits);
+    fn a_rebuild_writes_what_a_clean_build_writes(steps in prop::collection::vec((edit(), prop::option::weighted(0.3, 1u8..6)), 1..7)) {
+        check_sequence(&steps);
     }
 }
 
@@ -347,17 +380,23 @@ proptest! {
 #[test]
 fn every_kind_of_edit_in_turn() {
     check_sequence(&[
-        Edit::Status(3),
-        Edit::Touch(1),
-        Edit::Rename(10),
-        Edit::Reference(2, 5),
-        Edit::Template,
-        Edit::AddReport(1),
-        Edit::Delete(4),
-        Edit::SystemName(1),
-        Edit::BreakThenFix,
-        Edit::DeleteReport(3),
-        Edit::Template,
+        (Edit::Status(3), None),
+        (Edit::Touch(1), None),
+        (Edit::Rename(10), Some(1)),
+        (Edit::Reference(2, 5), None),
+        (Edit::Template, Some(2)),
+        (Edit::AddReport(1), None),
+        (Edit::Delete(4), Some(3)),
+        (Edit::SystemName(1), None),
+        (Edit::BreakThenFix, None),
+        (Edit::DeleteReport(3), Some(5)),
+        (Edit::Template, None),
+        (Edit::Status(7), Some(1)),
+        // A superseded rebuild's pages, then the old bytes back: they must be written again.
+        (Edit::Undo, None),
+        (Edit::Rename(2), Some(2)),
+        (Edit::Undo, Some(4)),
+        (Edit::Undo, None),
     ]);
 }
 

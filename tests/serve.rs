@@ -510,3 +510,57 @@ fn a_port_in_use_is_an_error_before_any_build() {
     assert!(err.contains(&format!("cannot listen on 127.0.0.1:{port}")), "{err}");
     assert!(!site.path().join("public").exists(), "nothing was built");
 }
+
+#[test]
+fn a_save_during_a_rebuild_is_built_at_once_and_nothing_is_lost() {
+    // Twenty copies of the fractal analysis: the site-wide part of a rebuild (listings,
+    // manifest, search indexes) takes long enough for a save to come in the middle of it.
+    let server = Server::start_with(
+        |root| {
+            for n in 0..20 {
+                copy_tree(&root.join("content/fractal"), &root.join(format!("content/fractal-copy-{n}")));
+            }
+        },
+        &[],
+    );
+    let report: PathBuf = server.root().join("content/exia-seed/c7497ac/memory.md");
+    let original = std::fs::read_to_string(&report).unwrap();
+    let sentence = "Memory-specific lineage: MEM-OBJ-raw is the raw source";
+    let page = "/exia-seed/c7497ac/memory/";
+    let save = |n: u32| std::fs::write(&report, original.replace(sentence, &format!("Memory-specific lineage, save number {n}: MEM-OBJ-raw is"))).unwrap();
+    // A second save as soon as the first one's page is written, while the rest of that
+    // rebuild runs (it stops, and the next rebuild starts at once); then a few more.
+    save(1);
+    wait_for_page(&server, page, "save number 1");
+    save(2);
+    wait_for_page(&server, page, "save number 2");
+    for n in 3..6 {
+        std::thread::sleep(Duration::from_millis(20 * u64::from(n)));
+        save(n);
+    }
+    wait_for_page(&server, page, "save number 5");
+    // The search index is made last: once it finds the last save, the rebuild is done.
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let hits: serde_json::Value = serde_json::from_slice(&server.get("/api/search?q=%22save+number+5%22").body).unwrap();
+        if hits["total"].as_u64().is_some_and(|n| n >= 1) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the search index never found the last save: {hits:#}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // What is served is what `casebook build` makes of the same sources.
+    let public = server.root().join("public");
+    let built = server.root().join("built");
+    let output = Command::new(env!("CARGO_BIN_EXE_casebook"))
+        .args(["build", "--quiet", "--root", ".", "--output", "built"])
+        .current_dir(server.root())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let files = files_below(&public);
+    assert_eq!(files, files_below(&built));
+    for file in files {
+        assert!(std::fs::read(public.join(&file)).unwrap() == std::fs::read(built.join(&file)).unwrap(), "{} differs", file.display());
+    }
+}

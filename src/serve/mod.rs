@@ -157,7 +157,7 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
 
     // The first build, before answering requests: its failure to write at all ends the
     // server; errors in the content do not (the browser shows them).
-    let first = rebuilder.rebuild(&[], &mut |_| {});
+    let first = rebuilder.rebuild(&[], &mut |_| {}, &|| false);
     if let Err(PipelineError::Write(e)) = first {
         return Err(ServeError::Output(PipelineError::Write(e)));
     }
@@ -167,11 +167,38 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
     std::thread::Builder::new()
         .name("casebook-build".into())
         .spawn(move || {
-            while let Ok(mut changed) = changes.recv() {
-                // Changes that came in meanwhile are built in the same go.
+            // Changes that come in while a rebuild runs wait here; the rebuild stops early
+            // for them (after the changed runs' pages, after the site's pages, or between
+            // files of the search indexes), so that a save is never queued behind the
+            // site-wide tail of the previous one (23 s at 10,000 reports).
+            let waiting = std::sync::Mutex::new((changes, Vec::<PathBuf>::new()));
+            let newer_change = || {
+                let mut waiting = waiting.lock().unwrap_or_else(PoisonError::into_inner);
+                let (changes, early) = &mut *waiting;
                 while let Ok(more) = changes.try_recv() {
-                    changed.extend(more);
+                    early.extend(more);
                 }
+                !early.is_empty()
+            };
+            loop {
+                let mut changed = {
+                    let mut waiting = waiting.lock().unwrap_or_else(PoisonError::into_inner);
+                    let (changes, early) = &mut *waiting;
+                    let mut changed = std::mem::take(early);
+                    if changed.is_empty() {
+                        match changes.recv() {
+                            Ok(first) => changed = first,
+                            Err(_) => break,
+                        }
+                    }
+                    // Changes that came in meanwhile are built in the same go.
+                    while let Ok(more) = changes.try_recv() {
+                        changed.extend(more);
+                    }
+                    changed
+                };
+                changed.sort();
+                changed.dedup();
                 // Open pages that changed reload as soon as they are written: the edited
                 // reports' pages first, then the rest of their runs' pages; the site-wide
                 // pages and the search index follow.
@@ -184,7 +211,11 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
                     let generation = builder.generation() + 1;
                     let urls = status::page_urls(&builder.base_path(), pages);
                     builder.status.send_replace(Arc::new(BuildStatus::succeeded(generation, &[], Some(urls))));
-                });
+                }, &newer_change);
+                // Stopped for a newer change: the next rebuild reports.
+                if matches!(&result, Ok(outcome) if outcome.superseded) {
+                    continue;
+                }
                 let result = result.map(|mut outcome| {
                     if let Some(changed) = &mut outcome.changed {
                         changed.retain(|p| !announced.contains(p));

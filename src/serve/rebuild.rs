@@ -27,11 +27,17 @@ impl Rebuilder {
     /// leaves the same bytes.
     /// `pages_ready` gets the output files written, once the edited reports' pages are and
     /// again once the rest of the changed runs' pages are (before the site-wide pages and
-    /// the search indexes).
-    pub fn rebuild(&mut self, changed: &[PathBuf], pages_ready: &mut (dyn FnMut(&[PathBuf]) + Send)) -> Result<Outcome, PipelineError> {
+    /// the search indexes). When `superseded` says a newer change waits, the rebuild stops
+    /// at its next check (`Outcome::superseded`), for the next one to carry on.
+    pub fn rebuild(
+        &mut self,
+        changed: &[PathBuf],
+        pages_ready: &mut (dyn FnMut(&[PathBuf]) + Send),
+        superseded: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Outcome, PipelineError> {
         let changed: Vec<PathBuf> = changed.iter().map(|path| self.as_given(path)).collect();
         let rebuilder = &mut self.rebuilder;
-        self.pool.install(|| rebuilder.rebuild(&changed, pages_ready))
+        self.pool.install(|| rebuilder.rebuild_unless_superseded(&changed, pages_ready, superseded))
     }
 
     /// A watcher's path, spelled as the pipeline spells it (below the root as given).
