@@ -425,8 +425,9 @@ fn run(
             if mode == Mode::Check || !options.search_index {
                 return Ok(None);
             }
-            // A rebuild's indexes stop between files when a newer change waits.
-            let put_index = |file: OutputFile| if superseded() { Err(PipelineError::Superseded) } else { put(file) };
+            // A rebuild's indexes stop between files when a newer change waits (a full
+            // build, even the dev server's, goes to the end: its output is swapped in whole).
+            let put_index = |file: OutputFile| if mode == Mode::InPlace && superseded() { Err(PipelineError::Superseded) } else { put(file) };
             Ok(Some(index::search_indexes(&site, &published_base, &put_index)?))
         };
         // A rebuild a newer change supersedes stops here: what it wrote is remembered (see

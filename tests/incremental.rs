@@ -435,3 +435,20 @@ fn a_rebuild_renders_only_what_changed() {
     let now = std::fs::read_to_string(&edited).unwrap();
     assert!(now.contains("a new label") && !edited_text.contains("a new label"));
 }
+
+/// The first build of a rebuilder (a full build, swapped in whole) goes to the end even
+/// when a newer change waits.
+#[test]
+fn a_full_build_is_never_superseded() {
+    let record_template = std::fs::read_to_string(common::repo().join("themes/default/templates/record.html")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("site");
+    save(&root, &BTreeMap::new(), &Site::new().files(&record_template), None);
+    let mut options = BuildOptions::new(&root);
+    options.output = root.join("public");
+    let outcome = Rebuilder::new(options).rebuild_unless_superseded(&[], &mut |_| {}, &|| true).unwrap();
+    assert!(outcome.written && !outcome.superseded);
+    let clean = dir.path().join("clean");
+    assert!(clean_build(&root, &clean));
+    assert_same_tree(&root.join("public"), &clean, "a full build asked to stop");
+}
