@@ -12,10 +12,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
-use tokio_stream::wrappers::WatchStream;
+use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
+use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::{Stream, StreamExt};
 
 use super::files::{self, Found};
+use super::status::BuildStatus;
 use super::Served;
 use crate::search::{Request, SearchError};
 
@@ -59,9 +61,23 @@ async fn status(State(served): State<Arc<Served>>) -> Response {
     fresh(Json(&*status).into_response())
 }
 
-/// Server-Sent Events: one `status` event at once, then one after each build.
+/// Server-Sent Events: the current `status` at once, then every status after it, in order
+/// (each names the pages it changed, so none may be skipped). A page that fell too far
+/// behind is sent the latest status as a change of every page: it reloads.
 async fn events(State(served): State<Arc<Served>>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let stream = WatchStream::new(served.status.subscribe()).map(|status| {
+    // Subscribed before the current status is read: a status sent in between comes twice,
+    // which a page ignores the second time, rather than not at all.
+    let later = BroadcastStream::new(served.events.subscribe());
+    let current = served.status.borrow().clone();
+    let latest = Arc::clone(&served);
+    let stream = tokio_stream::once(current).chain(later.map(move |sent| match sent {
+        Ok(status) => status,
+        Err(BroadcastStreamRecvError::Lagged(_)) => {
+            let latest = latest.status.borrow().clone();
+            Arc::new(BuildStatus { changed: None, ..(*latest).clone() })
+        }
+    }));
+    let stream = stream.map(|status| {
         let json = serde_json::to_string(&*status).unwrap_or_else(|_| "{}".into());
         Ok(Event::default().event("status").data(json))
     });

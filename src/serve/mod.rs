@@ -90,6 +90,9 @@ pub enum ServeError {
 }
 
 /// What the request handlers share with the builder thread.
+/// Statuses an open page may fall behind by before it is told to reload whole.
+const EVENTS_KEPT: usize = 256;
+
 pub struct Served {
     /// The output folder, absolute.
     output: PathBuf,
@@ -97,11 +100,23 @@ pub struct Served {
     base_path: RwLock<String>,
     /// The index of the current output; replaced after each good build.
     searcher: RwLock<Option<Arc<Searcher>>>,
-    /// The last build's status; the event stream follows it.
+    /// The last build's status (`/__casebook/status`, and the first event of a stream).
     status: latest::Sender<Arc<BuildStatus>>,
+    /// Every status, in order, for the event streams: a page must see each one, since each
+    /// names the pages it changed (a channel that keeps only the latest let a page miss
+    /// the status naming it when two came close together, and stay stale).
+    events: tokio::sync::broadcast::Sender<Arc<BuildStatus>>,
 }
 
 impl Served {
+    /// Makes `status` the current one and sends it to every open page.
+    fn announce(&self, status: BuildStatus) {
+        let status = Arc::new(status);
+        self.status.send_replace(Arc::clone(&status));
+        // No open page: nobody to tell.
+        let _ = self.events.send(status);
+    }
+
     fn base_path(&self) -> String {
         self.base_path.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
@@ -128,6 +143,7 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
         base_path: RwLock::new("/".into()),
         searcher: RwLock::new(None),
         status,
+        events: tokio::sync::broadcast::channel(EVENTS_KEPT).0,
     });
     // Diagnostics name files relative to the root as it was given (`content/…` for `.`).
     let log = Log { quiet: options.quiet, verbose: options.verbose, timings: options.timings, root: options.build.root.clone() };
@@ -210,7 +226,7 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
                     announced.extend_from_slice(pages);
                     let generation = builder.generation() + 1;
                     let urls = status::page_urls(&builder.base_path(), pages);
-                    builder.status.send_replace(Arc::new(BuildStatus::succeeded(generation, &[], Some(urls))));
+                    builder.announce(BuildStatus::succeeded(generation, &[], Some(urls)));
                 }, &newer_change);
                 // Stopped for a newer change: the next rebuild reports.
                 if matches!(&result, Ok(outcome) if outcome.superseded) {
@@ -300,5 +316,5 @@ fn apply(served: &Served, log: &Log, result: Result<Outcome, PipelineError>, fir
             BuildStatus::broken(generation, e.to_string())
         }
     };
-    served.status.send_replace(Arc::new(next));
+    served.announce(next);
 }
