@@ -89,10 +89,10 @@ pub enum ServeError {
     Server(std::io::Error),
 }
 
-/// What the request handlers share with the builder thread.
 /// Statuses an open page may fall behind by before it is told to reload whole.
 const EVENTS_KEPT: usize = 256;
 
+/// What the request handlers share with the builder thread.
 pub struct Served {
     /// The output folder, absolute.
     output: PathBuf,
@@ -184,8 +184,8 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
         .name("casebook-build".into())
         .spawn(move || {
             // Changes that come in while a rebuild runs wait here; the rebuild stops early
-            // for them (after the changed runs' pages, after the site's pages, or between
-            // files of the search indexes), so that a save is never queued behind the
+            // for them (after the changed runs' pages, after the site's pages, within the
+            // manifest, or between files of the search indexes), so that a save is never queued behind the
             // site-wide tail of the previous one (23 s at 10,000 reports).
             let waiting = std::sync::Mutex::new((changes, Vec::<PathBuf>::new()));
             let newer_change = || {
