@@ -271,18 +271,7 @@ fn files_are_served_with_their_types_folders_give_index_html_and_misses_the_404_
     assert!(seen_events.contains("event: status"), "{seen_events}");
 
     // The served folder is what `casebook build` makes of the same sources.
-    let built = server.root().join("built");
-    let output = Command::new(env!("CARGO_BIN_EXE_casebook"))
-        .args(["build", "--quiet", "--root", ".", "--output", "built"])
-        .current_dir(server.root())
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let files = files_below(&public);
-    assert_eq!(files, files_below(&built));
-    for file in files {
-        assert!(std::fs::read(public.join(&file)).unwrap() == std::fs::read(built.join(&file)).unwrap(), "{} differs", file.display());
-    }
+    assert_served_as_built(&server);
 }
 
 #[test]
@@ -396,6 +385,37 @@ fn wait_for_page(server: &Server, url: &str, text: &str) {
     }
 }
 
+/// Polls `/api/search?q=QUERY` (QUERY already URL-encoded) until it finds something: the
+/// search index is made last, so the rebuild that made it is done.
+fn wait_for_search(server: &Server, query: &str) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let hits: serde_json::Value = serde_json::from_slice(&server.get(&format!("/api/search?q={query}")).body).unwrap();
+        if hits["total"].as_u64().is_some_and(|n| n >= 1) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the search index never found {query}: {hits:#}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Asserts that the served folder is what `casebook build` makes of the same sources.
+fn assert_served_as_built(server: &Server) {
+    let public = server.root().join("public");
+    let built = server.root().join("built");
+    let output = Command::new(env!("CARGO_BIN_EXE_casebook"))
+        .args(["build", "--quiet", "--root", ".", "--output", "built"])
+        .current_dir(server.root())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let files = files_below(&public);
+    assert_eq!(files, files_below(&built));
+    for file in files {
+        assert!(std::fs::read(public.join(&file)).unwrap() == std::fs::read(built.join(&file)).unwrap(), "{} differs", file.display());
+    }
+}
+
 #[test]
 fn an_edit_rebuilds_a_broken_edit_shows_its_diagnostics_and_a_fix_recovers() {
     let server = Server::start();
@@ -412,15 +432,7 @@ fn an_edit_rebuilds_a_broken_edit_shows_its_diagnostics_and_a_fix_recovers() {
     wait_for_page(&server, page, "freshly edited");
     // The search index follows the pages (a rebuild announces the edited run's pages
     // first, then the rest: one or two generations).
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let hits: serde_json::Value = serde_json::from_slice(&server.get("/api/search?q=%22freshly+edited%22").body).unwrap();
-        if hits["total"].as_u64().is_some_and(|n| n >= 1) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the search index never found the edit: {hits:#}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for_search(&server, "%22freshly+edited%22");
     let status = server.status();
     assert_eq!(status["ok"], true);
     let good = status["generation"].as_u64().unwrap();
@@ -539,28 +551,7 @@ fn a_save_during_a_rebuild_is_built_at_once_and_nothing_is_lost() {
         save(n);
     }
     wait_for_page(&server, page, "save number 5");
-    // The search index is made last: once it finds the last save, the rebuild is done.
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let hits: serde_json::Value = serde_json::from_slice(&server.get("/api/search?q=%22save+number+5%22").body).unwrap();
-        if hits["total"].as_u64().is_some_and(|n| n >= 1) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the search index never found the last save: {hits:#}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    // What is served is what `casebook build` makes of the same sources.
-    let public = server.root().join("public");
-    let built = server.root().join("built");
-    let output = Command::new(env!("CARGO_BIN_EXE_casebook"))
-        .args(["build", "--quiet", "--root", ".", "--output", "built"])
-        .current_dir(server.root())
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let files = files_below(&public);
-    assert_eq!(files, files_below(&built));
-    for file in files {
-        assert!(std::fs::read(public.join(&file)).unwrap() == std::fs::read(built.join(&file)).unwrap(), "{} differs", file.display());
-    }
+    // Once the search index finds the last save, the rebuild is done.
+    wait_for_search(&server, "%22save+number+5%22");
+    assert_served_as_built(&server);
 }

@@ -326,7 +326,6 @@ impl TermEntry {
 }
 
 impl Terms {
-
     /// The postings of `term`, new and empty if it was not seen before.
     fn postings_of(&mut self, term: &str) -> &mut RawPostings {
         let hash = rustc_hash::FxBuildHasher.hash_one(term);
