@@ -19,22 +19,21 @@
 //! - `facets.json`: each document's system, kind and statuses, run-length encoded in
 //!   document order, for counts within results and for filtering.
 //!
-//! Tokenising is shared with the browser and must stay identical to `search.js`: words are
-//! runs of letters and digits, lower-cased; compounds are runs of letters, digits and
-//! `_ . / -` that hold a joiner, without joiners at either end (`files_modified`,
-//! `session.py`, `MEM-OBJ-raw`); a few English function words are left out.
+//! Tokenising (in [`super::analysis`]) is shared with the browser and must stay identical
+//! to `search.js`: words are runs of letters and digits, lower-cased; compounds are runs
+//! of letters, digits and `_ . / -` that hold a joiner, without joiners at either end
+//! (`files_modified`, `session.py`, `MEM-OBJ-raw`); a few English function words are left
+//! out.
 
-use std::borrow::Cow;
-use std::hash::BuildHasher;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use rustc_hash::FxHashMap;
 
-use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{is_joiner, runs, DocType, SearchDoc};
+use super::analysis::{term_hash, BrowserTerms};
+use super::{DocType, SearchDoc};
 use crate::render::OutputFile;
 
 /// Where the browser index lives in the output.
@@ -49,9 +48,9 @@ const TERM_CHUNK_BYTES: usize = 24 * 1024;
 /// Characters of a document's text kept for snippets.
 const SNIPPET_SOURCE_CHARS: usize = 1000;
 /// Longer words and compounds are not indexed (hashes, base64, minified code).
-const MAX_TERM_BYTES: usize = 64;
+pub(super) const MAX_TERM_BYTES: usize = 64;
 /// Words too common to be worth a posting; `search.js` drops them from queries too.
-const STOP_WORDS: [&str; 27] = [
+pub(super) const STOP_WORDS: [&str; 27] = [
     "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "its", "of", "on",
     "or", "that", "the", "this", "to", "was", "were", "will", "with",
 ];
@@ -75,16 +74,20 @@ pub struct BrowserIndex {
 }
 
 impl BrowserIndex {
-    /// Adds `docs` (tokenised in parallel, their postings added in document order), handing
-    /// each full `d/N.json` to `emit`.
-    pub fn add<E: Send>(&mut self, docs: &[SearchDoc], emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
+    /// Adds `docs` with their terms ([`super::analysis`]; `None` for reports: their
+    /// sections stand for them), handing each full `d/N.json` to `emit`.
+    pub fn add<E>(
+        &mut self,
+        docs: &[SearchDoc],
+        terms: Vec<Option<BrowserTerms<'_>>>,
+        emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
+    ) -> Result<(), E> {
         let docs: Vec<&SearchDoc> = docs.iter().filter(|d| d.doc_type != DocType::Report).collect();
-        let counted: Vec<CountedTerms<'_>> = docs.par_iter().map(|d| count_terms(d)).collect();
-        for (terms, length) in counted {
+        for BrowserTerms { terms, length } in terms.into_iter().flatten() {
             let number = u32::try_from(self.lengths.len()).expect("fewer than 4 billion documents");
             self.lengths.push(length);
-            for (term, occurrences) in terms {
-                self.terms.postings_of(&term).push(number, occurrences);
+            for term in terms {
+                self.terms.postings_of(term.hash, &term.text).push(number, term.occurrences);
             }
         }
         for d in &docs {
@@ -154,17 +157,17 @@ fn file(name: String, bytes: Vec<u8>) -> OutputFile {
 
 /// Where a term occurs in one document.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
-struct Occurrences {
+pub(super) struct Occurrences {
     /// Times in the text.
-    body: u32,
+    pub body: u32,
     /// The whole record ID.
-    id: bool,
+    pub id: bool,
     /// A word of the record ID.
-    id_part: bool,
+    pub id_part: bool,
     /// In the title (record ID and label, or report and heading).
-    title: bool,
+    pub title: bool,
     /// In a quoted or cited path.
-    path: bool,
+    pub path: bool,
 }
 
 /// Times in the text counted in postings at most (the level hardly grows beyond).
@@ -202,105 +205,6 @@ impl Occurrences {
     }
 }
 
-/// A document's terms with where they occur, and the number of terms in its text.
-type CountedTerms<'a> = (Vec<(Cow<'a, str>, Occurrences)>, u32);
-
-/// The terms of one document, with where they occur (in no particular order: each term's
-/// postings are in document order whatever the order of a document's terms), and the
-/// number of terms in its text.
-fn count_terms(d: &SearchDoc) -> CountedTerms<'_> {
-    // About one distinct term per 24 bytes of text: sized once, not grown.
-    let mut terms: FxHashMap<Cow<'_, str>, Occurrences> =
-        FxHashMap::with_capacity_and_hasher(d.body.len() / 24 + 16, rustc_hash::FxBuildHasher);
-    let mut length = 0u32;
-    for_each_term(&d.body, |term, _| {
-        length = length.saturating_add(1);
-        terms.entry(term).or_default().body += 1;
-    });
-    for_each_term(&d.title, |term, _| terms.entry(term).or_default().title = true);
-    for path in &d.paths {
-        for_each_term(path, |term, _| terms.entry(term).or_default().path = true);
-    }
-    if let Some(id) = &d.id {
-        let whole = id.to_lowercase();
-        for_each_term(id, |term, _| {
-            let is_whole = *term == *whole;
-            let entry = terms.entry(term).or_default();
-            if is_whole {
-                entry.id = true;
-            } else {
-                entry.id_part = true;
-            }
-        });
-    }
-    (terms.into_iter().collect(), length)
-}
-
-/// `text` lower-cased as `to_lowercase` (and JavaScript's `toLowerCase`) does, borrowed
-/// when that changes nothing (most words).
-fn lower(text: &str) -> Cow<'_, str> {
-    if text.is_ascii() {
-        if text.bytes().any(|b| b.is_ascii_uppercase()) {
-            Cow::Owned(text.to_ascii_lowercase())
-        } else {
-            Cow::Borrowed(text)
-        }
-    } else {
-        // Not only upper-case letters change: title-case ones (`ǅ`) do too.
-        let lowered = text.to_lowercase();
-        if lowered == text {
-            Cow::Borrowed(text)
-        } else {
-            Cow::Owned(lowered)
-        }
-    }
-}
-
-/// Calls `f` with every indexed term of `text`, lower-cased, and whether it is a compound.
-fn for_each_term<'a>(text: &'a str, mut f: impl FnMut(Cow<'a, str>, bool)) {
-    let word = |word: &'a str, f: &mut dyn FnMut(Cow<'a, str>, bool)| {
-        if !word.is_empty() && word.len() <= MAX_TERM_BYTES {
-            let word = lower(word);
-            // The longest stop word has four letters.
-            if word.len() > 4 || !STOP_WORDS.contains(&&*word) {
-                f(word, false);
-            }
-        }
-    };
-    for (run, compound) in runs(text) {
-        if !compound {
-            word(run, &mut f);
-            continue;
-        }
-        if run.len() <= MAX_TERM_BYTES {
-            let whole = lower(run);
-            // Its tails too, so that `aretes.json` finds `graphe/aretes.json`; its heads
-            // are found by prefix.
-            for (at, _) in whole.match_indices(is_joiner) {
-                let tail = whole[at + 1..].trim_start_matches(is_joiner);
-                if tail.contains(is_joiner) {
-                    f(sub(&whole, tail), true);
-                }
-            }
-            f(whole, true);
-        }
-        for part in run.split(is_joiner) {
-            word(part, &mut f);
-        }
-    }
-}
-
-/// `part` (a slice of `whole`) with `whole`'s lifetime when `whole` is borrowed.
-fn sub<'a>(whole: &Cow<'a, str>, part: &str) -> Cow<'a, str> {
-    match whole {
-        Cow::Borrowed(text) => {
-            let start = part.as_ptr() as usize - text.as_ptr() as usize;
-            Cow::Borrowed(&text[start..start + part.len()])
-        }
-        Cow::Owned(_) => Cow::Owned(part.to_string()),
-    }
-}
-
 /// The terms of the index, each with its postings.
 #[derive(Default)]
 struct Terms {
@@ -326,9 +230,9 @@ impl TermEntry {
 }
 
 impl Terms {
-    /// The postings of `term`, new and empty if it was not seen before.
-    fn postings_of(&mut self, term: &str) -> &mut RawPostings {
-        let hash = rustc_hash::FxBuildHasher.hash_one(term);
+    /// The postings of `term` (whose [`term_hash`] is `hash`), new and empty if it was
+    /// not seen before.
+    fn postings_of(&mut self, hash: u64, term: &str) -> &mut RawPostings {
         let Terms { text, entries, table } = self;
         let found = table.find(hash, |&n| entries[n as usize].term(text) == term);
         let number = match found {
@@ -338,7 +242,7 @@ impl Terms {
                 let start = u32::try_from(text.len()).expect("terms' text under 4 GB");
                 text.push_str(term);
                 entries.push(TermEntry { start, len: term.len() as u32, postings: RawPostings::default() });
-                let hash_of = |&n: &u32| rustc_hash::FxBuildHasher.hash_one(entries[n as usize].term(text));
+                let hash_of = |&n: &u32| term_hash(entries[n as usize].term(text));
                 table.insert_unique(hash, n, hash_of);
                 n
             }
@@ -577,42 +481,6 @@ fn push_run(runs: &mut Vec<i64>, value: i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn terms(text: &str) -> Vec<(String, bool)> {
-        let mut out = Vec::new();
-        for_each_term(text, |t, compound| out.push((t.into_owned(), compound)));
-        out
-    }
-
-    #[test]
-    fn words_and_compounds() {
-        let found = terms("See MEM-OBJ-raw in session.py, the files_modified field. Ünïcode x/");
-        let compounds: Vec<&str> = found.iter().filter(|t| t.1).map(|t| t.0.as_str()).collect();
-        let words: Vec<&str> = found.iter().filter(|t| !t.1).map(|t| t.0.as_str()).collect();
-        assert_eq!(compounds, ["obj-raw", "mem-obj-raw", "session.py", "files_modified"]);
-        assert_eq!(words, ["see", "mem", "obj", "raw", "session", "py", "files", "modified", "field", "ünïcode", "x"]);
-    }
-
-    #[test]
-    fn terms_are_lower_cased_as_to_lowercase_does_and_borrowed_when_unchanged() {
-        for word in ["plain", "MiXed", "ǅemal", "ΣΑΣ", "İstanbul", "ß", "éte"] {
-            assert_eq!(lower(word), word.to_lowercase(), "{word}");
-        }
-        assert!(matches!(lower("plain"), Cow::Borrowed(_)) && matches!(lower("ünïcode"), Cow::Borrowed(_)));
-        assert!(matches!(lower("ǅemal"), Cow::Owned(_)), "a title-case letter changes");
-    }
-
-    #[test]
-    fn a_path_is_found_by_its_tails() {
-        let compounds: Vec<String> = terms("plugin/exia_seed/rappel.py").into_iter().filter(|t| t.1).map(|t| t.0).collect();
-        assert_eq!(compounds, ["exia_seed/rappel.py", "seed/rappel.py", "rappel.py", "plugin/exia_seed/rappel.py"]);
-    }
-
-    #[test]
-    fn long_terms_are_skipped() {
-        let long = "a".repeat(MAX_TERM_BYTES + 1);
-        assert_eq!(terms(&format!("{long} ok")), [("ok".to_string(), false)]);
-    }
 
     #[test]
     fn postings_are_levels_and_gaps() {

@@ -10,6 +10,7 @@
 //!
 //! Both are written the same way on every build: the same content gives the same bytes.
 
+mod analysis;
 mod browser;
 mod tantivy_index;
 
@@ -24,6 +25,7 @@ use crate::parse::markdown_options;
 use crate::render::OutputFile;
 use crate::urls;
 
+pub use analysis::{analyse, BrowserTerms, TantivyText};
 pub use browser::{BrowserIndex, BROWSER_DIR};
 pub use tantivy_index::{Fields, TantivyIndex, TANTIVY_DIR};
 
@@ -138,8 +140,9 @@ pub fn search_indexes<E: From<IndexError> + Send>(
     let mut times = IndexTimes::default();
     for group in runs.chunks(RUNS_PER_BATCH) {
         let docs: Vec<SearchDoc> = group.par_iter().flat_map_iter(|(system, run)| run_documents(system, run)).collect();
+        let (texts, terms): (Vec<_>, Vec<_>) = docs.par_iter().map(analysis::analyse).unzip();
         let ((added, tantivy_time), (shown, browser_time)) =
-            rayon::join(|| timed(|| tantivy.add(&docs, emit)), || timed(|| browser.add(&docs, emit)));
+            rayon::join(|| timed(|| tantivy.add(&docs, texts, emit)), || timed(|| browser.add(&docs, terms, emit)));
         added?;
         shown?;
         times.tantivy += tantivy_time;
@@ -399,16 +402,6 @@ fn next_run(text: &str, from: usize) -> Option<TextRun> {
     Some(TextRun { range: start..end, next: at, compound })
 }
 
-/// The runs of `text` (see [`next_run`]), and whether each is a compound.
-fn runs(text: &str) -> impl Iterator<Item = (&str, bool)> {
-    let mut from = 0;
-    std::iter::from_fn(move || {
-        let run = next_run(text, from)?;
-        from = run.next;
-        Some((&text[run.range], run.compound))
-    })
-}
-
 struct SectionText {
     /// Index into `Report::sections`; `None` for text before the first heading.
     heading: Option<usize>,
@@ -557,16 +550,27 @@ mod tests {
         }
     }
 
+    /// The runs of `text`, and whether each is a compound.
+    fn runs(text: &str) -> Vec<(&str, bool)> {
+        let mut from = 0;
+        std::iter::from_fn(|| {
+            let run = next_run(text, from)?;
+            from = run.next;
+            Some((&text[run.range], run.compound))
+        })
+        .collect()
+    }
+
     #[test]
     fn runs_are_words_and_compounds_without_trailing_joiners() {
         let text = "See _x_ in plugin/exia_seed/rappel.py. Ünïcode—mots; a--b x/ é";
-        let found: Vec<(&str, bool)> = runs(text).collect();
+        let found = runs(text);
         let expected = [
             ("See", false), ("x", false), ("in", false), ("plugin/exia_seed/rappel.py", true), ("Ünïcode", false),
             ("mots", false), ("a--b", true), ("x", false), ("é", false),
         ];
         assert_eq!(found, expected);
-        assert_eq!(runs(" .-_ ").count(), 0);
+        assert!(runs(" .-_ ").is_empty());
     }
 
     #[test]

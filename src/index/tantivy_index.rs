@@ -4,7 +4,6 @@
 //! after a hash of their content, so the same documents give the same bytes on every
 //! build.
 
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -18,6 +17,7 @@ use tantivy::indexer::SingleSegmentIndexWriter;
 use tantivy::directory::RamDirectory;
 use tantivy::{doc, Directory, Index, TantivyDocument};
 
+use super::analysis::TantivyText;
 use super::{IndexError, SearchDoc};
 use crate::render::OutputFile;
 
@@ -62,7 +62,7 @@ pub struct Fields {
     pub label: Field,
     /// Title to show (stored, searchable).
     pub title: Field,
-    /// Plain text, English, stemmed (indexed from [`AnalysedText::stems`]; queried with
+    /// Plain text, English, stemmed (indexed from [`TantivyText::stems`]; queried with
     /// `en_stem`).
     pub body: Field,
     /// Plain text as it is (stored only, for snippets).
@@ -104,21 +104,24 @@ impl Fields {
             }
         };
         let text = |tokenizer: &str, stored: bool| indexed(tokenizer, stored, IndexRecordOption::WithFreqsAndPositions);
-        // Whole words and compounds rank, but phrases are looked for in `body`: no positions
-        // (`search.rs` leaves these fields out of a phrase of several of their tokens).
-        let ranked = |tokenizer: &str| indexed(tokenizer, false, IndexRecordOption::WithFreqs);
+        // A whole value is one token: where it is and how often say nothing.
+        let keyword = || indexed(KEYWORD, true, IndexRecordOption::Basic);
+        // Whole words and compounds rank by being there (each is given once per document),
+        // but phrases are looked for in `body`: no positions (`search.rs` leaves these
+        // fields out of a phrase of several of their tokens).
+        let ranked = |tokenizer: &str| indexed(tokenizer, false, IndexRecordOption::Basic);
         let doc_type = b.add_text_field("type", STRING | STORED);
-        let system = b.add_text_field("system", text(KEYWORD, true));
+        let system = b.add_text_field("system", keyword());
         let system_name = b.add_text_field("system_name", STORED);
-        let run = b.add_text_field("run", text(KEYWORD, true));
+        let run = b.add_text_field("run", keyword());
         let revision = b.add_text_field("revision", STORED);
-        let report = b.add_text_field("report", text(KEYWORD, true));
-        let report_type = b.add_text_field("report_type", text(KEYWORD, true));
-        let id = b.add_text_field("id", text(KEYWORD, true));
+        let report = b.add_text_field("report", keyword());
+        let report_type = b.add_text_field("report_type", keyword());
+        let id = b.add_text_field("id", keyword());
         let id_parts = b.add_text_field("id_parts", text("default", false));
-        let kind = b.add_text_field("kind", text(KEYWORD, true));
-        let family = b.add_text_field("family", text(KEYWORD, true));
-        let status = b.add_text_field("status", text(KEYWORD, true));
+        let kind = b.add_text_field("kind", keyword());
+        let family = b.add_text_field("family", keyword());
+        let status = b.add_text_field("status", keyword());
         let label = b.add_text_field("label", text(EN_STEM, true));
         let title = b.add_text_field("title", text(EN_STEM, true));
         let body = b.add_text_field("body", text(BODY, false));
@@ -232,7 +235,7 @@ impl<T: TokenStream> TokenStream for MemoStemmerStream<'_, T> {
     }
 }
 
-static ENGLISH: std::sync::LazyLock<rust_stemmers::Stemmer> =
+pub(super) static ENGLISH: std::sync::LazyLock<rust_stemmers::Stemmer> =
     std::sync::LazyLock::new(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
 
 impl Default for Fields {
@@ -309,7 +312,6 @@ pub struct TantivyIndex {
     segments: Vec<(tantivy::SegmentMeta, String)>,
     /// [`SEGMENT_BUDGET`], but for tests.
     segment_budget: usize,
-    analyser: TextAnalyser,
 }
 
 impl TantivyIndex {
@@ -323,7 +325,7 @@ impl TantivyIndex {
         let index = Index::create(files.clone(), fields.schema.clone(), settings)?;
         Fields::register_tokenizers(&index);
         index.tokenizers().register(BODY, TextAnalyzer::from(StemsTokenizer::default()));
-        Ok(TantivyIndex { fields, base: base_url.trim_end_matches('/').to_string(), index, files, writer: None, segments: Vec::new(), segment_budget: SEGMENT_BUDGET, analyser: TextAnalyser::default() })
+        Ok(TantivyIndex { fields, base: base_url.trim_end_matches('/').to_string(), index, files, writer: None, segments: Vec::new(), segment_budget: SEGMENT_BUDGET })
     }
 
     /// Adds `docs`, handing the files of each full segment to `emit`. tantivy's own
@@ -332,13 +334,18 @@ impl TantivyIndex {
     /// let the queue hold most of the site. Its `SingleSegmentIndexWriter` (public, though
     /// left out of tantivy's documentation; the version is pinned by Cargo.lock) writes in
     /// this thread instead.
-    pub fn add<E: From<IndexError>>(&mut self, docs: &[SearchDoc], emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
-        for d in docs {
+    pub fn add<E: From<IndexError>>(
+        &mut self,
+        docs: &[SearchDoc],
+        texts: Vec<TantivyText>,
+        emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
+    ) -> Result<(), E> {
+        for (d, text) in docs.iter().zip(texts) {
             let writer = match &mut self.writer {
                 Some(writer) => writer,
                 None => self.writer.insert(SingleSegmentIndexWriter::new(self.index.clone(), self.segment_budget).map_err(IndexError::from)?),
             };
-            writer.add_document(document(&self.fields, d, &self.base, &mut self.analyser)).map_err(IndexError::from)?;
+            writer.add_document(document(&self.fields, d, text, &self.base)).map_err(IndexError::from)?;
             // Memory stays bounded: a full segment is written out and a new one begun.
             if writer.mem_usage() >= self.segment_budget {
                 self.close_segment(emit)?;
@@ -402,109 +409,7 @@ impl TantivyIndex {
     }
 }
 
-/// A document's text as casebook gives it to tantivy, from one scan of it (three
-/// tokenisers over the whole text, one per field, were most of the index's time):
-#[derive(Debug, Default, PartialEq)]
-struct AnalysedText {
-    /// For `body`: the stems of its words, one per position, separated by spaces; a word
-    /// `en_stem` leaves out (40 bytes or more) is an empty one, keeping its position.
-    /// These are exactly `en_stem`'s tokens (a test compares them).
-    stems: String,
-    /// For `exact`: its inflected words (those whose stem differs), as written.
-    inflected: String,
-    /// For `ident`: its compounds (identifiers and paths), as written.
-    compounds: String,
-}
-
-/// A word's stem, lower-cased, and whether it differs from the word lower-cased.
-struct Stem {
-    stem: Box<str>,
-    inflected: bool,
-}
-
-/// Analyses texts, with a memo of the stems of the words it met, as written.
-#[derive(Default)]
-struct TextAnalyser {
-    stems: hashbrown::HashMap<Box<str>, Stem, rustc_hash::FxBuildHasher>,
-    /// A word lower-cased, reused.
-    lowered: String,
-}
-
-impl TextAnalyser {
-    /// `text`, without the byte ranges `left_out` (in order, apart), as `body`, `exact`
-    /// and `ident` take it: words are runs of letters and digits (as tantivy's
-    /// `SimpleTokenizer` finds them), compounds are the runs that also hold a joiner (see
-    /// [`super::next_run`]).
-    fn analyse(&mut self, text: &str, left_out: &[Range<usize>]) -> AnalysedText {
-        let mut out = AnalysedText::default();
-        let mut first = true;
-        let mut from = 0;
-        let ends = left_out.iter().map(|skip| (skip.start, skip.end)).chain([(text.len(), text.len())]);
-        let kept = ends.map(|(start, end)| {
-            let part = &text[from..start];
-            from = end;
-            part
-        });
-        for (run, compound) in kept.flat_map(super::runs) {
-            if compound {
-                push_word(&mut out.compounds, run);
-                for word in run.split(super::is_joiner).filter(|w| !w.is_empty()) {
-                    self.add_word(&mut out, &mut first, word);
-                }
-            } else {
-                self.add_word(&mut out, &mut first, run);
-            }
-        }
-        out
-    }
-
-    /// Adds a word's stem (and the word, if inflected).
-    fn add_word(&mut self, out: &mut AnalysedText, first: &mut bool, word: &str) {
-        if !*first {
-            out.stems.push(' ');
-        }
-        *first = false;
-        // `en_stem` leaves out words of 40 bytes or more, and so does `exact`'s tokenizer.
-        if word.len() >= 40 {
-            return;
-        }
-        let stem = self.stem(word);
-        out.stems.push_str(&stem.stem);
-        if stem.inflected {
-            push_word(&mut out.inflected, word);
-        }
-    }
-
-    fn stem(&mut self, word: &str) -> &Stem {
-        let TextAnalyser { stems, lowered } = self;
-        // Past the memo's size, the memo starts again.
-        if stems.len() >= STEM_MEMO_WORDS && !stems.contains_key(word) {
-            stems.clear();
-        }
-        stems.entry_ref(word).or_insert_with(|| {
-            // As tantivy's `LowerCaser` does it.
-            lowered.clear();
-            if word.is_ascii() {
-                lowered.push_str(word);
-                lowered.make_ascii_lowercase();
-            } else {
-                lowered.extend(word.chars().flat_map(char::to_lowercase));
-            }
-            let stem: Box<str> = ENGLISH.stem(lowered).into();
-            let inflected = *stem != **lowered;
-            Stem { stem, inflected }
-        })
-    }
-}
-
-fn push_word(out: &mut String, word: &str) {
-    if !out.is_empty() {
-        out.push(' ');
-    }
-    out.push_str(word);
-}
-
-/// Indexes the stems of [`AnalysedText::stems`] at their positions: the writer's tokenizer
+/// Indexes the stems of [`TantivyText::stems`] at their positions: the writer's tokenizer
 /// of `body`. Queries analyse `body` with `en_stem` (registered under the same name by
 /// [`Fields::register_tokenizers`]), which gives the same tokens from the text.
 #[derive(Clone, Default)]
@@ -548,9 +453,8 @@ impl TokenStream for StemsTokenStream<'_> {
     }
 }
 
-/// The tantivy document of `d`, its URL starting with `base`.
-fn document(fields: &Fields, d: &SearchDoc, base: &str, analyser: &mut TextAnalyser) -> TantivyDocument {
-    let analysed = analyser.analyse(&d.body, &d.twins);
+/// The tantivy document of `d` (whose text is `text`), its URL starting with `base`.
+fn document(fields: &Fields, d: &SearchDoc, analysed: TantivyText, base: &str) -> TantivyDocument {
     let mut document = doc!(
         fields.doc_type => d.doc_type.as_str(),
         fields.system => d.system.0.as_str(),
@@ -628,7 +532,8 @@ mod tests {
         };
         let mut index = TantivyIndex::new("/").unwrap();
         index.segment_budget = budget;
-        index.add(docs, &emit).unwrap();
+        let texts = docs.iter().map(|d| super::super::analysis::analyse(d).0).collect();
+        index.add(docs, texts, &emit).unwrap();
         index.finish(&emit).unwrap();
         let mut files = files.into_inner().unwrap();
         files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -707,33 +612,15 @@ mod tests {
             "",
             " .-_ ",
         ];
-        let mut analyser = TextAnalyser::default();
         let mut en_stem = tantivy::tokenizer::TokenizerManager::default().get("en_stem").unwrap();
         let mut stems = TextAnalyzer::from(StemsTokenizer::default());
         for text in texts {
             // Twice: the second time from the memo.
             for _ in 0..2 {
-                let analysed = analyser.analyse(text, &[]);
+                let analysed = super::super::analysis::tantivy_text(text, &[]);
                 assert_eq!(positioned(&mut stems, &analysed.stems), positioned(&mut en_stem, text), "{text:?}");
             }
         }
-    }
-
-    #[test]
-    fn left_out_ranges_give_no_terms() {
-        let text = "kept words | twin row words |\nmore kept";
-        let twin = text.find("twin").unwrap()..text.find("more").unwrap();
-        let analysed = TextAnalyser::default().analyse(text, &[twin]);
-        assert_eq!(analysed.stems, "kept word more kept");
-        assert_eq!(TextAnalyser::default().analyse(text, &[0..text.len()]), AnalysedText::default());
-    }
-
-    #[test]
-    fn inflected_words_and_compounds_are_kept_as_written() {
-        let analysed = TextAnalyser::default().analyse("The session retained 20 Turns in files_modified; see session.py.", &[]);
-        assert_eq!(analysed.inflected, "retained Turns files modified");
-        assert_eq!(analysed.compounds, "files_modified session.py");
-        assert_eq!(analysed.stems, "the session retain 20 turn in file modifi see session py");
     }
 
     #[test]

@@ -1,0 +1,508 @@
+//! One scan of a search document for both indexes: each word of its text is looked up
+//! once, in a memo that knows its stem (for tantivy) and its term (for the browser index).
+//! Scanning the text once per index, and counting each index's terms in a map of its own,
+//! was most of what the indexes added to a build.
+//!
+//! Both indexes find their words and compounds in the runs of [`super::runs`]:
+//!
+//! - tantivy ([`TantivyText`]): the stems of the words, as its `en_stem` analyzer makes
+//!   them (a test in `tantivy_index.rs` checks that they are its tokens), the inflected
+//!   words and the compounds, leaving out the text that is another document's too
+//!   ([`SearchDoc::twins`]);
+//! - the browser index ([`BrowserTerms`]): each distinct term of the text, title, paths
+//!   and ID with where it occurs. A term is a word lower-cased as `toLowerCase` does it,
+//!   or a compound (`files_modified`, `session.py`, `MEM-OBJ-raw`) lower-cased, with its
+//!   tails (`seed/rappel.py` of `plugin/exia_seed/rappel.py`); words of
+//!   [`STOP_WORDS`] and terms over [`MAX_TERM_BYTES`] are left out. `search.js` tokenises
+//!   queries the same way.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::hash::BuildHasher;
+use std::ops::Range;
+
+use rustc_hash::FxBuildHasher;
+
+use super::browser::{Occurrences, MAX_TERM_BYTES, STOP_WORDS};
+use super::{is_joiner, next_run, DocType, SearchDoc};
+
+/// A document's text as tantivy takes it (see [`super::tantivy_index`]).
+#[derive(Debug, Default, PartialEq)]
+pub struct TantivyText {
+    /// For `body`: the stems of its words, one per position, separated by spaces; a word
+    /// `en_stem` leaves out (40 bytes or more) is an empty one, keeping its position.
+    pub(super) stems: String,
+    /// For `exact`: its inflected words (those whose stem differs), as written.
+    pub(super) inflected: String,
+    /// For `ident`: its compounds (identifiers and paths), as written.
+    pub(super) compounds: String,
+}
+
+/// A document's terms as the browser index takes them (see [`super::browser`]).
+#[derive(Debug, Default)]
+pub struct BrowserTerms<'d> {
+    /// Each distinct term, in no particular order.
+    pub(super) terms: Vec<DocTerm<'d>>,
+    /// The number of terms in the text (its length, for BM25).
+    pub(super) length: u32,
+}
+
+/// A term of a document, and where it occurs there.
+#[derive(Debug)]
+pub(super) struct DocTerm<'d> {
+    /// The term's hash ([`term_hash`]).
+    pub hash: u64,
+    /// The term, borrowed from the document when it is written there lower-cased.
+    pub text: Cow<'d, str>,
+    pub occurrences: Occurrences,
+}
+
+/// The hash the browser index keeps its terms by.
+pub(super) fn term_hash(term: &str) -> u64 {
+    FxBuildHasher.hash_one(term)
+}
+
+/// Words and terms a memo keeps at most (a few megabytes); past them it starts again.
+const MEMO_WORDS: usize = 100_000;
+
+thread_local! {
+    // One per thread: no lock, and the memo stays warm from one batch of documents to the next.
+    static ANALYSER: RefCell<Analyser> = RefCell::default();
+}
+
+/// Analyses `d` for both indexes (for tantivy only if it is a report: the browser index
+/// has its sections instead).
+pub fn analyse(d: &SearchDoc) -> (TantivyText, Option<BrowserTerms<'_>>) {
+    ANALYSER.with_borrow_mut(|analyser| analyser.analyse(d))
+}
+
+/// What the memo knows of a word, as written.
+struct Word {
+    /// Its stem (empty when tantivy leaves the word out: 40 bytes or more).
+    stem: Box<str>,
+    /// Whether the stem differs from the word lower-cased.
+    inflected: bool,
+    /// Its browser term (see [`Analyser::slots`]), if it is one.
+    term: Option<u32>,
+    /// Whether the word is its own term (already lower-case): the term borrows it.
+    lower: bool,
+    /// The last document whose `exact` got the word: it is given once per document.
+    given: u64,
+}
+
+/// What the memo knows of a compound, as written.
+struct Compound {
+    /// Its browser terms (itself and its tails; none over [`MAX_TERM_BYTES`]): each
+    /// one's slot, and where it starts in the compound.
+    terms: Box<[(u32, u32)]>,
+    /// Whether it is written lower-case: its terms borrow it.
+    lower: bool,
+    /// The last document whose `ident` got it: it is given once per document.
+    given: u64,
+}
+
+/// A browser term met by this thread.
+struct Slot {
+    text: Box<str>,
+    hash: u64,
+    /// The document it was last met in ([`Analyser::doc`]), and its place in that
+    /// document's terms.
+    doc: u64,
+    at: u32,
+}
+
+/// Where a term is in a document.
+#[derive(Clone, Copy)]
+enum Place<'a> {
+    Body,
+    Title,
+    Path,
+    /// In the record ID, given lower-cased.
+    Id(&'a str),
+}
+
+#[derive(Default)]
+struct Analyser {
+    /// Words as written.
+    words: hashbrown::HashMap<Box<str>, Word, FxBuildHasher>,
+    /// Compounds as written.
+    compounds: hashbrown::HashMap<Box<str>, Compound, FxBuildHasher>,
+    /// Browser terms, by the number the memo gives them.
+    slots: Vec<Slot>,
+    /// Slot numbers by their term's hash.
+    table: hashbrown::HashTable<u32>,
+    /// Documents analysed by this thread: the number of the one being analysed.
+    doc: u64,
+}
+
+/// A document being analysed: what it has given so far.
+struct Found<'d> {
+    tantivy: TantivyText,
+    /// Whether a word was given to `tantivy.stems` (the next one needs a space first).
+    stemmed: bool,
+    /// The browser terms met in the document.
+    terms: Vec<DocTerm<'d>>,
+    length: u32,
+}
+
+impl Analyser {
+    fn analyse<'d>(&mut self, d: &'d SearchDoc) -> (TantivyText, Option<BrowserTerms<'d>>) {
+        if self.words.len() + self.compounds.len() >= MEMO_WORDS || self.slots.len() >= MEMO_WORDS {
+            self.words.clear();
+            self.compounds.clear();
+            self.slots.clear();
+            self.table.clear();
+        }
+        self.doc += 1;
+        let browser = d.doc_type != DocType::Report;
+        let mut found = Found { tantivy: TantivyText::default(), stemmed: false, terms: Vec::new(), length: 0 };
+        self.body(&d.body, &d.twins, browser, &mut found);
+        if !browser {
+            return (found.tantivy, None);
+        }
+        self.terms(&d.title, Place::Title, &mut found);
+        for path in &d.paths {
+            self.terms(path, Place::Path, &mut found);
+        }
+        if let Some(id) = &d.id {
+            self.terms(id, Place::Id(&id.to_lowercase()), &mut found);
+        }
+        (found.tantivy, Some(BrowserTerms { terms: found.terms, length: found.length }))
+    }
+
+    /// The text: its words and compounds for tantivy (but those in `twins`: ranges in
+    /// order, apart, that start and end between runs: at a table row's edges), and
+    /// for the browser index if `browser`.
+    fn body<'d>(&mut self, text: &'d str, twins: &[Range<usize>], browser: bool, found: &mut Found<'d>) {
+        let mut twins = twins.iter().peekable();
+        let mut from = 0;
+        while let Some(run) = next_run(text, from) {
+            from = run.next;
+            while twins.next_if(|twin| twin.end <= run.range.start).is_some() {}
+            let stemmed = twins.peek().is_none_or(|twin| run.range.start < twin.start);
+            let word = &text[run.range];
+            if run.compound {
+                self.compound(word, stemmed, browser, Place::Body, found);
+                for part in word.split(is_joiner) {
+                    self.word(part, stemmed, browser, Place::Body, found);
+                }
+            } else {
+                self.word(word, stemmed, browser, Place::Body, found);
+            }
+        }
+    }
+
+    /// The browser terms of a title, a path or an ID.
+    fn terms<'d>(&mut self, text: &'d str, place: Place<'_>, found: &mut Found<'d>) {
+        let mut from = 0;
+        while let Some(run) = next_run(text, from) {
+            from = run.next;
+            let word = &text[run.range];
+            if run.compound {
+                self.compound(word, false, true, place, found);
+                for part in word.split(is_joiner) {
+                    self.word(part, false, true, place, found);
+                }
+            } else {
+                self.word(word, false, true, place, found);
+            }
+        }
+    }
+
+    /// A word (letters and digits): its stem if `stemmed`, its term if `browser`.
+    fn word<'d>(&mut self, word: &'d str, stemmed: bool, browser: bool, place: Place<'_>, found: &mut Found<'d>) {
+        if word.is_empty() {
+            return;
+        }
+        if stemmed {
+            if found.stemmed {
+                found.tantivy.stems.push(' ');
+            }
+            found.stemmed = true;
+        }
+        // Longer words are neither stemmed (a position kept empty) nor terms.
+        if word.len() > MAX_TERM_BYTES {
+            return;
+        }
+        let Analyser { words, slots, table, doc, .. } = self;
+        let known = words.entry_ref(word).or_insert_with(|| learn(slots, table, word));
+        if stemmed {
+            found.tantivy.stems.push_str(&known.stem);
+            if known.inflected && known.given != *doc {
+                known.given = *doc;
+                push_word(&mut found.tantivy.inflected, word);
+            }
+        }
+        if let (true, Some(n)) = (browser, known.term) {
+            mark(slots, *doc, n, place, found, known.lower.then_some(word));
+        }
+    }
+
+    /// A compound (words joined by `_ . / -`): itself as written for tantivy if
+    /// `stemmed`, its terms and tails if `browser`. (Its words are given apart.)
+    fn compound<'d>(&mut self, compound: &'d str, stemmed: bool, browser: bool, place: Place<'_>, found: &mut Found<'d>) {
+        let Analyser { compounds, slots, table, doc, .. } = self;
+        let known = compounds.entry_ref(compound).or_insert_with(|| learn_compound(slots, table, compound));
+        if stemmed && known.given != *doc {
+            known.given = *doc;
+            push_word(&mut found.tantivy.compounds, compound);
+        }
+        if browser {
+            for &(n, at) in &known.terms {
+                let borrowed = known.lower.then(|| &compound[at as usize..]);
+                mark(slots, *doc, n, place, found, borrowed);
+            }
+        }
+    }
+}
+
+
+/// What the memo keeps of a word it has not met.
+fn learn(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, word: &str) -> Word {
+    // As tantivy's `LowerCaser` does it (character by character: no final sigma).
+    let lowered: String =
+        if word.is_ascii() { word.to_ascii_lowercase() } else { word.chars().flat_map(char::to_lowercase).collect() };
+    // `en_stem` leaves out words of 40 bytes or more, and so does `exact`'s tokenizer.
+    let (stem, inflected) = if word.len() >= 40 {
+        (Box::from(""), false)
+    } else {
+        let stem: Box<str> = super::tantivy_index::ENGLISH.stem(&lowered).into();
+        let inflected = *stem != *lowered;
+        (stem, inflected)
+    };
+    let term = lower(word);
+    let lower = matches!(term, Cow::Borrowed(_));
+    // The longest stop word has four letters.
+    let indexed = term.len() > 4 || !STOP_WORDS.contains(&&*term);
+    let term = indexed.then(|| slot(slots, table, &term));
+    Word { stem, inflected, term, lower, given: 0 }
+}
+
+/// What the memo keeps of a compound it has not met: its browser terms are itself and
+/// its tails (so that `aretes.json` finds `graphe/aretes.json`; its heads are found by
+/// prefix), if it is short enough.
+fn learn_compound(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, compound: &str) -> Compound {
+    let whole = lower(compound);
+    let lower = matches!(whole, Cow::Borrowed(_));
+    let mut terms = Vec::new();
+    if compound.len() <= MAX_TERM_BYTES {
+        for (at, _) in whole.match_indices(is_joiner) {
+            let tail = whole[at + 1..].trim_start_matches(is_joiner);
+            if tail.contains(is_joiner) {
+                terms.push((slot(slots, table, tail), (whole.len() - tail.len()) as u32));
+            }
+        }
+        terms.push((slot(slots, table, &whole), 0));
+    }
+    Compound { terms: terms.into(), lower, given: 0 }
+}
+
+/// The slot of a browser term, new if the memo has not met it.
+fn slot(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, term: &str) -> u32 {
+    let hash = term_hash(term);
+    if let Some(&n) = table.find(hash, |&n| *slots[n as usize].text == *term) {
+        return n;
+    }
+    let n = u32::try_from(slots.len()).expect("a memo holds fewer than 4 billion terms");
+    slots.push(Slot { text: term.into(), hash, doc: 0, at: 0 });
+    table.insert_unique(hash, n, |&n| slots[n as usize].hash);
+    n
+}
+
+/// Notes that slot `n`'s term is at `place` in document `doc`: `borrowed` is the term in
+/// the document, if it is written there as it is (lower-case), else the slot's text is
+/// copied (the first time only).
+fn mark<'d>(slots: &mut [Slot], doc: u64, n: u32, place: Place<'_>, found: &mut Found<'d>, borrowed: Option<&'d str>) {
+    let slot = &mut slots[n as usize];
+    if slot.doc != doc {
+        slot.doc = doc;
+        slot.at = u32::try_from(found.terms.len()).expect("fewer than 4 billion terms in a document");
+        let text = borrowed.map_or_else(|| Cow::Owned(slot.text.to_string()), Cow::Borrowed);
+        found.terms.push(DocTerm { hash: slot.hash, text, occurrences: Occurrences::default() });
+    }
+    let term = &mut found.terms[slot.at as usize];
+    let occurrences = &mut term.occurrences;
+    match place {
+        Place::Body => {
+            found.length = found.length.saturating_add(1);
+            occurrences.body += 1;
+        }
+        Place::Title => occurrences.title = true,
+        Place::Path => occurrences.path = true,
+        Place::Id(whole) if term.text == whole => occurrences.id = true,
+        Place::Id(_) => occurrences.id_part = true,
+    }
+}
+
+fn push_word(out: &mut String, word: &str) {
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(word);
+}
+
+/// `text` lower-cased as `to_lowercase` (and JavaScript's `toLowerCase`) does, borrowed
+/// when that changes nothing (most words).
+fn lower(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() {
+        if text.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(text.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(text)
+        }
+    } else {
+        // Not only upper-case letters change: title-case ones (`ǅ`) do too.
+        let lowered = text.to_lowercase();
+        if lowered == text {
+            Cow::Borrowed(text)
+        } else {
+            Cow::Owned(lowered)
+        }
+    }
+}
+
+/// `text`'s [`TantivyText`], without `twins` (this thread's memo, as [`analyse`]).
+#[cfg(test)]
+pub(super) fn tantivy_text(text: &str, twins: &[Range<usize>]) -> TantivyText {
+    ANALYSER.with_borrow_mut(|analyser| {
+        analyser.doc += 1;
+        let mut found = Found { tantivy: TantivyText::default(), stemmed: false, terms: Vec::new(), length: 0 };
+        analyser.body(text, twins, false, &mut found);
+        found.tantivy
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(doc_type: DocType, title: &str, body: &str) -> SearchDoc {
+        SearchDoc {
+            doc_type,
+            system: ("sys".into(), "System".into()),
+            run: "run".into(),
+            revision: "abc".into(),
+            report: None,
+            id: None,
+            kind: None,
+            family: None,
+            statuses: Vec::new(),
+            label: None,
+            title: title.into(),
+            body: body.into(),
+            twins: Vec::new(),
+            paths: Vec::new(),
+            path: "/x.html".into(),
+        }
+    }
+
+    /// The browser terms of `d`, sorted, with where they occur.
+    fn terms(d: &SearchDoc) -> Vec<(String, Occurrences)> {
+        let (_, terms) = analyse(d);
+        let mut terms: Vec<(String, Occurrences)> =
+            terms.expect("not a report").terms.into_iter().map(|t| (t.text.into_owned(), t.occurrences)).collect();
+        terms.sort_by(|a, b| a.0.cmp(&b.0));
+        terms
+    }
+
+    fn body(text: &str) -> Vec<(String, u32)> {
+        terms(&doc(DocType::Section, "", text)).into_iter().map(|(t, o)| (t, o.body)).collect()
+    }
+
+    #[test]
+    fn words_and_compounds_with_their_tails() {
+        let found = body("See MEM-OBJ-raw in session.py, the files_modified field. Ünïcode x/ plugin/exia_seed/rappel.py session");
+        let names: Vec<&str> = found.iter().map(|t| t.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "exia", "exia_seed/rappel.py", "field", "files", "files_modified", "mem", "mem-obj-raw", "modified", "obj",
+                "obj-raw", "plugin", "plugin/exia_seed/rappel.py", "py", "rappel", "rappel.py", "raw", "see", "seed",
+                "seed/rappel.py", "session", "session.py", "x", "ünïcode",
+            ]
+        );
+        let count = |term: &str| found.iter().find(|t| t.0 == term).map(|t| t.1);
+        assert_eq!((count("session"), count("py"), count("the"), count("in")), (Some(2), Some(2), None, None), "stop words are left out");
+        // A term is counted once per occurrence: words, compounds and tails all count.
+        let d = doc(DocType::Section, "", "See MEM-OBJ-raw in session.py");
+        assert_eq!(analyse(&d).1.unwrap().length, 1 + 5 + 3);
+    }
+
+    #[test]
+    fn terms_are_lower_cased_as_to_lowercase_does_and_borrowed_when_unchanged() {
+        for word in ["plain", "MiXed", "ǅemal", "ΣΑΣ", "İstanbul", "ß", "éte"] {
+            assert_eq!(lower(word), word.to_lowercase(), "{word}");
+            assert_eq!(body(word), [(word.to_lowercase(), 1)], "{word}");
+        }
+        assert!(matches!(lower("plain"), Cow::Borrowed(_)) && matches!(lower("ünïcode"), Cow::Borrowed(_)));
+        assert!(matches!(lower("ǅemal"), Cow::Owned(_)), "a title-case letter changes");
+        let d = doc(DocType::Section, "", "plain Plain");
+        let (_, terms) = analyse(&d);
+        let terms = terms.unwrap().terms;
+        assert!(terms.len() == 1 && matches!(terms[0].text, Cow::Borrowed(_)) && terms[0].occurrences.body == 2);
+    }
+
+    #[test]
+    fn long_terms_are_skipped() {
+        let long = "a".repeat(MAX_TERM_BYTES + 1);
+        assert_eq!(body(&format!("{long} ok {long}/x.py")), [("ok".to_string(), 1), ("py".to_string(), 1), ("x".to_string(), 1)]);
+    }
+
+    #[test]
+    fn titles_paths_and_ids_are_places() {
+        let mut d = doc(DocType::Record, "OBJ-04 — retained turns", "kept 20 turns");
+        d.id = Some("OBJ-04".into());
+        d.paths = vec!["src/Session.py".into()];
+        let found = terms(&d);
+        let at = |term: &str| found.iter().find(|t| t.0 == term).map(|t| t.1).unwrap_or_else(|| panic!("{term}: {found:?}"));
+        assert_eq!(at("obj-04"), Occurrences { title: true, id: true, ..Occurrences::default() });
+        assert_eq!(at("04"), Occurrences { title: true, id_part: true, ..Occurrences::default() });
+        assert_eq!(at("turns"), Occurrences { body: 1, title: true, ..Occurrences::default() });
+        assert_eq!(at("session.py"), Occurrences { path: true, ..Occurrences::default() });
+        assert_eq!(at("src/session.py"), Occurrences { path: true, ..Occurrences::default() });
+        assert!(!found.iter().any(|t| t.0 == "Session.py"), "terms are lower-cased");
+    }
+
+    #[test]
+    fn a_report_has_no_browser_terms() {
+        let d = doc(DocType::Report, "Report", "Retained turns");
+        let (text, terms) = analyse(&d);
+        assert!(terms.is_none());
+        assert_eq!(text.stems, "retain turn");
+    }
+
+    #[test]
+    fn twins_give_no_tantivy_terms_but_browser_terms() {
+        let text = "kept words | twin row words |\nmore kept";
+        let twin = text.find("twin").unwrap()..text.find("more").unwrap();
+        assert_eq!(tantivy_text(text, std::slice::from_ref(&twin)).stems, "kept word more kept");
+        assert_eq!(tantivy_text(text, &[0..text.len()]), TantivyText::default());
+        let mut d = doc(DocType::Section, "", text);
+        d.twins = vec![twin];
+        let (_, terms) = analyse(&d);
+        assert!(terms.unwrap().terms.iter().any(|t| t.text == "twin"), "the search page's index keeps them");
+    }
+
+    #[test]
+    fn inflected_words_and_compounds_are_kept_as_written() {
+        let analysed = tantivy_text("The session retained 20 Turns in files_modified; see session.py.", &[]);
+        assert_eq!(analysed.inflected, "retained Turns files modified");
+        assert_eq!(analysed.compounds, "files_modified session.py");
+        assert_eq!(analysed.stems, "the session retain 20 turn in file modifi see session py");
+        // Each inflected word and compound once per document, as first written.
+        let analysed = tantivy_text("retained Retained retained a.b a.b A.b", &[]);
+        assert_eq!((analysed.inflected.as_str(), analysed.compounds.as_str()), ("retained Retained", "a.b A.b"));
+        assert_eq!(tantivy_text("retained a.b", &[]).inflected, "retained", "once per document, not once per thread");
+    }
+
+    #[test]
+    fn a_full_memo_starts_again_between_documents() {
+        ANALYSER.with_borrow_mut(|analyser| {
+            for n in 0..MEMO_WORDS {
+                slot(&mut analyser.slots, &mut analyser.table, &format!("t{n}"));
+            }
+        });
+        assert_eq!(body("retained Retained"), [("retained".to_string(), 2)]);
+        ANALYSER.with_borrow(|analyser| assert!(analyser.slots.len() < 10, "{}", analyser.slots.len()));
+    }
+}
