@@ -174,7 +174,7 @@ fn field_queries_and_phrases_work() {
 
 #[test]
 fn a_phrase_asked_of_a_field_without_positions_is_a_clear_error() {
-    let output = casebook(&["exact:\"evicted with\""]);
+    let output = casebook(&["exact:\"evicted history\""]);
     assert_eq!(output.status.code(), Some(2));
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("cannot understand the query") && err.contains("positions"), "{err}");

@@ -5,8 +5,9 @@
 //!
 //! Both indexes find their words and compounds in the runs of [`super::runs`]:
 //!
-//! - tantivy ([`TantivyText`]): the stems of the words, as its `en_stem` analyzer makes
-//!   them (a test in `tantivy_index.rs` checks that they are its tokens), the inflected
+//! - tantivy ([`TantivyText`]): the stems of the words but stop words, as its `en_stem`
+//!   analyzer makes them (a test in `tantivy_index.rs` checks that they are the tokens
+//!   of the analyzer queries use), the inflected
 //!   words and the compounds, leaving out the text that is another document's too
 //!   ([`SearchDoc::twins`]);
 //! - the browser index ([`BrowserTerms`]): each distinct term of the text, title, paths
@@ -30,7 +31,7 @@ use super::{is_joiner, next_run, DocType, SearchDoc};
 #[derive(Debug, Default, PartialEq)]
 pub struct TantivyText {
     /// For `body`: the stems of its words, one per position, separated by spaces; a word
-    /// `en_stem` leaves out (40 bytes or more) is an empty one, keeping its position.
+    /// left out (a stop word, or 40 bytes or more) is an empty one, keeping its position.
     pub(super) stems: String,
     /// For `exact`: its inflected words (those whose stem differs), as written.
     pub(super) inflected: String,
@@ -262,8 +263,9 @@ fn learn(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, word: &st
     // As tantivy's `LowerCaser` does it (character by character: no final sigma).
     let lowered: String =
         if word.is_ascii() { word.to_ascii_lowercase() } else { word.chars().flat_map(char::to_lowercase).collect() };
-    // `en_stem` leaves out words of 40 bytes or more, and so does `exact`'s tokenizer.
-    let (stem, inflected) = if word.len() >= 40 {
+    // `en_stem` leaves out words of 40 bytes or more, and so does `exact`'s tokenizer;
+    // `body` leaves out the stop words (their positions kept empty).
+    let (stem, inflected) = if word.len() >= 40 || STOP_WORDS.contains(&lowered.as_str()) {
         (Box::from(""), false)
     } else {
         let stem: Box<str> = super::tantivy_index::ENGLISH.stem(&lowered).into();
@@ -476,7 +478,7 @@ mod tests {
         let text = "kept words | twin row words |\nmore kept";
         let twin = text.find("twin").unwrap()..text.find("more").unwrap();
         assert_eq!(tantivy_text(text, std::slice::from_ref(&twin)).stems, "kept word more kept");
-        assert_eq!(tantivy_text(text, &[0..text.len()]), TantivyText::default());
+        assert_eq!(tantivy_text(text, std::slice::from_ref(&(0..text.len()))), TantivyText::default());
         let mut d = doc(DocType::Section, "", text);
         d.twins = vec![twin];
         let (_, terms) = analyse(&d);
@@ -488,7 +490,7 @@ mod tests {
         let analysed = tantivy_text("The session retained 20 Turns in files_modified; see session.py.", &[]);
         assert_eq!(analysed.inflected, "retained Turns files modified");
         assert_eq!(analysed.compounds, "files_modified session.py");
-        assert_eq!(analysed.stems, "the session retain 20 turn in file modifi see session py");
+        assert_eq!(analysed.stems, " session retain 20 turn  file modifi see session py", "stop words leave their places empty");
         // Each inflected word and compound once per document, as first written.
         let analysed = tantivy_text("retained Retained retained a.b a.b A.b", &[]);
         assert_eq!((analysed.inflected.as_str(), analysed.compounds.as_str()), ("retained Retained", "a.b A.b"));

@@ -11,13 +11,15 @@ use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextO
 use rustc_hash::FxHashMap;
 
 use tantivy::tokenizer::{
-    LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
+    LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer, Token, TokenFilter, TokenStream,
+    Tokenizer,
 };
 use tantivy::indexer::SingleSegmentIndexWriter;
 use tantivy::directory::RamDirectory;
 use tantivy::{doc, Directory, Index, TantivyDocument};
 
 use super::analysis::TantivyText;
+use super::browser::STOP_WORDS;
 use super::{IndexError, SearchDoc};
 use crate::render::OutputFile;
 
@@ -63,7 +65,7 @@ pub struct Fields {
     /// Title to show (stored, searchable).
     pub title: Field,
     /// Plain text, English, stemmed (indexed from [`TantivyText::stems`]; queried with
-    /// `en_stem`).
+    /// [`ENGLISH_TEXT`]).
     pub body: Field,
     /// Plain text as it is (stored only, for snippets).
     pub text: Field,
@@ -79,14 +81,18 @@ pub struct Fields {
     pub url: Field,
 }
 
-/// Lower-cased whole values (IDs, kinds, statuses, slugs).
+/// Lower-cased whole values (kinds, statuses, slugs).
 const KEYWORD: &str = "casebook_keyword";
+/// A record ID, whole and lower-cased: a query looks for each of its words there, and a
+/// stop word must give no term in any such field (see [`without_stop_words`]).
+const WHOLE_ID: &str = "casebook_id";
 /// Compound identifiers and paths, whole (`render_session_summary`, `plugin/exia_seed/rappel.py`).
 const IDENT: &str = "casebook_ident";
-/// English prose, stemmed: tantivy's own `en_stem` analyzer, re-registered under its
-/// name with a memo of stems (see [`MemoStemmer`]); the tokens are the same.
-const EN_STEM: &str = "en_stem";
-/// `body`: English prose, stemmed, as `en_stem` does it; written from casebook's own
+/// English prose, stemmed, without stop words ([`english`]).
+const ENGLISH_TEXT: &str = "casebook_english";
+/// Words, lower-cased, without stop words ([`words`]).
+const WORDS: &str = "casebook_words";
+/// `body`: English prose as [`ENGLISH_TEXT`] analyses it; written from casebook's own
 /// analysis of the text ([`StemsTokenizer`]).
 const BODY: &str = "casebook_body";
 
@@ -105,28 +111,28 @@ impl Fields {
         };
         let text = |tokenizer: &str, stored: bool| indexed(tokenizer, stored, IndexRecordOption::WithFreqsAndPositions);
         // A whole value is one token: where it is and how often say nothing.
-        let keyword = || indexed(KEYWORD, true, IndexRecordOption::Basic);
+        let keyword = |tokenizer: &str| indexed(tokenizer, true, IndexRecordOption::Basic);
         // Whole words and compounds rank by being there (each is given once per document),
         // but phrases are looked for in `body`: no positions (`search.rs` leaves these
         // fields out of a phrase of several of their tokens).
         let ranked = |tokenizer: &str| indexed(tokenizer, false, IndexRecordOption::Basic);
         let doc_type = b.add_text_field("type", STRING | STORED);
-        let system = b.add_text_field("system", keyword());
+        let system = b.add_text_field("system", keyword(KEYWORD));
         let system_name = b.add_text_field("system_name", STORED);
-        let run = b.add_text_field("run", keyword());
+        let run = b.add_text_field("run", keyword(KEYWORD));
         let revision = b.add_text_field("revision", STORED);
-        let report = b.add_text_field("report", keyword());
-        let report_type = b.add_text_field("report_type", keyword());
-        let id = b.add_text_field("id", keyword());
-        let id_parts = b.add_text_field("id_parts", text("default", false));
-        let kind = b.add_text_field("kind", keyword());
-        let family = b.add_text_field("family", keyword());
-        let status = b.add_text_field("status", keyword());
-        let label = b.add_text_field("label", text(EN_STEM, true));
-        let title = b.add_text_field("title", text(EN_STEM, true));
+        let report = b.add_text_field("report", keyword(KEYWORD));
+        let report_type = b.add_text_field("report_type", keyword(KEYWORD));
+        let id = b.add_text_field("id", keyword(WHOLE_ID));
+        let id_parts = b.add_text_field("id_parts", text(WORDS, false));
+        let kind = b.add_text_field("kind", keyword(KEYWORD));
+        let family = b.add_text_field("family", keyword(KEYWORD));
+        let status = b.add_text_field("status", keyword(KEYWORD));
+        let label = b.add_text_field("label", text(ENGLISH_TEXT, true));
+        let title = b.add_text_field("title", text(ENGLISH_TEXT, true));
         let body = b.add_text_field("body", text(BODY, false));
         let stored_text = b.add_text_field("text", STORED);
-        let exact = b.add_text_field("exact", ranked("default"));
+        let exact = b.add_text_field("exact", ranked(WORDS));
         let ident = b.add_text_field("ident", ranked(IDENT));
         let path = b.add_text_field("path", text(IDENT, true));
         let url = b.add_text_field("url", STORED);
@@ -159,16 +165,39 @@ impl Fields {
     pub fn register_tokenizers(index: &Index) {
         let manager = index.tokenizers();
         manager.register(KEYWORD, TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).build());
+        manager.register(WHOLE_ID, TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).filter(without_stop_words()).build());
         manager.register(IDENT, TextAnalyzer::builder(CompoundTokenizer::default()).filter(RemoveLongFilter::limit(100)).filter(LowerCaser).build());
-        manager.register(EN_STEM, english_stemmed());
-        manager.register(BODY, english_stemmed());
+        manager.register(ENGLISH_TEXT, english());
+        manager.register(WORDS, words());
+        manager.register(BODY, english());
     }
 }
 
-/// tantivy's `en_stem` (simple words of at most 40 bytes, lower-cased, Snowball's English
-/// stemmer), with the stems memoised.
-fn english_stemmed() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default()).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).filter(MemoStemmer).build()
+/// The words of [`STOP_WORDS`] filtered out: a sixth of the text's words are these, and
+/// they rank nothing. Each leaves its position empty, so a phrase around one still matches
+/// only in order. The search page leaves them out too. Every field a query looks in by
+/// default leaves them out (identifiers and paths have none): a word of the query that
+/// gives no term anywhere is dropped from it, where one found in some field only would
+/// have to be there.
+fn without_stop_words() -> StopWordFilter {
+    StopWordFilter::remove(STOP_WORDS.iter().map(|w| w.to_string()))
+}
+
+/// tantivy's `en_stem` (simple words under 40 bytes, lower-cased, Snowball's English
+/// stemmer), without stop words, with the stems memoised.
+fn english() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(without_stop_words())
+        .filter(MemoStemmer)
+        .build()
+}
+
+/// tantivy's `default` analyzer (simple words under 40 bytes, lower-cased), without stop
+/// words.
+fn words() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default()).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).filter(without_stop_words()).build()
 }
 
 /// Snowball's English stemmer with a memo: prose repeats a small vocabulary, and stemming
@@ -410,7 +439,7 @@ impl TantivyIndex {
 }
 
 /// Indexes the stems of [`TantivyText::stems`] at their positions: the writer's tokenizer
-/// of `body`. Queries analyse `body` with `en_stem` (registered under the same name by
+/// of `body`. Queries analyse `body` with [`english`] (registered under the same name by
 /// [`Fields::register_tokenizers`]), which gives the same tokens from the text.
 #[derive(Clone, Default)]
 struct StemsTokenizer {
@@ -572,8 +601,18 @@ mod tests {
         out
     }
 
+    /// tantivy's `en_stem`, made of its own parts, and the stop words left out.
+    fn reference_english() -> TextAnalyzer {
+        TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(RemoveLongFilter::limit(40))
+            .filter(LowerCaser)
+            .filter(without_stop_words())
+            .filter(tantivy::tokenizer::Stemmer::new(tantivy::tokenizer::Language::English))
+            .build()
+    }
+
     #[test]
-    fn the_memoised_stemmer_gives_tantivys_en_stem_tokens() {
+    fn the_memoised_stemmer_gives_tantivys_stems() {
         let text = "Retaining the retained files; RETAINS runs, running-runner's «Ünïcode» données x ".repeat(3)
             + &"a".repeat(41);
         let tokens = |mut analyzer: TextAnalyzer| {
@@ -585,10 +624,10 @@ mod tests {
             }
             out
         };
-        let builtin = tantivy::tokenizer::TokenizerManager::default().get("en_stem").unwrap();
-        let ours = tokens(english_stemmed());
-        assert_eq!(ours, tokens(builtin));
+        let ours = tokens(english());
+        assert_eq!(ours, tokens(reference_english()));
         assert!(ours.iter().filter(|t| t.0 == "retain").count() == 9, "{ours:?}");
+        assert!(!ours.iter().any(|t| t.0 == "the") && ours[1].1 == 2, "stop words leave their positions empty: {ours:?}");
     }
 
     /// (text, position) of each token `analyzer` finds in `text`.
@@ -602,7 +641,7 @@ mod tests {
     }
 
     #[test]
-    fn the_analysed_stems_are_en_stems_tokens_at_their_positions() {
+    fn the_analysed_stems_are_the_query_analyzers_tokens_at_their_positions() {
         let long = "x".repeat(39) + " " + &"y".repeat(40);
         let texts = [
             "Retaining the retained files; RETAINS runs, running-runner's «Ünïcode» données",
@@ -612,7 +651,7 @@ mod tests {
             "",
             " .-_ ",
         ];
-        let mut en_stem = tantivy::tokenizer::TokenizerManager::default().get("en_stem").unwrap();
+        let mut en_stem = reference_english();
         let mut stems = TextAnalyzer::from(StemsTokenizer::default());
         for text in texts {
             // Twice: the second time from the memo.
