@@ -67,7 +67,8 @@ pub struct Fields {
     /// Plain text, English, stemmed (indexed from [`TantivyText::stems`]; queried with
     /// [`ENGLISH_TEXT`]).
     pub body: Field,
-    /// Plain text as it is (stored only, for snippets).
+    /// Plain text as it is, without what `body` leaves out of it ([`SearchDoc::twins`])
+    /// (stored only, for snippets).
     pub text: Field,
     /// The text's inflected words, as written (not stemmed): a query word written as in the
     /// text outranks its variants (`turns` over `turn`). Words that are their own stem are
@@ -492,7 +493,7 @@ fn document(fields: &Fields, d: &SearchDoc, analysed: TantivyText, base: &str) -
         fields.revision => d.revision.as_str(),
         fields.title => d.title.as_str(),
         fields.body => analysed.stems,
-        fields.text => d.body.as_str(),
+        fields.text => kept_text(&d.body, &d.twins).as_ref(),
         fields.exact => analysed.inflected,
         fields.ident => analysed.compounds,
         fields.url => format!("{base}{}", d.path),
@@ -520,6 +521,22 @@ fn document(fields: &Fields, d: &SearchDoc, analysed: TantivyText, base: &str) -
         document.add_text(fields.path, path);
     }
     document
+}
+
+/// `text` without the ranges `left_out` (in order, apart): what snippets are made from is
+/// what the document's terms were (a section's snippet never shows the rows of its records).
+fn kept_text<'a>(text: &'a str, left_out: &[std::ops::Range<usize>]) -> std::borrow::Cow<'a, str> {
+    if left_out.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut kept = String::with_capacity(text.len());
+    let mut from = 0;
+    for range in left_out {
+        kept.push_str(&text[from..range.start]);
+        from = range.end;
+    }
+    kept.push_str(&text[from..]);
+    std::borrow::Cow::Owned(kept)
 }
 
 /// `0123…` (32 hex digits) → `01234567-89ab-cdef-0123-456789abcdef`.
@@ -660,6 +677,15 @@ mod tests {
                 assert_eq!(positioned(&mut stems, &analysed.stems), positioned(&mut en_stem, text), "{text:?}");
             }
         }
+    }
+
+    #[test]
+    fn the_stored_text_leaves_out_what_the_terms_do() {
+        let text = "kept | row one |\n| row two |\nmore";
+        let rows = [text.find("| row one").unwrap()..text.find("more").unwrap()];
+        assert_eq!(kept_text(text, &rows), "kept more");
+        assert_eq!(kept_text(text, &[0..4, 5..7]), " row one |\n| row two |\nmore");
+        assert!(matches!(kept_text(text, &[]), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]
