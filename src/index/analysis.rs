@@ -156,7 +156,11 @@ impl Analyser {
         }
         self.doc += 1;
         let browser = d.doc_type != DocType::Report;
-        let mut found = Found { tantivy: TantivyText::default(), stemmed: false, terms: Vec::new(), length: 0 };
+        // Sized once, not grown: stems are about as long as the words, and there is about
+        // one distinct term per 24 bytes of text.
+        let tantivy = TantivyText { stems: String::with_capacity(d.body.len()), ..TantivyText::default() };
+        let terms = if browser { Vec::with_capacity(d.body.len() / 24 + 16) } else { Vec::new() };
+        let mut found = Found { tantivy, stemmed: false, terms, length: 0 };
         self.body(&d.body, &d.twins, browser, &mut found);
         if !browser {
             return (found.tantivy, None);

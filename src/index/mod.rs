@@ -196,20 +196,20 @@ fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDo
     let sections = section_texts(&report.markdown, &record_rows);
     let report_ref = Some((report.slug.clone(), report.report_type.clone()));
     let paths_in = |range: Option<&Range<usize>>| -> Vec<String> {
-        let mut paths: Vec<String> = report
+        let mut paths: Vec<&str> = report
             .quotes
             .iter()
-            .map(|q| (q.location.line, q.path.clone()))
-            .chain(report.citations.iter().filter_map(|c| c.path.clone().map(|p| (c.location.line, p))))
+            .map(|q| (q.location.line, q.path.as_str()))
+            .chain(report.citations.iter().filter_map(|c| c.path.as_deref().map(|p| (c.location.line, p))))
             .filter(|(line, _)| range.is_none_or(|r| {
                 let line = line.saturating_sub(report.body_line) as usize;
                 r.contains(&line)
             }))
             .map(|(_, p)| p)
             .collect();
-        paths.sort();
+        paths.sort_unstable();
         paths.dedup();
-        paths
+        paths.into_iter().map(str::to_string).collect()
     };
     let mut whole = base(system, run, DocType::Report, report.title.clone(), url.clone());
     whole.report = report_ref.clone();
