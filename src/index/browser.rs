@@ -66,8 +66,11 @@ pub struct BrowserIndex {
     terms: Terms,
     /// Each document's length in terms, for BM25's normalisation.
     lengths: Vec<u32>,
-    /// Documents added but not yet written to a `d/N.json` (fewer than a chunk).
-    unshown: Vec<ShownDoc>,
+    /// The next `d/N.json` as far as it is written: documents added but not yet emitted
+    /// (fewer than a chunk), each as the JSON of its [`ShownDoc`].
+    unshown: Vec<u8>,
+    /// Documents in `unshown`.
+    unshown_docs: usize,
     /// `d/N.json` files written.
     shown_chunks: usize,
     facets: FacetValues,
@@ -90,30 +93,34 @@ impl BrowserIndex {
                 self.terms.postings_of(term.hash, &term.text).push(number, term.occurrences);
             }
         }
+        let mut text = String::with_capacity(SNIPPET_SOURCE_CHARS + 8);
         for d in &docs {
             self.facets.add(d);
-            self.unshown.push(ShownDoc::of(d));
-        }
-        // Every full chunk goes; the rest waits for the next batch.
-        let full = self.unshown.len() / DOCS_PER_CHUNK * DOCS_PER_CHUNK;
-        let ready: Vec<ShownDoc> = self.unshown.drain(..full).collect();
-        for chunk in ready.chunks(DOCS_PER_CHUNK) {
-            self.emit_shown(chunk, emit)?;
+            // Each full chunk goes; the rest waits for the next batch.
+            self.unshown.push(if self.unshown_docs == 0 { b'[' } else { b',' });
+            serde_json::to_writer(&mut self.unshown, &ShownDoc::of(d, &mut text)).expect("documents serialise");
+            self.unshown_docs += 1;
+            if self.unshown_docs == DOCS_PER_CHUNK {
+                self.emit_shown(emit)?;
+            }
         }
         Ok(())
     }
 
-    fn emit_shown<E>(&mut self, chunk: &[ShownDoc], emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
-        emit(file(format!("d/{}.json", self.shown_chunks), serde_json::to_vec(chunk).expect("documents serialise")))?;
+    /// Emits the documents added and not yet emitted, as the next `d/N.json`.
+    fn emit_shown<E>(&mut self, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
+        let mut bytes = std::mem::replace(&mut self.unshown, Vec::with_capacity(DOCS_PER_CHUNK * (SNIPPET_SOURCE_CHARS + 256)));
+        bytes.push(b']');
+        emit(file(format!("d/{}.json", self.shown_chunks), bytes))?;
         self.shown_chunks += 1;
+        self.unshown_docs = 0;
         Ok(())
     }
 
     /// Writes the term chunks, the last documents, the facets and `meta.json`.
     pub fn finish<E>(mut self, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
-        let unshown = std::mem::take(&mut self.unshown);
-        if !unshown.is_empty() {
-            self.emit_shown(&unshown, emit)?;
+        if self.unshown_docs > 0 {
+            self.emit_shown(emit)?;
         }
         let documents = self.lengths.len();
         let average_len = (self.lengths.iter().map(|&n| f64::from(n)).sum::<f64>() / documents.max(1) as f64).max(1.0);
@@ -332,12 +339,22 @@ struct Meta<'a> {
 
 /// What a result shows: `[url, title, where, text]`.
 #[derive(Serialize)]
-struct ShownDoc(String, String, String, String);
+struct ShownDoc<'a>(&'a str, &'a str, Place<'a>, &'a str);
 
-impl ShownDoc {
-    fn of(d: &SearchDoc) -> Self {
-        let place = [d.system.1.as_str(), d.run.as_str(), d.doc_type.as_str()].join(" · ");
-        let mut text = String::with_capacity(SNIPPET_SOURCE_CHARS + 8);
+/// Where a document is: `system · run · type`.
+struct Place<'a>(&'a SearchDoc);
+
+impl Serialize for Place<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let d = self.0;
+        serializer.collect_str(&format_args!("{} · {} · {}", d.system.1, d.run, d.doc_type.as_str()))
+    }
+}
+
+impl<'a> ShownDoc<'a> {
+    /// `d` as a result shows it, the start of its text gathered in `text`.
+    fn of(d: &'a SearchDoc, text: &'a mut String) -> Self {
+        text.clear();
         for word in d.body.split_whitespace() {
             if text.len() + word.len() > SNIPPET_SOURCE_CHARS {
                 break;
@@ -347,7 +364,7 @@ impl ShownDoc {
             }
             text.push_str(word);
         }
-        ShownDoc(d.path.clone(), d.title.clone(), place, text)
+        ShownDoc(&d.path, &d.title, Place(d), text)
     }
 }
 
