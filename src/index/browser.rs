@@ -27,6 +27,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -81,11 +82,11 @@ impl BrowserIndex {
     /// sections stand for them), handing each full `d/N.json` to `emit`.
     pub fn add<E>(
         &mut self,
-        docs: &[SearchDoc],
+        docs: &[Arc<SearchDoc>],
         terms: Vec<Option<BrowserTerms<'_>>>,
         emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
     ) -> Result<(), E> {
-        let docs: Vec<&SearchDoc> = docs.iter().filter(|d| d.doc_type != DocType::Report).collect();
+        let docs: Vec<&SearchDoc> = docs.iter().map(|d| &**d).filter(|d| d.doc_type != DocType::Report).collect();
         for BrowserTerms { terms, length } in terms.into_iter().flatten() {
             let number = u32::try_from(self.lengths.len()).expect("fewer than 4 billion documents");
             self.lengths.push(length);

@@ -15,6 +15,7 @@ mod browser;
 mod tantivy_index;
 
 use std::ops::Range;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pulldown_cmark::{Event, Tag, TagEnd};
@@ -139,8 +140,10 @@ pub fn search_indexes<E: From<IndexError> + Send>(
     let mut browser = BrowserIndex::default();
     let mut times = IndexTimes::default();
     for group in runs.chunks(RUNS_PER_BATCH) {
-        let docs: Vec<SearchDoc> = group.par_iter().flat_map_iter(|(system, run)| run_documents(system, run)).collect();
-        let (texts, terms): (Vec<_>, Vec<_>) = docs.par_iter().map(analysis::analyse).unzip();
+        // Shared: the tantivy index reads each in place, after this batch if need be.
+        let docs: Vec<Arc<SearchDoc>> =
+            group.par_iter().flat_map_iter(|(system, run)| run_documents(system, run)).map(Arc::new).collect();
+        let (texts, terms): (Vec<_>, Vec<_>) = docs.par_iter().map(|d| analysis::analyse(d)).unzip();
         let ((added, tantivy_time), (shown, browser_time)) =
             rayon::join(|| timed(|| tantivy.add(&docs, texts, emit)), || timed(|| browser.add(&docs, terms, emit)));
         added?;

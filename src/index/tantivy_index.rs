@@ -5,6 +5,7 @@
 //! build.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED, STRING};
@@ -16,7 +17,7 @@ use tantivy::tokenizer::{
 };
 use tantivy::indexer::SingleSegmentIndexWriter;
 use tantivy::directory::RamDirectory;
-use tantivy::{doc, Directory, Index, TantivyDocument};
+use tantivy::{Directory, Index};
 
 use super::analysis::TantivyText;
 use super::browser::STOP_WORDS;
@@ -337,7 +338,7 @@ pub struct TantivyIndex {
     /// The index's files (tantivy's own view of them leaves out each file's footer).
     files: RamDirectory,
     /// The segment being written, made at its first document.
-    writer: Option<SingleSegmentIndexWriter<TantivyDocument>>,
+    writer: Option<SingleSegmentIndexWriter<IndexedDoc>>,
     /// The segments written, and each one's name in the output (its UUID in `meta.json`).
     segments: Vec<(tantivy::SegmentMeta, String)>,
     /// [`SEGMENT_BUDGET`], but for tests.
@@ -366,7 +367,7 @@ impl TantivyIndex {
     /// this thread instead.
     pub fn add<E: From<IndexError>>(
         &mut self,
-        docs: &[SearchDoc],
+        docs: &[Arc<SearchDoc>],
         texts: Vec<TantivyText>,
         emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
     ) -> Result<(), E> {
@@ -375,7 +376,7 @@ impl TantivyIndex {
                 Some(writer) => writer,
                 None => self.writer.insert(SingleSegmentIndexWriter::new(self.index.clone(), self.segment_budget).map_err(IndexError::from)?),
             };
-            writer.add_document(document(&self.fields, d, text, &self.base)).map_err(IndexError::from)?;
+            writer.add_document(IndexedDoc::new(&self.fields, Arc::clone(d), text, &self.base)).map_err(IndexError::from)?;
             // Memory stays bounded: a full segment is written out and a new one begun.
             if writer.mem_usage() >= self.segment_budget {
                 self.close_segment(emit)?;
@@ -483,44 +484,67 @@ impl TokenStream for StemsTokenStream<'_> {
     }
 }
 
-/// The tantivy document of `d` (whose text is `text`), its URL starting with `base`.
-fn document(fields: &Fields, d: &SearchDoc, analysed: TantivyText, base: &str) -> TantivyDocument {
-    let mut document = doc!(
-        fields.doc_type => d.doc_type.as_str(),
-        fields.system => d.system.0.as_str(),
-        fields.system_name => d.system.1.as_str(),
-        fields.run => d.run.as_str(),
-        fields.revision => d.revision.as_str(),
-        fields.title => d.title.as_str(),
-        fields.body => analysed.stems,
-        fields.text => kept_text(&d.body, &d.twins).as_ref(),
-        fields.exact => analysed.inflected,
-        fields.ident => analysed.compounds,
-        fields.url => format!("{base}{}", d.path),
-    );
-    if let Some((report, report_type)) = &d.report {
-        document.add_text(fields.report, report);
-        if let Some(t) = report_type {
-            document.add_text(fields.report_type, t);
+/// A search document as tantivy reads it: its values are read where they are (the search
+/// document, its analysed text), not copied into a `TantivyDocument` (which copied every
+/// value, the text twice over).
+struct IndexedDoc {
+    fields: Fields,
+    doc: Arc<SearchDoc>,
+    analysed: TantivyText,
+    /// The text stored for snippets, when it is not `doc.body` ([`kept_text`]).
+    kept: Option<String>,
+    url: String,
+}
+
+impl IndexedDoc {
+    fn new(fields: &Fields, doc: Arc<SearchDoc>, analysed: TantivyText, base: &str) -> Self {
+        let kept = match kept_text(&doc.body, &doc.twins) {
+            std::borrow::Cow::Owned(kept) => Some(kept),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        let url = format!("{base}{}", doc.path);
+        IndexedDoc { fields: fields.clone(), doc, analysed, kept, url }
+    }
+}
+
+impl tantivy::Document for IndexedDoc {
+    type Value<'a> = &'a str;
+    type FieldsValuesIter<'a> = std::vec::IntoIter<(Field, &'a str)>;
+
+    /// The values in the order the document store keeps them.
+    fn iter_fields_and_values(&self) -> Self::FieldsValuesIter<'_> {
+        let (f, d) = (&self.fields, &*self.doc);
+        let mut values = vec![
+            (f.doc_type, d.doc_type.as_str()),
+            (f.system, d.system.0.as_str()),
+            (f.system_name, d.system.1.as_str()),
+            (f.run, d.run.as_str()),
+            (f.revision, d.revision.as_str()),
+            (f.title, d.title.as_str()),
+            (f.body, self.analysed.stems.as_str()),
+            (f.text, self.kept.as_deref().unwrap_or(&d.body)),
+            (f.exact, self.analysed.inflected.as_str()),
+            (f.ident, self.analysed.compounds.as_str()),
+            (f.url, self.url.as_str()),
+        ];
+        if let Some((report, report_type)) = &d.report {
+            values.push((f.report, report));
+            if let Some(t) = report_type {
+                values.push((f.report_type, t));
+            }
         }
-    }
-    if let Some(id) = &d.id {
-        document.add_text(fields.id, id);
-        document.add_text(fields.id_parts, id);
-        document.add_text(fields.ident, id);
-    }
-    for (field, value) in [(fields.kind, &d.kind), (fields.family, &d.family), (fields.label, &d.label)] {
-        if let Some(value) = value {
-            document.add_text(field, value);
+        if let Some(id) = &d.id {
+            values.extend([(f.id, id.as_str()), (f.id_parts, id), (f.ident, id)]);
         }
+        for (field, value) in [(f.kind, &d.kind), (f.family, &d.family), (f.label, &d.label)] {
+            if let Some(value) = value {
+                values.push((field, value));
+            }
+        }
+        values.extend(d.statuses.iter().map(|status| (f.status, status.as_str())));
+        values.extend(d.paths.iter().map(|path| (f.path, path.as_str())));
+        values.into_iter()
     }
-    for status in &d.statuses {
-        document.add_text(fields.status, status);
-    }
-    for path in &d.paths {
-        document.add_text(fields.path, path);
-    }
-    document
 }
 
 /// `text` without the ranges `left_out` (in order, apart): what snippets are made from is
@@ -579,7 +603,8 @@ mod tests {
         let mut index = TantivyIndex::new("/").unwrap();
         index.segment_budget = budget;
         let texts = docs.iter().map(|d| super::super::analysis::analyse(d).0).collect();
-        index.add(docs, texts, &emit).unwrap();
+        let docs: Vec<Arc<SearchDoc>> = docs.iter().cloned().map(Arc::new).collect();
+        index.add(&docs, texts, &emit).unwrap();
         index.finish(&emit).unwrap();
         let mut files = files.into_inner().unwrap();
         files.sort_by(|a, b| a.path.cmp(&b.path));
