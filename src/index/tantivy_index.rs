@@ -26,11 +26,12 @@ use crate::render::OutputFile;
 
 /// Where the tantivy index lives in the output.
 pub const TANTIVY_DIR: &str = "search/tantivy";
-/// Memory a segment may take while it is written; a full one is written out. (Nine
+/// Memory a segment may take while it is written; a full one is written out. (Ten
 /// segments at 10,000 reports; they are not merged: merging rewrote the whole index
-/// again, 50 s of a 108 s build at 10,000 reports. 64 MB took the build's peak memory
-/// at 10,000 reports to 2,033 MiB: a segment's files are held until they are written.)
-const SEGMENT_BUDGET: usize = 48 * 1024 * 1024;
+/// again, 50 s of a 108 s build at 10,000 reports. The budget sets the build's peak memory
+/// at 10,000 reports: a segment's files are held until they are written; 64 MB took it to
+/// 2,033 MiB, 48 MB to 2,004 MiB once the indexes got quicker, 40 MB to 1,950 MiB.)
+const SEGMENT_BUDGET: usize = 40 * 1024 * 1024;
 
 /// The tantivy schema and its fields. `casebook search` opens the index with the same.
 #[derive(Debug, Clone)]
