@@ -3,13 +3,12 @@
 //! Scanning the text once per index, and counting each index's terms in a map of its own,
 //! was most of what the indexes added to a build.
 //!
-//! Both indexes find their words and compounds in the runs of [`super::runs`]:
+//! Both indexes find their words and compounds in the runs of [`super::next_run`]:
 //!
 //! - tantivy ([`TantivyText`]): the stems of the words but stop words, as its `en_stem`
-//!   analyzer makes them (a test in `tantivy_index.rs` checks that they are the tokens
-//!   of the analyzer queries use), the inflected
-//!   words and the compounds, leaving out the text that is another document's too
-//!   ([`SearchDoc::twins`]);
+//!   analyzer makes them (a test in `tantivy_index.rs` checks that they are the tokens of
+//!   the analyzer queries use), the inflected words and the compounds, leaving out the
+//!   text that is another document's too ([`SearchDoc::twins`]);
 //! - the browser index ([`BrowserTerms`]): each distinct term of the text, title, paths
 //!   and ID with where it occurs. A term is a word lower-cased as `toLowerCase` does it,
 //!   or a compound (`files_modified`, `session.py`, `MEM-OBJ-raw`) lower-cased, with its
@@ -27,7 +26,7 @@ use rustc_hash::FxBuildHasher;
 use super::browser::{Occurrences, MAX_TERM_BYTES, STOP_WORDS};
 use super::{is_joiner, next_run, DocType, SearchDoc};
 
-/// A document's text as tantivy takes it (see [`super::tantivy_index`]).
+/// A document's text as tantivy takes it (see `tantivy_index.rs`).
 #[derive(Debug, Default, PartialEq)]
 pub struct TantivyText {
     /// For `body`: the stems of its words, one per position, separated by spaces; a word
@@ -39,7 +38,7 @@ pub struct TantivyText {
     pub(super) compounds: String,
 }
 
-/// A document's terms as the browser index takes them (see [`super::browser`]).
+/// A document's terms as the browser index takes them (see `browser.rs`).
 #[derive(Debug, Default)]
 pub struct BrowserTerms<'d> {
     /// Each distinct term, in no particular order.
@@ -79,7 +78,7 @@ pub fn analyse(d: &SearchDoc) -> (TantivyText, Option<BrowserTerms<'_>>) {
 
 /// What the memo knows of a word, as written.
 struct Word {
-    /// Its stem (empty when tantivy leaves the word out: 40 bytes or more).
+    /// Its stem (empty when `body` leaves the word out: a stop word, or 40 bytes or more).
     stem: Box<str>,
     /// Whether the stem differs from the word lower-cased.
     inflected: bool,

@@ -78,7 +78,7 @@ pub struct BrowserIndex {
 }
 
 impl BrowserIndex {
-    /// Adds `docs` with their terms ([`super::analysis`]; `None` for reports: their
+    /// Adds `docs` with their terms ([`super::analyse`]; `None` for reports: their
     /// sections stand for them), handing each full `d/N.json` to `emit`.
     pub fn add<E>(
         &mut self,

@@ -66,8 +66,8 @@ pub struct Fields {
     pub label: Field,
     /// Title to show (stored, searchable).
     pub title: Field,
-    /// Plain text, English, stemmed (indexed from [`TantivyText::stems`]; queried with
-    /// [`ENGLISH_TEXT`]).
+    /// Plain text, English, stemmed (indexed from the analysed text's stems; queried with
+    /// the English analyzer, `casebook_english`).
     pub body: Field,
     /// Plain text as it is, without what `body` leaves out of it ([`SearchDoc::twins`])
     /// (stored only, for snippets).
