@@ -210,7 +210,8 @@ pub struct FrontMatter {
 pub fn parse_yaml<T: DeserializeOwned>(text: &str, file: &Path, first_line: u32) -> Result<T, Diagnostic> {
     // An empty document is an empty mapping, so every key takes its default.
     let text = if text.trim().is_empty() { "{}" } else { text };
-    if let Some((line, col)) = flow_nesting_beyond(text, MAX_YAML_FLOW_DEPTH) {
+    if let Some((yaml_line, yaml_column)) = flow_nesting_beyond(text, MAX_YAML_FLOW_DEPTH) {
+        let (line, col) = file_position(text, yaml_line, yaml_column);
         let source = text.lines().nth(line as usize - 1).unwrap_or("").to_string();
         return Err(Diagnostic::error(
             Location::new(file.into(), first_line + line - 1, col),
@@ -220,7 +221,7 @@ pub fn parse_yaml<T: DeserializeOwned>(text: &str, file: &Path, first_line: u32)
         .with_help("no key of casebook's YAML needs more than a few levels; flatten this value"));
     }
     serde_yaml::from_str(text).map_err(|e| {
-        let (line, col) = e.location().map(|l| (l.line() as u32, l.column() as u32)).unwrap_or((1, 1));
+        let (line, col) = e.location().map_or((1, 1), |l| file_position(text, l.line() - 1, l.column() - 1));
         let message = e.to_string();
         // serde_yaml appends " at line L column C"; the location already says so.
         let message = match message.find(" at line ") {
@@ -234,17 +235,54 @@ pub fn parse_yaml<T: DeserializeOwned>(text: &str, file: &Path, first_line: u32)
     })
 }
 
+/// The 1-based line (counted at `\n`, as every diagnostic counts them) and column of
+/// `text` where libyaml's 0-based `yaml_line` and `yaml_column` are. libyaml also starts a
+/// line at a lone `\r` and at U+0085, U+2028 and U+2029, so its line can be past the
+/// file's last.
+fn file_position(text: &str, yaml_line: usize, yaml_column: usize) -> (u32, u32) {
+    let mut chars = text.char_indices().peekable();
+    let mut breaks = 0;
+    let mut at = text.len();
+    while let Some((i, c)) = chars.next() {
+        if breaks == yaml_line {
+            at = i;
+            break;
+        }
+        let yaml_break = match c {
+            '\r' => {
+                chars.next_if(|&(_, c)| c == '\n');
+                true
+            }
+            '\n' | '\u{85}' | '\u{2028}' | '\u{2029}' => true,
+            _ => false,
+        };
+        breaks += usize::from(yaml_break);
+        if breaks == yaml_line {
+            at = chars.peek().map_or(text.len(), |&(i, _)| i);
+            break;
+        }
+    }
+    // The column, in characters, without going past the end of the file's line.
+    let rest = &text[at..];
+    let in_line = rest.find('\n').map_or(rest, |end| &rest[..end]);
+    let at = at + in_line.char_indices().nth(yaml_column).map_or(in_line.len(), |(i, _)| i);
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[..at].matches('\n').count() + 1;
+    let column = text[line_start..at].chars().count() + 1;
+    (line as u32, column as u32)
+}
+
 /// The deepest `[…]`/`{…}` nesting a YAML file may have: far more than any schema here
 /// needs. libyaml's scanner rechecks every open flow level at each token, so a file of
 /// nothing but `[` costs time quadratic in its size before serde_yaml's own recursion
 /// limit is ever reached (40,000 levels took 10 s in a debug build).
 pub const MAX_YAML_FLOW_DEPTH: usize = 64;
 
-/// The 1-based line and column of the first flow collection (`[` or `{`) nested deeper
-/// than `max`, found with libyaml's own scanner (so quotes, comments and block scalars
+/// libyaml's 0-based line and column of the first flow collection (`[` or `{`) nested
+/// deeper than `max`, found with libyaml's own scanner (so quotes, comments and block scalars
 /// are read exactly as serde_yaml will read them). The scan stops there, so it costs time
 /// linear in the text; a scanner error stops it too, and serde_yaml reports it.
-fn flow_nesting_beyond(text: &str, max: usize) -> Option<(u32, u32)> {
+fn flow_nesting_beyond(text: &str, max: usize) -> Option<(usize, usize)> {
     use std::mem::MaybeUninit;
     let mut found = None;
     // SAFETY: the parser is initialised before use and deleted once; it reads `text`,
@@ -270,7 +308,7 @@ fn flow_nesting_beyond(text: &str, max: usize) -> Option<(u32, u32)> {
                 unsafe_libyaml::YAML_FLOW_SEQUENCE_START_TOKEN | unsafe_libyaml::YAML_FLOW_MAPPING_START_TOKEN => {
                     depth += 1;
                     if depth > max {
-                        found = Some((mark.line as u32 + 1, mark.column as u32 + 1));
+                        found = Some((mark.line as usize, mark.column as usize));
                         break;
                     }
                 }
@@ -297,6 +335,24 @@ pub fn is_iso_date(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn yaml_errors_are_placed_on_the_files_lines() {
+        // libyaml breaks lines at a lone `\r` too: its line 60 is the file's line 2.
+        let text = format!("title: x\nsummary: a{}b\nbad: [\n", "\r".repeat(60));
+        let e = parse_yaml::<FrontMatter>(&text, Path::new("r.md"), 2).unwrap_err();
+        let lines = text.split('\n').count() as u32;
+        assert!(e.location.line <= 1 + lines, "{e}");
+        assert_eq!(file_position("a\r\nb\rc\u{2028}d\ne", 3, 0), (2, 5));
+        assert_eq!(file_position("a\nbc\nd", 1, 1), (2, 2));
+        assert_eq!(file_position("ab", 0, 1), (1, 2));
+        assert_eq!(file_position("ab\n", 7, 3), (2, 1), "past the end: the end");
+        let deep = format!("title: x\r\rorder: {}", "[".repeat(MAX_YAML_FLOW_DEPTH + 1));
+        let e = parse_yaml::<FrontMatter>(&deep, Path::new("r.md"), 2).unwrap_err();
+        assert!(e.message.contains("nested more than"), "{e}");
+        // The file's line 1 (the front matter's first), after `title: x\r\rorder: ` and 64 `[`.
+        assert_eq!((e.location.line, e.location.col), (2, 17 + MAX_YAML_FLOW_DEPTH as u32 + 1), "{e}");
+    }
 
     #[test]
     fn unknown_key_is_an_error_with_its_line() {

@@ -646,6 +646,19 @@ mod tests {
     }
 
     #[test]
+    fn a_front_matter_error_is_on_a_line_of_the_file() {
+        // Found by `fuzz/fuzz_targets/report.rs`: libyaml counts a lone `\r` as a line
+        // break, and its line 60 was reported on a file of five lines.
+        let md = format!("---\ntitle: Fractal syn{}thesioducer: syports/fractal-0a226e7-synthesi:.txt\n---\n\n", "\r".repeat(101));
+        let scheme = IdScheme::new(&IdConfig::default()).unwrap();
+        let (_, diagnostics) = parse_report(Path::new("r.md"), "r.md", "r", &md, &scheme);
+        assert!(!diagnostics.is_empty());
+        for d in &diagnostics {
+            assert!(d.location.line <= md.split('\n').count() as u32, "{d}");
+        }
+    }
+
+    #[test]
     fn front_matter_and_body_line() {
         let (report, _) = parse("---\ntitle: Memory\ntype: memory\n---\n\n# MEM-OBJ-raw\n");
         assert_eq!(report.title, "Memory");
