@@ -164,6 +164,14 @@ fn field_queries_and_phrases_work() {
     assert_eq!(top("id:OBJ-06", 5)[0], "OBJ-06");
     assert!(top("kind:OBJ AND status:implemented AND trace", 5).iter().all(|r| r.starts_with("OBJ-")));
     assert!(top("\"evicted with its history turn\"", 3).iter().any(|r| r == "OBJ-05"));
+    // Each document keeps its report's type (front matter `type:`): in the bundled
+    // analyses, the memory reports and the synthesis are the reports of those names.
+    for report_type in ["memory", "synthesis"] {
+        let request = Request { query: format!("report_type:{report_type}"), limit: 1000, ..Request::default() };
+        let found = searcher().search(&request).unwrap();
+        assert!(found.total > 0 && found.total == found.results.len(), "{report_type}: {}", found.total);
+        assert!(found.results.iter().all(|h| h.report.as_deref() == Some(report_type)), "{report_type}");
+    }
     assert!(top("path:plugin/exia_seed/graphe.py", 5).iter().any(|r| r == "MEM-OBJ-graphe"));
     // `exact` and `ident` keep no positions: phrases of several of their tokens (a quoted
     // phrase, a compound the default tokenizer splits, two compounds) go to the other fields.
