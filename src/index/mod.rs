@@ -140,7 +140,8 @@ pub fn search_indexes<E: From<IndexError> + Send>(
     let mut browser = BrowserIndex::default();
     let mut times = IndexTimes::default();
     for group in runs.chunks(RUNS_PER_BATCH) {
-        // Shared: the tantivy index reads each in place, after this batch if need be.
+        // Shared (`Arc`): the tantivy index reads each in place while the browser index
+        // reads it too.
         let docs: Vec<Arc<SearchDoc>> =
             group.par_iter().flat_map_iter(|(system, run)| run_documents(system, run)).map(Arc::new).collect();
         let (texts, terms): (Vec<_>, Vec<_>) = docs.par_iter().map(|d| analysis::analyse(d)).unzip();
