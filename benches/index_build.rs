@@ -57,11 +57,14 @@ fn main() {
         let (docs, wall, cpu) =
             timed(|| runs.iter().flat_map(|(system, run)| index::run_documents(system, run)).map(std::sync::Arc::new).collect::<Vec<_>>());
         best[0] = (best[0].0.min(wall), best[0].1.min(cpu));
+        let vocabulary = index::Vocabulary::default();
         let ((texts, terms), wall, cpu) = timed(|| {
-            std::thread::scope(|s| s.spawn(|| docs.iter().map(|d| index::analyse(d)).unzip::<_, _, Vec<_>, Vec<_>>()).join().expect("analysed"))
+            std::thread::scope(|s| {
+                s.spawn(|| docs.iter().map(|d| index::analyse(d, &vocabulary)).unzip::<_, _, Vec<_>, Vec<_>>()).join().expect("analysed")
+            })
         });
         best[1] = (best[1].0.min(wall), best[1].1.min(cpu));
-        let (mut texts, mut terms) = (Some(texts), Some(terms));
+        let (mut texts, mut terms, mut vocabulary) = (Some(texts), Some(terms), Some(vocabulary));
         // `INDEX_BUILD_ONLY=tantivy` or `browser`: time that index alone (for a profiler).
         let only = std::env::var("INDEX_BUILD_ONLY").ok();
         for which in 0..2 {
@@ -81,7 +84,7 @@ fn main() {
                 } else {
                     let mut browser = index::BrowserIndex::default();
                     browser.add(&docs, terms.take().expect("once"), &count)?;
-                    browser.finish(&count)
+                    browser.finish(vocabulary.take().expect("once"), &count)
                 }
             });
             result.expect("the index is made");

@@ -10,7 +10,9 @@
 //!   the analyzer queries use), the inflected words and the compounds, leaving out the
 //!   text that is another document's too ([`SearchDoc::twins`]);
 //! - the browser index ([`BrowserTerms`]): each distinct term of the text, title, paths
-//!   and ID with where it occurs. A term is a word lower-cased as `toLowerCase` does it,
+//!   and ID with where it occurs, by its number in the site's [`Vocabulary`] (so that
+//!   the browser index finds a term's postings without looking its text up again). A
+//!   term is a word lower-cased as `toLowerCase` does it,
 //!   or a compound (`files_modified`, `session.py`, `MEM-OBJ-raw`) lower-cased, with its
 //!   tails (`seed/rappel.py` of `plugin/exia_seed/rappel.py`); words of
 //!   [`STOP_WORDS`] and terms over [`MAX_TERM_BYTES`] are left out. `search.js` tokenises
@@ -20,6 +22,8 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::hash::BuildHasher;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use rustc_hash::FxBuildHasher;
 
@@ -40,26 +44,101 @@ pub struct TantivyText {
 
 /// A document's terms as the browser index takes them (see `browser.rs`).
 #[derive(Debug, Default)]
-pub struct BrowserTerms<'d> {
+pub struct BrowserTerms {
     /// Each distinct term, in no particular order.
-    pub(super) terms: Vec<DocTerm<'d>>,
+    pub(super) terms: Vec<DocTerm>,
     /// The number of terms in the text (its length, for BM25).
     pub(super) length: u32,
 }
 
 /// A term of a document, and where it occurs there.
-#[derive(Debug)]
-pub(super) struct DocTerm<'d> {
-    /// The term's hash ([`term_hash`]).
-    pub hash: u64,
-    /// The term, borrowed from the document when it is written there lower-cased.
-    pub text: Cow<'d, str>,
+#[derive(Debug, Clone, Copy)]
+pub(super) struct DocTerm {
+    /// The term's number in the [`Vocabulary`].
+    pub term: u32,
     pub occurrences: Occurrences,
 }
 
-/// The hash the browser index keeps its terms by.
-pub(super) fn term_hash(term: &str) -> u64 {
-    FxBuildHasher.hash_one(term)
+/// Every browser term of a site, each numbered once, by whichever analysing thread met
+/// it first: the numbers differ from one build to the next, so nothing written depends
+/// on them (the browser index writes its terms in byte order). A thread asks only for
+/// the terms its memo has not met.
+pub struct Vocabulary {
+    /// Which vocabulary this is: a thread's memo holds the numbers of one only (the dev
+    /// server's threads analyse one build after another).
+    id: u64,
+    terms: Mutex<Terms>,
+}
+
+impl Default for Vocabulary {
+    fn default() -> Self {
+        static MADE: AtomicU64 = AtomicU64::new(1);
+        Vocabulary { id: MADE.fetch_add(1, Ordering::Relaxed), terms: Mutex::default() }
+    }
+}
+
+#[derive(Default)]
+struct Terms {
+    /// The text of every term, one after another.
+    text: String,
+    /// Where each term's text is in `text`.
+    spans: Vec<(u32, u32)>,
+    /// Term numbers, by the hash of their text.
+    table: hashbrown::HashTable<u32>,
+}
+
+impl Terms {
+    fn get(&self, n: u32) -> &str {
+        let (start, end) = self.spans[n as usize];
+        &self.text[start as usize..end as usize]
+    }
+}
+
+impl Vocabulary {
+    /// The number of `term`, whose hash is `hash` ([`FxBuildHasher`]).
+    fn number(&self, hash: u64, term: &str) -> u32 {
+        let mut terms = self.terms.lock().expect("no thread panicked holding the vocabulary");
+        if let Some(&n) = terms.table.find(hash, |&n| terms.get(n) == term) {
+            return n;
+        }
+        let Terms { text, spans, table } = &mut *terms;
+        let n = u32::try_from(spans.len()).expect("fewer than 4 billion terms");
+        let start = u32::try_from(text.len()).expect("terms' text under 4 GB");
+        text.push_str(term);
+        spans.push((start, u32::try_from(text.len()).expect("terms' text under 4 GB")));
+        table.insert_unique(hash, n, |&n| {
+            let (start, end) = spans[n as usize];
+            FxBuildHasher.hash_one(&text[start as usize..end as usize])
+        });
+        n
+    }
+
+    /// The text of term `n`.
+    #[cfg(test)]
+    pub(super) fn text(&self, n: u32) -> String {
+        self.terms.lock().expect("no thread panicked holding the vocabulary").get(n).to_string()
+    }
+
+    /// Term numbers sorted by their text (byte order), with the text.
+    pub(super) fn sorted(self) -> SortedTerms {
+        let terms = self.terms.into_inner().expect("no thread panicked holding the vocabulary");
+        let mut order: Vec<u32> = (0..terms.spans.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| terms.get(a).cmp(terms.get(b)));
+        SortedTerms { terms, order }
+    }
+}
+
+/// The terms of a [`Vocabulary`] in byte order.
+pub(super) struct SortedTerms {
+    terms: Terms,
+    order: Vec<u32>,
+}
+
+impl SortedTerms {
+    /// Each term's number and text, in byte order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (u32, &str)> {
+        self.order.iter().map(|&n| (n, self.terms.get(n)))
+    }
 }
 
 /// Words and terms a memo keeps at most (a few megabytes); past them it starts again.
@@ -71,9 +150,9 @@ thread_local! {
 }
 
 /// Analyses `d` for both indexes (for tantivy only if it is a report: the browser index
-/// has its sections instead).
-pub fn analyse(d: &SearchDoc) -> (TantivyText, Option<BrowserTerms<'_>>) {
-    ANALYSER.with_borrow_mut(|analyser| analyser.analyse(d))
+/// has its sections instead), numbering its browser terms in `vocabulary`.
+pub fn analyse(d: &SearchDoc, vocabulary: &Vocabulary) -> (TantivyText, Option<BrowserTerms>) {
+    ANALYSER.with_borrow_mut(|analyser| analyser.analyse(d, vocabulary))
 }
 
 /// What the memo knows of a word, as written.
@@ -84,8 +163,6 @@ struct Word {
     inflected: bool,
     /// Its browser term (see [`Analyser::slots`]), if it is one.
     term: Option<u32>,
-    /// Whether the word is its own term (already lower-case): the term borrows it.
-    lower: bool,
     /// The last document whose `exact` got the word: it is given once per document.
     given: u64,
 }
@@ -93,10 +170,8 @@ struct Word {
 /// What the memo knows of a compound, as written.
 struct Compound {
     /// Its browser terms (itself and its tails; none over [`MAX_TERM_BYTES`]): each
-    /// one's slot, and where it starts in the compound.
-    terms: Box<[(u32, u32)]>,
-    /// Whether it is written lower-case: its terms borrow it.
-    lower: bool,
+    /// one's slot.
+    terms: Box<[u32]>,
     /// The last document whose `ident` got it: it is given once per document.
     given: u64,
 }
@@ -105,6 +180,8 @@ struct Compound {
 struct Slot {
     text: Box<str>,
     hash: u64,
+    /// Its number in the [`Vocabulary`].
+    number: u32,
     /// The document it was last met in ([`Analyser::doc`]), and its place in that
     /// document's terms.
     doc: u64,
@@ -133,43 +210,51 @@ struct Analyser {
     table: hashbrown::HashTable<u32>,
     /// Documents analysed by this thread: the number of the one being analysed.
     doc: u64,
+    /// The [`Vocabulary`] whose numbers `slots` holds.
+    vocabulary: u64,
 }
 
 /// A document being analysed: what it has given so far.
-struct Found<'d> {
+struct Found {
     tantivy: TantivyText,
     /// Whether a word was given to `tantivy.stems` (the next one needs a space first).
     stemmed: bool,
     /// The browser terms met in the document.
-    terms: Vec<DocTerm<'d>>,
+    terms: Vec<DocTerm>,
     length: u32,
 }
 
 impl Analyser {
-    fn analyse<'d>(&mut self, d: &'d SearchDoc) -> (TantivyText, Option<BrowserTerms<'d>>) {
-        if self.words.len() + self.compounds.len() >= MEMO_WORDS || self.slots.len() >= MEMO_WORDS {
+    /// Begins a document whose terms are numbered in `vocabulary`.
+    fn begin(&mut self, vocabulary: &Vocabulary) {
+        if self.words.len() + self.compounds.len() >= MEMO_WORDS || self.slots.len() >= MEMO_WORDS || self.vocabulary != vocabulary.id {
             self.words.clear();
             self.compounds.clear();
             self.slots.clear();
             self.table.clear();
+            self.vocabulary = vocabulary.id;
         }
         self.doc += 1;
+    }
+
+    fn analyse(&mut self, d: &SearchDoc, vocabulary: &Vocabulary) -> (TantivyText, Option<BrowserTerms>) {
+        self.begin(vocabulary);
         let browser = d.doc_type != DocType::Report;
         // Sized once, not grown: stems are about as long as the words, and there is about
         // one distinct term per 24 bytes of text.
         let tantivy = TantivyText { stems: String::with_capacity(d.body.len()), ..TantivyText::default() };
         let terms = if browser { Vec::with_capacity(d.body.len() / 24 + 16) } else { Vec::new() };
         let mut found = Found { tantivy, stemmed: false, terms, length: 0 };
-        self.body(&d.body, &d.twins, browser, &mut found);
+        self.body(&d.body, &d.twins, browser, vocabulary, &mut found);
         if !browser {
             return (found.tantivy, None);
         }
-        self.terms(&d.title, Place::Title, &mut found);
+        self.terms(&d.title, Place::Title, vocabulary, &mut found);
         for path in &d.paths {
-            self.terms(path, Place::Path, &mut found);
+            self.terms(path, Place::Path, vocabulary, &mut found);
         }
         if let Some(id) = &d.id {
-            self.terms(id, Place::Id(&id.to_lowercase()), &mut found);
+            self.terms(id, Place::Id(&id.to_lowercase()), vocabulary, &mut found);
         }
         (found.tantivy, Some(BrowserTerms { terms: found.terms, length: found.length }))
     }
@@ -177,7 +262,7 @@ impl Analyser {
     /// The text: its words and compounds for tantivy (but those in `twins`: ranges in
     /// order, apart, that start and end between runs: at a table row's edges), and
     /// for the browser index if `browser`.
-    fn body<'d>(&mut self, text: &'d str, twins: &[Range<usize>], browser: bool, found: &mut Found<'d>) {
+    fn body(&mut self, text: &str, twins: &[Range<usize>], browser: bool, vocabulary: &Vocabulary, found: &mut Found) {
         let mut twins = twins.iter().peekable();
         let mut from = 0;
         while let Some(run) = next_run(text, from) {
@@ -186,35 +271,35 @@ impl Analyser {
             let stemmed = twins.peek().is_none_or(|twin| run.range.start < twin.start);
             let word = &text[run.range];
             if run.compound {
-                self.compound(word, stemmed, browser, Place::Body, found);
+                self.compound(word, stemmed, browser, Place::Body, vocabulary, found);
                 for part in word.split(is_joiner) {
-                    self.word(part, stemmed, browser, Place::Body, found);
+                    self.word(part, stemmed, browser, Place::Body, vocabulary, found);
                 }
             } else {
-                self.word(word, stemmed, browser, Place::Body, found);
+                self.word(word, stemmed, browser, Place::Body, vocabulary, found);
             }
         }
     }
 
     /// The browser terms of a title, a path or an ID.
-    fn terms<'d>(&mut self, text: &'d str, place: Place<'_>, found: &mut Found<'d>) {
+    fn terms(&mut self, text: &str, place: Place<'_>, vocabulary: &Vocabulary, found: &mut Found) {
         let mut from = 0;
         while let Some(run) = next_run(text, from) {
             from = run.next;
             let word = &text[run.range];
             if run.compound {
-                self.compound(word, false, true, place, found);
+                self.compound(word, false, true, place, vocabulary, found);
                 for part in word.split(is_joiner) {
-                    self.word(part, false, true, place, found);
+                    self.word(part, false, true, place, vocabulary, found);
                 }
             } else {
-                self.word(word, false, true, place, found);
+                self.word(word, false, true, place, vocabulary, found);
             }
         }
     }
 
     /// A word (letters and digits): its stem if `stemmed`, its term if `browser`.
-    fn word<'d>(&mut self, word: &'d str, stemmed: bool, browser: bool, place: Place<'_>, found: &mut Found<'d>) {
+    fn word(&mut self, word: &str, stemmed: bool, browser: bool, place: Place<'_>, vocabulary: &Vocabulary, found: &mut Found) {
         if word.is_empty() {
             return;
         }
@@ -229,7 +314,7 @@ impl Analyser {
             return;
         }
         let Analyser { words, slots, table, doc, .. } = self;
-        let known = words.entry_ref(word).or_insert_with(|| learn(slots, table, word));
+        let known = words.entry_ref(word).or_insert_with(|| learn(slots, table, vocabulary, word));
         if stemmed {
             found.tantivy.stems.push_str(&known.stem);
             if known.inflected && known.given != *doc {
@@ -238,23 +323,22 @@ impl Analyser {
             }
         }
         if let (true, Some(n)) = (browser, known.term) {
-            mark(slots, *doc, n, place, found, known.lower.then_some(word));
+            mark(slots, *doc, n, place, found);
         }
     }
 
     /// A compound (words joined by `_ . / -`): itself as written for tantivy if
     /// `stemmed`, its terms and tails if `browser`. (Its words are given apart.)
-    fn compound<'d>(&mut self, compound: &'d str, stemmed: bool, browser: bool, place: Place<'_>, found: &mut Found<'d>) {
+    fn compound(&mut self, compound: &str, stemmed: bool, browser: bool, place: Place<'_>, vocabulary: &Vocabulary, found: &mut Found) {
         let Analyser { compounds, slots, table, doc, .. } = self;
-        let known = compounds.entry_ref(compound).or_insert_with(|| learn_compound(slots, table, compound));
+        let known = compounds.entry_ref(compound).or_insert_with(|| learn_compound(slots, table, vocabulary, compound));
         if stemmed && known.given != *doc {
             known.given = *doc;
             push_word(&mut found.tantivy.compounds, compound);
         }
         if browser {
-            for &(n, at) in &known.terms {
-                let borrowed = known.lower.then(|| &compound[at as usize..]);
-                mark(slots, *doc, n, place, found, borrowed);
+            for &n in &known.terms {
+                mark(slots, *doc, n, place, found);
             }
         }
     }
@@ -262,7 +346,7 @@ impl Analyser {
 
 
 /// What the memo keeps of a word it has not met.
-fn learn(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, word: &str) -> Word {
+fn learn(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, vocabulary: &Vocabulary, word: &str) -> Word {
     // As tantivy's `LowerCaser` does it (character by character: no final sigma).
     let lowered: String =
         if word.is_ascii() { word.to_ascii_lowercase() } else { word.chars().flat_map(char::to_lowercase).collect() };
@@ -276,57 +360,51 @@ fn learn(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, word: &st
         (stem, inflected)
     };
     let term = lower(word);
-    let lower = matches!(term, Cow::Borrowed(_));
     // The longest stop word has four letters.
     let indexed = term.len() > 4 || !STOP_WORDS.contains(&&*term);
-    let term = indexed.then(|| slot(slots, table, &term));
-    Word { stem, inflected, term, lower, given: 0 }
+    let term = indexed.then(|| slot(slots, table, vocabulary, &term));
+    Word { stem, inflected, term, given: 0 }
 }
 
 /// What the memo keeps of a compound it has not met: its browser terms are itself and
 /// its tails (so that `aretes.json` finds `graphe/aretes.json`; its heads are found by
 /// prefix), if it is short enough.
-fn learn_compound(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, compound: &str) -> Compound {
+fn learn_compound(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, vocabulary: &Vocabulary, compound: &str) -> Compound {
     let whole = lower(compound);
-    let lower = matches!(whole, Cow::Borrowed(_));
     let mut terms = Vec::new();
     if compound.len() <= MAX_TERM_BYTES {
         for (at, _) in whole.match_indices(is_joiner) {
             let tail = whole[at + 1..].trim_start_matches(is_joiner);
             if tail.contains(is_joiner) {
-                terms.push((slot(slots, table, tail), (whole.len() - tail.len()) as u32));
+                terms.push(slot(slots, table, vocabulary, tail));
             }
         }
-        terms.push((slot(slots, table, &whole), 0));
+        terms.push(slot(slots, table, vocabulary, &whole));
     }
-    Compound { terms: terms.into(), lower, given: 0 }
+    Compound { terms: terms.into(), given: 0 }
 }
 
 /// The slot of a browser term, new if the memo has not met it.
-fn slot(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, term: &str) -> u32 {
-    let hash = term_hash(term);
+fn slot(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, vocabulary: &Vocabulary, term: &str) -> u32 {
+    let hash = FxBuildHasher.hash_one(term);
     if let Some(&n) = table.find(hash, |&n| *slots[n as usize].text == *term) {
         return n;
     }
     let n = u32::try_from(slots.len()).expect("a memo holds fewer than 4 billion terms");
-    slots.push(Slot { text: term.into(), hash, doc: 0, at: 0 });
+    slots.push(Slot { text: term.into(), hash, number: vocabulary.number(hash, term), doc: 0, at: 0 });
     table.insert_unique(hash, n, |&n| slots[n as usize].hash);
     n
 }
 
-/// Notes that slot `n`'s term is at `place` in document `doc`: `borrowed` is the term in
-/// the document, if it is written there as it is (lower-case), else the slot's text is
-/// copied (the first time only).
-fn mark<'d>(slots: &mut [Slot], doc: u64, n: u32, place: Place<'_>, found: &mut Found<'d>, borrowed: Option<&'d str>) {
+/// Notes that slot `n`'s term is at `place` in document `doc`.
+fn mark(slots: &mut [Slot], doc: u64, n: u32, place: Place<'_>, found: &mut Found) {
     let slot = &mut slots[n as usize];
     if slot.doc != doc {
         slot.doc = doc;
         slot.at = u32::try_from(found.terms.len()).expect("fewer than 4 billion terms in a document");
-        let text = borrowed.map_or_else(|| Cow::Owned(slot.text.to_string()), Cow::Borrowed);
-        found.terms.push(DocTerm { hash: slot.hash, text, occurrences: Occurrences::default() });
+        found.terms.push(DocTerm { term: slot.number, occurrences: Occurrences::default() });
     }
-    let term = &mut found.terms[slot.at as usize];
-    let occurrences = &mut term.occurrences;
+    let occurrences = &mut found.terms[slot.at as usize].occurrences;
     match place {
         Place::Body => {
             found.length = found.length.saturating_add(1);
@@ -334,7 +412,7 @@ fn mark<'d>(slots: &mut [Slot], doc: u64, n: u32, place: Place<'_>, found: &mut 
         }
         Place::Title => occurrences.title = true,
         Place::Path => occurrences.path = true,
-        Place::Id(whole) if term.text == whole => occurrences.id = true,
+        Place::Id(whole) if *slot.text == *whole => occurrences.id = true,
         Place::Id(_) => occurrences.id_part = true,
     }
 }
@@ -369,11 +447,16 @@ fn lower(text: &str) -> Cow<'_, str> {
 /// `text`'s [`TantivyText`], without `twins` (this thread's memo, as [`analyse`]).
 #[cfg(test)]
 pub(super) fn tantivy_text(text: &str, twins: &[Range<usize>]) -> TantivyText {
-    ANALYSER.with_borrow_mut(|analyser| {
-        analyser.doc += 1;
-        let mut found = Found { tantivy: TantivyText::default(), stemmed: false, terms: Vec::new(), length: 0 };
-        analyser.body(text, twins, false, &mut found);
-        found.tantivy
+    thread_local! {
+        static VOCABULARY: Vocabulary = Vocabulary::default();
+    }
+    VOCABULARY.with(|vocabulary| {
+        ANALYSER.with_borrow_mut(|analyser| {
+            analyser.begin(vocabulary);
+            let mut found = Found { tantivy: TantivyText::default(), stemmed: false, terms: Vec::new(), length: 0 };
+            analyser.body(text, twins, false, vocabulary, &mut found);
+            found.tantivy
+        })
     })
 }
 
@@ -403,9 +486,10 @@ mod tests {
 
     /// The browser terms of `d`, sorted, with where they occur.
     fn terms(d: &SearchDoc) -> Vec<(String, Occurrences)> {
-        let (_, terms) = analyse(d);
+        let vocabulary = Vocabulary::default();
+        let (_, terms) = analyse(d, &vocabulary);
         let mut terms: Vec<(String, Occurrences)> =
-            terms.expect("not a report").terms.into_iter().map(|t| (t.text.into_owned(), t.occurrences)).collect();
+            terms.expect("not a report").terms.into_iter().map(|t| (vocabulary.text(t.term), t.occurrences)).collect();
         terms.sort_by(|a, b| a.0.cmp(&b.0));
         terms
     }
@@ -430,21 +514,18 @@ mod tests {
         assert_eq!((count("session"), count("py"), count("the"), count("in")), (Some(2), Some(2), None, None), "stop words are left out");
         // A term is counted once per occurrence: words, compounds and tails all count.
         let d = doc(DocType::Section, "", "See MEM-OBJ-raw in session.py");
-        assert_eq!(analyse(&d).1.unwrap().length, 1 + 5 + 3);
+        assert_eq!(analyse(&d, &Vocabulary::default()).1.unwrap().length, 1 + 5 + 3);
     }
 
     #[test]
-    fn terms_are_lower_cased_as_to_lowercase_does_and_borrowed_when_unchanged() {
+    fn terms_are_lower_cased_as_to_lowercase_does() {
         for word in ["plain", "MiXed", "ǅemal", "ΣΑΣ", "İstanbul", "ß", "éte"] {
             assert_eq!(lower(word), word.to_lowercase(), "{word}");
             assert_eq!(body(word), [(word.to_lowercase(), 1)], "{word}");
         }
         assert!(matches!(lower("plain"), Cow::Borrowed(_)) && matches!(lower("ünïcode"), Cow::Borrowed(_)));
         assert!(matches!(lower("ǅemal"), Cow::Owned(_)), "a title-case letter changes");
-        let d = doc(DocType::Section, "", "plain Plain");
-        let (_, terms) = analyse(&d);
-        let terms = terms.unwrap().terms;
-        assert!(terms.len() == 1 && matches!(terms[0].text, Cow::Borrowed(_)) && terms[0].occurrences.body == 2);
+        assert_eq!(body("plain Plain"), [("plain".to_string(), 2)]);
     }
 
     #[test]
@@ -471,7 +552,7 @@ mod tests {
     #[test]
     fn a_report_has_no_browser_terms() {
         let d = doc(DocType::Report, "Report", "Retained turns");
-        let (text, terms) = analyse(&d);
+        let (text, terms) = analyse(&d, &Vocabulary::default());
         assert!(terms.is_none());
         assert_eq!(text.stems, "retain turn");
     }
@@ -484,8 +565,7 @@ mod tests {
         assert_eq!(tantivy_text(text, std::slice::from_ref(&(0..text.len()))), TantivyText::default());
         let mut d = doc(DocType::Section, "", text);
         d.twins = vec![twin];
-        let (_, terms) = analyse(&d);
-        assert!(terms.unwrap().terms.iter().any(|t| t.text == "twin"), "the search page's index keeps them");
+        assert!(terms(&d).iter().any(|t| t.0 == "twin"), "the search page's index keeps them");
     }
 
     #[test]
@@ -502,12 +582,35 @@ mod tests {
 
     #[test]
     fn a_full_memo_starts_again_between_documents() {
+        let vocabulary = Vocabulary::default();
+        let d = doc(DocType::Section, "", "retained Retained");
+        analyse(&d, &vocabulary);
         ANALYSER.with_borrow_mut(|analyser| {
             for n in 0..MEMO_WORDS {
-                slot(&mut analyser.slots, &mut analyser.table, &format!("t{n}"));
+                slot(&mut analyser.slots, &mut analyser.table, &vocabulary, &format!("t{n}"));
             }
         });
-        assert_eq!(body("retained Retained"), [("retained".to_string(), 2)]);
+        let (_, terms) = analyse(&d, &vocabulary);
+        let terms = terms.unwrap().terms;
+        assert_eq!((terms.len(), vocabulary.text(terms[0].term).as_str(), terms[0].occurrences.body), (1, "retained", 2));
         ANALYSER.with_borrow(|analyser| assert!(analyser.slots.len() < 10, "{}", analyser.slots.len()));
+    }
+
+    #[test]
+    fn a_memo_holds_the_numbers_of_one_vocabulary() {
+        let d = doc(DocType::Section, "", "retained turns");
+        let first = Vocabulary::default();
+        analyse(&doc(DocType::Section, "", "other words first"), &first);
+        let (_, in_first) = analyse(&d, &first);
+        // A new build's vocabulary numbers its terms from 0: the memo must not give the old numbers.
+        let second = Vocabulary::default();
+        let (_, in_second) = analyse(&d, &second);
+        let texts = |terms: Option<BrowserTerms>, vocabulary: &Vocabulary| {
+            let mut texts: Vec<String> = terms.unwrap().terms.iter().map(|t| vocabulary.text(t.term)).collect();
+            texts.sort();
+            texts
+        };
+        assert_eq!(texts(in_first, &first), ["retained", "turns"]);
+        assert_eq!(texts(in_second, &second), ["retained", "turns"]);
     }
 }

@@ -33,7 +33,7 @@ use rustc_hash::FxHashMap;
 
 use serde::Serialize;
 
-use super::analysis::{term_hash, BrowserTerms};
+use super::analysis::{BrowserTerms, Vocabulary};
 use super::{DocType, SearchDoc};
 use crate::render::OutputFile;
 
@@ -62,9 +62,9 @@ pub(super) const STOP_WORDS: [&str; 27] = [
 /// base path.
 #[derive(Default)]
 pub struct BrowserIndex {
-    /// Every term, once (a site has millions: a string each, and a hash map holding
-    /// strings and postings, took three times the room).
-    terms: Terms,
+    /// Each term's postings, by its number in the [`Vocabulary`] (its text is there
+    /// once: a site has millions of terms).
+    postings: Vec<RawPostings>,
     /// Each document's length in terms, for BM25's normalisation.
     lengths: Vec<u32>,
     /// The next `d/N.json` as far as it is written: documents added but not yet emitted
@@ -83,7 +83,7 @@ impl BrowserIndex {
     pub fn add<E>(
         &mut self,
         docs: &[Arc<SearchDoc>],
-        terms: Vec<Option<BrowserTerms<'_>>>,
+        terms: Vec<Option<BrowserTerms>>,
         emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
     ) -> Result<(), E> {
         let docs: Vec<&SearchDoc> = docs.iter().map(|d| &**d).filter(|d| d.doc_type != DocType::Report).collect();
@@ -91,7 +91,11 @@ impl BrowserIndex {
             let number = u32::try_from(self.lengths.len()).expect("fewer than 4 billion documents");
             self.lengths.push(length);
             for term in terms {
-                self.terms.postings_of(term.hash, &term.text).push(number, term.occurrences);
+                let at = term.term as usize;
+                if at >= self.postings.len() {
+                    self.postings.resize_with(at + 1, RawPostings::default);
+                }
+                self.postings[at].push(number, term.occurrences);
             }
         }
         let mut text = String::with_capacity(SNIPPET_SOURCE_CHARS + 8);
@@ -118,14 +122,17 @@ impl BrowserIndex {
         Ok(())
     }
 
-    /// Writes the term chunks, the last documents, the facets and `meta.json`.
-    pub fn finish<E>(mut self, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
+    /// Writes the term chunks (the terms' text is in `vocabulary`, which numbered the
+    /// terms of the documents added), the last documents, the facets and `meta.json`.
+    pub fn finish<E>(mut self, vocabulary: Vocabulary, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
         if self.unshown_docs > 0 {
             self.emit_shown(emit)?;
         }
         let documents = self.lengths.len();
         let average_len = (self.lengths.iter().map(|&n| f64::from(n)).sum::<f64>() / documents.max(1) as f64).max(1.0);
-        let terms = self.terms.sorted();
+        let sorted = vocabulary.sorted();
+        // Reports' words are numbered too, and may be in no document of this index.
+        let terms = sorted.iter().filter_map(|(n, term)| self.postings.get(n as usize).filter(|p| !p.bytes.is_empty()).map(|p| (term, p)));
 
         let mut chunk_starts = Vec::new();
         let mut chunk = String::new();
@@ -210,62 +217,6 @@ impl Occurrences {
         score += 1.5 * f64::from(u8::from(self.title));
         score += f64::from(u8::from(self.path));
         1 + (score * 2.5).round().min(25.0) as u8
-    }
-}
-
-/// The terms of the index, each with its postings.
-#[derive(Default)]
-struct Terms {
-    /// The text of every term, one after another.
-    text: String,
-    /// Each term: where its text is, and its postings.
-    entries: Vec<TermEntry>,
-    /// Entry numbers, by the hash of their term.
-    table: hashbrown::HashTable<u32>,
-}
-
-struct TermEntry {
-    start: u32,
-    len: u32,
-    postings: RawPostings,
-}
-
-impl TermEntry {
-    /// The term, in the text of all terms.
-    fn term<'a>(&self, text: &'a str) -> &'a str {
-        &text[self.start as usize..(self.start + self.len) as usize]
-    }
-}
-
-impl Terms {
-    /// The postings of `term` (whose [`term_hash`] is `hash`), new and empty if it was
-    /// not seen before.
-    fn postings_of(&mut self, hash: u64, term: &str) -> &mut RawPostings {
-        let Terms { text, entries, table } = self;
-        let found = table.find(hash, |&n| entries[n as usize].term(text) == term);
-        let number = match found {
-            Some(&n) => n,
-            None => {
-                let n = u32::try_from(entries.len()).expect("fewer than 4 billion terms");
-                let start = u32::try_from(text.len()).expect("terms' text under 4 GB");
-                text.push_str(term);
-                entries.push(TermEntry { start, len: term.len() as u32, postings: RawPostings::default() });
-                let hash_of = |&n: &u32| term_hash(entries[n as usize].term(text));
-                table.insert_unique(hash, n, hash_of);
-                n
-            }
-        };
-        &mut self.entries[number as usize].postings
-    }
-
-    /// Every term and its postings, in byte order.
-    fn sorted(&self) -> impl Iterator<Item = (&str, &RawPostings)> {
-        let mut order: Vec<u32> = (0..self.entries.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| self.entries[a as usize].term(&self.text).cmp(self.entries[b as usize].term(&self.text)));
-        order.into_iter().map(|n| {
-            let entry = &self.entries[n as usize];
-            (entry.term(&self.text), &entry.postings)
-        })
     }
 }
 

@@ -26,7 +26,7 @@ use crate::parse::markdown_options;
 use crate::render::OutputFile;
 use crate::urls;
 
-pub use analysis::{analyse, BrowserTerms, TantivyText};
+pub use analysis::{analyse, BrowserTerms, TantivyText, Vocabulary};
 pub use browser::{BrowserIndex, BROWSER_DIR};
 pub use tantivy_index::{Fields, TantivyIndex, TANTIVY_DIR};
 
@@ -138,13 +138,14 @@ pub fn search_indexes<E: From<IndexError> + Send>(
     let runs: Vec<(&System, &Run)> = site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| (s, &**r))).collect();
     let mut tantivy = TantivyIndex::new(base_url)?;
     let mut browser = BrowserIndex::default();
+    let vocabulary = Vocabulary::default();
     let mut times = IndexTimes::default();
     for group in runs.chunks(RUNS_PER_BATCH) {
         // Shared (`Arc`): the tantivy index reads each in place while the browser index
         // reads it too.
         let docs: Vec<Arc<SearchDoc>> =
             group.par_iter().flat_map_iter(|(system, run)| run_documents(system, run)).map(Arc::new).collect();
-        let (texts, terms): (Vec<_>, Vec<_>) = docs.par_iter().map(|d| analysis::analyse(d)).unzip();
+        let (texts, terms): (Vec<_>, Vec<_>) = docs.par_iter().map(|d| analysis::analyse(d, &vocabulary)).unzip();
         let ((added, tantivy_time), (shown, browser_time)) =
             rayon::join(|| timed(|| tantivy.add(&docs, texts, emit)), || timed(|| browser.add(&docs, terms, emit)));
         added?;
@@ -153,7 +154,7 @@ pub fn search_indexes<E: From<IndexError> + Send>(
         times.browser += browser_time;
     }
     let ((written, tantivy_time), (shown, browser_time)) =
-        rayon::join(|| timed(|| tantivy.finish(emit)), || timed(|| browser.finish(emit)));
+        rayon::join(|| timed(|| tantivy.finish(emit)), || timed(|| browser.finish(vocabulary, emit)));
     written?;
     shown?;
     times.tantivy += tantivy_time;

@@ -603,7 +603,8 @@ mod tests {
         };
         let mut index = TantivyIndex::new("/").unwrap();
         index.segment_budget = budget;
-        let texts = docs.iter().map(|d| super::super::analysis::analyse(d).0).collect();
+        let vocabulary = crate::index::Vocabulary::default();
+        let texts = docs.iter().map(|d| super::super::analysis::analyse(d, &vocabulary).0).collect();
         let docs: Vec<Arc<SearchDoc>> = docs.iter().cloned().map(Arc::new).collect();
         index.add(&docs, texts, &emit).unwrap();
         index.finish(&emit).unwrap();
