@@ -187,3 +187,24 @@ fn a_phrase_asked_of_a_field_without_positions_is_a_clear_error() {
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("cannot understand the query") && err.contains("positions"), "{err}");
 }
+
+/// An annotation of a published record is on the record's page, and found there; one of
+/// a record no report declares has only its section, and is found as the section.
+#[test]
+fn an_annotation_is_found_once_on_its_record_or_else_as_its_section() {
+    let dir = tempfile::tempdir().unwrap();
+    common::copy_tree(&common::repo().join("tests/sites/readme"), dir.path());
+    let report = dir.path().join("content/fractal/aas-2026-08-20-fractal-01/memory.md");
+    let mut text = std::fs::read_to_string(&report).unwrap();
+    text.push_str("\n### On OBJ-03\n\nThe summary is rebuilt by the quillwort pass.\n\n### On CMP-12\n\nNothing declares the marshmallow store.\n");
+    std::fs::write(&report, text).unwrap();
+    let built = common::build_site(dir.path(), |_| {});
+    assert!(built.outcome.written, "{:?}", built.outcome.diagnostics);
+    let searcher = Searcher::open(&built.out()).unwrap();
+    let found = |query: &str| -> Vec<(String, Option<String>, Option<String>)> {
+        let results = searcher.search(&Request { query: query.into(), limit: 10, ..Request::default() }).unwrap();
+        results.results.into_iter().map(|h| (h.doc_type, h.id, h.section)).collect()
+    };
+    assert_eq!(found("quillwort"), [("record".to_string(), Some("OBJ-03".to_string()), None)]);
+    assert_eq!(found("marshmallow"), [("section".to_string(), None, Some("On CMP-12".to_string()))]);
+}

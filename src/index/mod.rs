@@ -226,17 +226,25 @@ fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDo
     whole.body = body.join("\n");
     whole.paths = paths_in(None);
     let mut docs = vec![whole];
-    // A record's own heading is searchable as the record; a section of it would be a twin.
-    let record_headings: std::collections::HashSet<&str> = report
+    // A record's own heading, and an annotation of a published record, are searchable
+    // as the record (its page shows both): a section of either would be a twin.
+    let records_text: std::collections::HashSet<&str> = report
         .declarations
         .iter()
         .filter(|d| matches!(d.form, DeclarationForm::Heading { .. }))
         .map(|d| d.anchor.as_str())
+        .chain(
+            report
+                .annotations
+                .iter()
+                .filter(|a| run.records.get(&a.target).is_some_and(|r| r.publication == Publication::Published))
+                .map(|a| a.anchor.as_str()),
+        )
         .collect();
     for section in sections.iter().filter(|s| s.heading.is_some()) {
         let heading = section.heading.expect("filtered");
         let Some(s) = report.sections.get(heading) else { continue };
-        if record_headings.contains(s.anchor.as_str()) {
+        if records_text.contains(s.anchor.as_str()) {
             continue;
         }
         let mut doc = base(system, run, DocType::Section, format!("{} § {}", report.title, s.title), format!("{url}#{}", s.anchor));
