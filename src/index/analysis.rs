@@ -38,7 +38,8 @@ pub struct TantivyText {
     pub(super) stems: String,
     /// For `exact`: its inflected words (those whose stem differs), as written.
     pub(super) inflected: String,
-    /// For `ident`: its compounds (identifiers and paths), as written.
+    /// For `ident`: its compounds (identifiers and paths), as written, but those of
+    /// digits only ([`names_something`]).
     pub(super) compounds: String,
 }
 
@@ -332,7 +333,7 @@ impl Analyser {
     fn compound(&mut self, compound: &str, stemmed: bool, browser: bool, place: Place<'_>, vocabulary: &Vocabulary, found: &mut Found) {
         let Analyser { compounds, slots, table, doc, .. } = self;
         let known = compounds.entry_ref(compound).or_insert_with(|| learn_compound(slots, table, vocabulary, compound));
-        if stemmed && known.given != *doc {
+        if stemmed && known.given != *doc && names_something(compound) {
             known.given = *doc;
             push_word(&mut found.tantivy.compounds, compound);
         }
@@ -415,6 +416,14 @@ fn mark(slots: &mut [Slot], doc: u64, n: u32, place: Place<'_>, found: &mut Foun
         Place::Id(whole) if *slot.text == *whole => occurrences.id = true,
         Place::Id(_) => occurrences.id_part = true,
     }
+}
+
+/// Whether a compound holds a letter: an identifier or a path. One of digits only (a
+/// line range `368-390`, a date, a version) is found as the phrase of its numbers in
+/// `body`; `ident` would give each its own term (a tantivy index has one per citation's
+/// lines) to rank nothing the phrase does not.
+fn names_something(compound: &str) -> bool {
+    compound.bytes().any(|b| b.is_ascii_alphabetic() || !b.is_ascii())
 }
 
 fn push_word(out: &mut String, word: &str) {
@@ -575,6 +584,7 @@ mod tests {
         assert_eq!(analysed.compounds, "files_modified session.py");
         assert_eq!(analysed.stems, " session retain 20 turn  file modifi see session py", "stop words leave their places empty");
         // Each inflected word and compound once per document, as first written.
+        assert_eq!(tantivy_text("lines 368-390 of v1.2, 2026-02-24 and ü.1", &[]).compounds, "v1.2 ü.1", "digits only: no identifier");
         let analysed = tantivy_text("retained Retained retained a.b a.b A.b", &[]);
         assert_eq!((analysed.inflected.as_str(), analysed.compounds.as_str()), ("retained Retained", "a.b A.b"));
         assert_eq!(tantivy_text("retained a.b", &[]).inflected, "retained", "once per document, not once per thread");
