@@ -50,7 +50,7 @@ pub struct Fields {
     pub revision: Field,
     /// Report slug.
     pub report: Field,
-    /// Report type.
+    /// Report type (not stored).
     pub report_type: Field,
     /// Record ID, whole.
     pub id: Field,
@@ -78,7 +78,7 @@ pub struct Fields {
     pub exact: Field,
     /// The text's identifiers and paths, whole.
     pub ident: Field,
-    /// Quoted and cited paths.
+    /// Quoted and cited paths (not stored).
     pub path: Field,
     /// Root-relative URL (stored).
     pub url: Field,
@@ -113,8 +113,10 @@ impl Fields {
             }
         };
         let text = |tokenizer: &str, stored: bool| indexed(tokenizer, stored, IndexRecordOption::WithFreqsAndPositions);
-        // A whole value is one token: where it is and how often say nothing.
+        // A whole value is one token: where it is and how often say nothing. Stored if
+        // results show it.
         let keyword = |tokenizer: &str| indexed(tokenizer, true, IndexRecordOption::Basic);
+        let filter = |tokenizer: &str| indexed(tokenizer, false, IndexRecordOption::Basic);
         // Whole words and compounds rank by being there (each is given once per document),
         // but phrases are looked for in `body`: no positions (`search.rs` leaves these
         // fields out of a phrase of several of their tokens).
@@ -125,7 +127,7 @@ impl Fields {
         let run = b.add_text_field("run", keyword(KEYWORD));
         let revision = b.add_text_field("revision", STORED);
         let report = b.add_text_field("report", keyword(KEYWORD));
-        let report_type = b.add_text_field("report_type", keyword(KEYWORD));
+        let report_type = b.add_text_field("report_type", filter(KEYWORD));
         let id = b.add_text_field("id", keyword(WHOLE_ID));
         let id_parts = b.add_text_field("id_parts", text(WORDS, false));
         let kind = b.add_text_field("kind", keyword(KEYWORD));
@@ -137,7 +139,7 @@ impl Fields {
         let stored_text = b.add_text_field("text", STORED);
         let exact = b.add_text_field("exact", ranked(WORDS));
         let ident = b.add_text_field("ident", ranked(IDENT));
-        let path = b.add_text_field("path", text(IDENT, true));
+        let path = b.add_text_field("path", text(IDENT, false));
         let url = b.add_text_field("url", STORED);
         Fields {
             schema: b.build(),
@@ -510,12 +512,14 @@ impl IndexedDoc {
 
 impl tantivy::Document for IndexedDoc {
     type Value<'a> = &'a str;
-    type FieldsValuesIter<'a> = std::vec::IntoIter<(Field, &'a str)>;
+    // tantivy asks for a document's values three times (fast fields, terms, store): in
+    // place, not allocated each time.
+    type FieldsValuesIter<'a> = smallvec::IntoIter<[(Field, &'a str); 24]>;
 
     /// The values in the order the document store keeps them.
     fn iter_fields_and_values(&self) -> Self::FieldsValuesIter<'_> {
         let (f, d) = (&self.fields, &*self.doc);
-        let mut values = vec![
+        let mut values: smallvec::SmallVec<[(Field, &str); 24]> = smallvec::smallvec![
             (f.doc_type, d.doc_type.as_str()),
             (f.system, d.system.0.as_str()),
             (f.system_name, d.system.1.as_str()),
