@@ -7,8 +7,7 @@
 //!
 //! - tantivy ([`TantivyText`]): the stems of the words but stop words, as its `en_stem`
 //!   analyzer makes them (a test in `tantivy_index.rs` checks that they are the tokens of
-//!   the analyzer queries use), the inflected words and the compounds, leaving out the
-//!   text that is another document's too ([`SearchDoc::twins`]);
+//!   the analyzer queries use), the inflected words and the compounds;
 //! - the browser index ([`BrowserTerms`]): each distinct term of the text, title, paths
 //!   and ID with where it occurs, by its number in the site's [`Vocabulary`] (so that
 //!   the browser index finds a term's postings without looking its text up again). A
@@ -17,6 +16,9 @@
 //!   tails (`seed/rappel.py` of `plugin/exia_seed/rappel.py`); words of
 //!   [`STOP_WORDS`] and terms over [`MAX_TERM_BYTES`] are left out. `search.js` tokenises
 //!   queries the same way.
+//!
+//! Neither index gets the text that is another document's too ([`SearchDoc::twins`]): it
+//! is not scanned.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -260,24 +262,27 @@ impl Analyser {
         (found.tantivy, Some(BrowserTerms { terms: found.terms, length: found.length }))
     }
 
-    /// The text: its words and compounds for tantivy (but those in `twins`: ranges in
-    /// order, apart, that start and end between runs: at a table row's edges), and
-    /// for the browser index if `browser`.
+    /// The text: its words and compounds for tantivy, and for the browser index if
+    /// `browser`, but those in `twins` (ranges in order, apart, that start and end between
+    /// runs: at a table row's edges), which are not scanned.
     fn body(&mut self, text: &str, twins: &[Range<usize>], browser: bool, vocabulary: &Vocabulary, found: &mut Found) {
         let mut twins = twins.iter().peekable();
         let mut from = 0;
         while let Some(run) = next_run(text, from) {
             from = run.next;
             while twins.next_if(|twin| twin.end <= run.range.start).is_some() {}
-            let stemmed = twins.peek().is_none_or(|twin| run.range.start < twin.start);
+            if let Some(twin) = twins.next_if(|twin| twin.start <= run.range.start) {
+                from = twin.end;
+                continue;
+            }
             let word = &text[run.range];
             if run.compound {
-                self.compound(word, stemmed, browser, Place::Body, vocabulary, found);
+                self.compound(word, true, browser, Place::Body, vocabulary, found);
                 for part in word.split(is_joiner) {
-                    self.word(part, stemmed, browser, Place::Body, vocabulary, found);
+                    self.word(part, true, browser, Place::Body, vocabulary, found);
                 }
             } else {
-                self.word(word, stemmed, browser, Place::Body, vocabulary, found);
+                self.word(word, true, browser, Place::Body, vocabulary, found);
             }
         }
     }
@@ -567,14 +572,19 @@ mod tests {
     }
 
     #[test]
-    fn twins_give_no_tantivy_terms_but_browser_terms() {
-        let text = "kept words | twin row words |\nmore kept";
+    fn twins_give_no_terms() {
+        let text = "kept words | twin row words |\nmore kept | second twin |\nend";
         let twin = text.find("twin").unwrap()..text.find("more").unwrap();
-        assert_eq!(tantivy_text(text, std::slice::from_ref(&twin)).stems, "kept word more kept");
+        let second = text.find("second").unwrap()..text.find("end").unwrap();
+        let twins = [twin.clone(), second];
+        assert_eq!(tantivy_text(text, &twins).stems, "kept word more kept end");
         assert_eq!(tantivy_text(text, std::slice::from_ref(&(0..text.len()))), TantivyText::default());
         let mut d = doc(DocType::Section, "", text);
-        d.twins = vec![twin];
-        assert!(terms(&d).iter().any(|t| t.0 == "twin"), "the search page's index keeps them");
+        d.twins = twins.to_vec();
+        let names: Vec<String> = terms(&d).into_iter().map(|t| t.0).collect();
+        assert_eq!(names, ["end", "kept", "more", "words"], "nor in the search page's index");
+        let (_, found) = analyse(&d, &Vocabulary::default());
+        assert_eq!(found.unwrap().length, 5, "twins are not the section's length either");
     }
 
     #[test]

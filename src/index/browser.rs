@@ -304,10 +304,11 @@ impl Serialize for Place<'_> {
 }
 
 impl<'a> ShownDoc<'a> {
-    /// `d` as a result shows it, the start of its text gathered in `text`.
+    /// `d` as a result shows it, the start of its own text (without its twins) gathered
+    /// in `text`.
     fn of(d: &'a SearchDoc, text: &'a mut String) -> Self {
         text.clear();
-        for word in d.body.split_whitespace() {
+        for word in super::own_parts(&d.body, &d.twins).flat_map(str::split_whitespace) {
             if text.len() + word.len() > SNIPPET_SOURCE_CHARS {
                 break;
             }

@@ -91,10 +91,9 @@ pub struct SearchDoc {
     /// Plain text.
     pub body: String,
     /// The parts of `body` that are another document's text too: in a section, the table
-    /// rows that declare records (each record is a document of its own). tantivy leaves
-    /// them out of the section's terms, so that `casebook search` does not show a record
-    /// and the section that declares it for the same words; the search page's ranking
-    /// keeps them (without them, `20 turns` lost OBJ-04 from its top 3).
+    /// rows that declare records (each record is a document of its own). Both indexes
+    /// leave them out of the section's terms, its length and its snippet text, so that a
+    /// search does not show a record and the section that declares it for the same words.
     pub twins: Vec<Range<usize>>,
     /// Quoted and cited paths.
     pub paths: Vec<String>,
@@ -320,6 +319,17 @@ fn record_document(system: &System, run: &Run, record: &Record) -> SearchDoc {
     paths.dedup();
     doc.paths = paths;
     doc
+}
+
+/// The parts of `text` between the ranges `left_out` (in order, apart), in order: a
+/// document's own text, without its twins ([`SearchDoc::twins`]).
+fn own_parts<'a>(text: &'a str, left_out: &'a [Range<usize>]) -> impl Iterator<Item = &'a str> {
+    let mut from = 0;
+    left_out.iter().map(|range| (range.start, range.end)).chain(std::iter::once((text.len(), text.len()))).map(move |(start, end)| {
+        let part = &text[from..start];
+        from = end;
+        part
+    })
 }
 
 /// A joiner of compound words (`files_modified`, `session.py`, `a/b`, `MEM-OBJ-raw`).

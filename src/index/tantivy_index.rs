@@ -558,14 +558,7 @@ fn kept_text<'a>(text: &'a str, left_out: &[std::ops::Range<usize>]) -> std::bor
     if left_out.is_empty() {
         return std::borrow::Cow::Borrowed(text);
     }
-    let mut kept = String::with_capacity(text.len());
-    let mut from = 0;
-    for range in left_out {
-        kept.push_str(&text[from..range.start]);
-        from = range.end;
-    }
-    kept.push_str(&text[from..]);
-    std::borrow::Cow::Owned(kept)
+    std::borrow::Cow::Owned(super::own_parts(text, left_out).collect())
 }
 
 /// `0123…` (32 hex digits) → `01234567-89ab-cdef-0123-456789abcdef`.

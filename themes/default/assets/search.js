@@ -18,6 +18,10 @@ const PREFIX_MIN = 3;
 // How much a word found by its beginning (or by its stem) counts against the word itself.
 const PREFIX_WEIGHT = 0.6;
 const MAX_EXPANSIONS = 40;
+// A query word written as in the text counts once more (in levels: about one more
+// occurrence), as casebook search's `exact` field makes it: `turns` outranks `turn`
+// written three times.
+const EXACT_BONUS = 2.5;
 const PAGE = 10;
 
 document.getElementById("search-nojs").remove();
@@ -163,7 +167,8 @@ function decode(postings, visit) {
 }
 
 // Scores of the documents that hold a query term (any of its expansions): BM25's idf
-// times the level the build gave the document, times the expansion's weight.
+// times the level the build gave the document, times the expansion's weight, and a bonus
+// where the term is written as in the query.
 async function scoresOf(term) {
   const expansions = await expand(term);
   // A compound the index does not hold (`pre-turn` where the text says `pre turn`)
@@ -193,6 +198,13 @@ async function scoresOf(term) {
       const score = weight * idf * level;
       if (score > (scores.get(doc) || 0)) scores.set(doc, score);
     });
+  }
+  if (expansions.get(term.text) === 1) {
+    const postings = postingsOf(chunks, term.text);
+    let df = 0;
+    decode(postings, () => df++);
+    const idf = Math.log(1 + (meta.documents - df + 0.5) / (df + 0.5));
+    decode(postings, (doc) => scores.set(doc, scores.get(doc) + EXACT_BONUS * idf));
   }
   return scores;
 }
