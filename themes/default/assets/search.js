@@ -191,9 +191,7 @@ async function scoresOf(term) {
   const scores = new Map();
   for (const [indexTerm, weight] of expansions) {
     const postings = postingsOf(chunks, indexTerm);
-    let df = 0;
-    decode(postings, () => df++);
-    const idf = Math.log(1 + (meta.documents - df + 0.5) / (df + 0.5));
+    const idf = idfOf(postings);
     decode(postings, (doc, level) => {
       const score = weight * idf * level;
       if (score > (scores.get(doc) || 0)) scores.set(doc, score);
@@ -201,12 +199,17 @@ async function scoresOf(term) {
   }
   if (expansions.get(term.text) === 1) {
     const postings = postingsOf(chunks, term.text);
-    let df = 0;
-    decode(postings, () => df++);
-    const idf = Math.log(1 + (meta.documents - df + 0.5) / (df + 0.5));
-    decode(postings, (doc) => scores.set(doc, scores.get(doc) + EXACT_BONUS * idf));
+    const bonus = EXACT_BONUS * idfOf(postings);
+    decode(postings, (doc) => scores.set(doc, scores.get(doc) + bonus));
   }
   return scores;
+}
+
+// BM25's idf of a term with these postings.
+function idfOf(postings) {
+  let df = 0;
+  decode(postings, () => df++);
+  return Math.log(1 + (meta.documents - df + 0.5) / (df + 0.5));
 }
 
 // Every word is required; when no document has them all, documents with any are shown,
