@@ -54,13 +54,19 @@ fn main() {
     let mut best: [(Duration, Duration); 4] = [(Duration::MAX, Duration::MAX); 4];
     let mut sizes = [0usize; 2];
     for _ in 0..rounds {
-        let (docs, wall, cpu) =
-            timed(|| runs.iter().flat_map(|(system, run)| index::run_documents(system, run)).map(std::sync::Arc::new).collect::<Vec<_>>());
+        let (docs, wall, cpu) = timed(|| {
+            runs.iter()
+                .flat_map(|(system, run)| index::run_documents(system, run))
+                .map(std::sync::Arc::new)
+                .collect::<Vec<_>>()
+        });
         best[0] = (best[0].0.min(wall), best[0].1.min(cpu));
         let vocabulary = index::Vocabulary::default();
         let ((texts, terms), wall, cpu) = timed(|| {
             std::thread::scope(|s| {
-                s.spawn(|| docs.iter().map(|d| index::analyse(d, &vocabulary)).unzip::<_, _, Vec<_>, Vec<_>>()).join().expect("analysed")
+                s.spawn(|| docs.iter().map(|d| index::analyse(d, &vocabulary)).unzip::<_, _, Vec<_>, Vec<_>>())
+                    .join()
+                    .expect("analysed")
             })
         });
         best[1] = (best[1].0.min(wall), best[1].1.min(cpu));
@@ -93,7 +99,11 @@ fn main() {
         }
     }
     println!("best of {rounds} rounds (wall, CPU of all threads):");
-    for (name, (wall, cpu)) in ["search documents", "text analysis", "tantivy index", "browser index"].iter().zip(best).filter(|(_, t)| t.0 != Duration::MAX) {
+    for (name, (wall, cpu)) in ["search documents", "text analysis", "tantivy index", "browser index"]
+        .iter()
+        .zip(best)
+        .filter(|(_, t)| t.0 != Duration::MAX)
+    {
         println!("  {name:<17} {:>7.3} s wall {:>7.3} s CPU", wall.as_secs_f64(), cpu.as_secs_f64());
     }
     println!("  tantivy index {:.1} MB, browser index {:.1} MB", sizes[0] as f64 / 1e6, sizes[1] as f64 / 1e6);

@@ -71,20 +71,25 @@ fn main() {
         to_run.push(last.expect("the pages were written"));
         stages = outcome.timings;
     }
-    if let Some(delay) = std::env::var("SECOND_SAVE_MS").ok().and_then(|ms| ms.parse().ok()).map(Duration::from_millis) {
+    if let Some(delay) = std::env::var("SECOND_SAVE_MS").ok().and_then(|ms| ms.parse().ok()).map(Duration::from_millis)
+    {
         let (mut to_second_pages, mut stopped_after) = (Vec::new(), Vec::new());
         for round in 0..rounds {
-            std::fs::write(&report, format!("{original}\nA first save, round {round}.\n")).expect("the report is writable");
+            std::fs::write(&report, format!("{original}\nA first save, round {round}.\n"))
+                .expect("the report is writable");
             let second_save: Mutex<Option<Instant>> = Mutex::new(None);
             let superseded = || second_save.lock().expect("no panic holding the lock").is_some();
             let outcome = std::thread::scope(|scope| {
                 // The second save, at `delay`, whatever the rebuild is doing.
                 scope.spawn(|| {
                     std::thread::sleep(delay);
-                    std::fs::write(&report, format!("{original}\nA second save, round {round}.\n")).expect("the report is writable");
+                    std::fs::write(&report, format!("{original}\nA second save, round {round}.\n"))
+                        .expect("the report is writable");
                     *second_save.lock().expect("no panic holding the lock") = Some(Instant::now());
                 });
-                rebuilder.rebuild_unless_superseded(std::slice::from_ref(&report), &mut |_| {}, &superseded).expect("the rebuild runs")
+                rebuilder
+                    .rebuild_unless_superseded(std::slice::from_ref(&report), &mut |_| {}, &superseded)
+                    .expect("the rebuild runs")
             });
             let saved = second_save.into_inner().expect("no panic holding the lock");
             let stopped = Instant::now();
@@ -113,7 +118,8 @@ fn main() {
         }
     }
     std::fs::write(&report, original).expect("the report is restored");
-    let stages: Vec<String> = stages.iter().map(|(name, time)| format!("{} {:.0} ms", name.trim(), time.as_secs_f64() * 1000.0)).collect();
+    let stages: Vec<String> =
+        stages.iter().map(|(name, time)| format!("{} {:.0} ms", name.trim(), time.as_secs_f64() * 1000.0)).collect();
     println!("rebuild_latency: stages of the last rebuild: {}", stages.join(" · "));
     println!(
         "rebuild_latency: {rounds} one-report edits: pages written p50 {:.0} ms p90 {:.0} ms; whole rebuild p50 {:.0} ms p90 {:.0} ms; all of the run's pages p50 {:.0} ms p90 {:.0} ms",

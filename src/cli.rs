@@ -183,7 +183,9 @@ pub fn main() -> ExitCode {
         Command::Diff { old, new, format, output } => return diff(old, new, *format, output.as_deref()),
         Command::Init { dir } => return init(dir),
         Command::Search(args) => return search(args),
-        Command::Serve { common, output, port, bind } => return serve(common, output.options(&common.root), *port, *bind),
+        Command::Serve { common, output, port, bind } => {
+            return serve(common, output.options(&common.root), *port, *bind)
+        }
     };
     let mut options = BuildOptions::new(&common.root);
     if let Command::Build { output, previous_manifest, no_search_index, .. } = &cli.command {
@@ -294,7 +296,11 @@ fn init(dir: &std::path::Path) -> ExitCode {
 
 /// Reads one side of a diff: a manifest file, a built site folder or a site root.
 fn load_manifest(path: &std::path::Path) -> Result<crate::manifest::Manifest, String> {
-    let file = if path.is_dir() && path.join("records.json").is_file() { path.join("records.json") } else { path.to_path_buf() };
+    let file = if path.is_dir() && path.join("records.json").is_file() {
+        path.join("records.json")
+    } else {
+        path.to_path_buf()
+    };
     if file.is_file() {
         let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
         return crate::manifest::Manifest::from_json(&text).map_err(|e| format!("{}: {e}", file.display()));
@@ -305,12 +311,23 @@ fn load_manifest(path: &std::path::Path) -> Result<crate::manifest::Manifest, St
         if errors > 0 {
             eprintln!("casebook: note: {} has {errors} errors in its content (`casebook check --root {}` lists them); comparing what resolves", path.display(), path.display());
         }
-        return manifest.ok_or_else(|| format!("{}: the site configuration is unusable; run `casebook check --root {}`", path.display(), path.display()));
+        return manifest.ok_or_else(|| {
+            format!(
+                "{}: the site configuration is unusable; run `casebook check --root {}`",
+                path.display(),
+                path.display()
+            )
+        });
     }
     Err(format!("{} is neither a records.json, a built site, nor a site root with content/", path.display()))
 }
 
-fn diff(old: &std::path::Path, new: &std::path::Path, format: DiffFormat, output: Option<&std::path::Path>) -> ExitCode {
+fn diff(
+    old: &std::path::Path,
+    new: &std::path::Path,
+    format: DiffFormat,
+    output: Option<&std::path::Path>,
+) -> ExitCode {
     let (old, new) = match (load_manifest(old), load_manifest(new)) {
         (Ok(old), Ok(new)) => (old, new),
         (Err(e), _) | (_, Err(e)) => {
@@ -361,7 +378,12 @@ fn report(outcome: &Outcome, options: &BuildOptions, build: bool, common: &Commo
     let verb = if build { "build" } else { "check" };
     if errors > 0 {
         let kept = if build { format!("; {} was left untouched", options.output.display()) } else { String::new() };
-        let _ = writeln!(err, "casebook: {verb} failed: {}, {}{kept}", plural(errors, "error"), plural(warnings, "warning"));
+        let _ = writeln!(
+            err,
+            "casebook: {verb} failed: {}, {}{kept}",
+            plural(errors, "error"),
+            plural(warnings, "warning")
+        );
         return ExitCode::from(1);
     }
     let Some(s) = &outcome.summary else {
@@ -384,7 +406,14 @@ fn report(outcome: &Outcome, options: &BuildOptions, build: bool, common: &Commo
         ("citations", s.citations.to_string()),
         ("pages", format!("{} ({})", s.pages, plural(s.files, "file"))),
         ("diagnostics", format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))),
-        ("", if unlisted > 0 { format!("({unlisted} of them: references to unpublished records; `casebook check` lists them)") } else { String::new() }),
+        (
+            "",
+            if unlisted > 0 {
+                format!("({unlisted} of them: references to unpublished records; `casebook check` lists them)")
+            } else {
+                String::new()
+            },
+        ),
     ];
     for (name, value) in rows.iter().filter(|(_, value)| !value.is_empty()) {
         let _ = writeln!(out, "  {name:<12} {value}");

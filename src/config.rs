@@ -62,7 +62,8 @@ impl Default for IdConfig {
         let pairs = |items: &[(&str, &str)]| items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         IdConfig {
             grammars: vec![
-                r"(?P<family>[A-Z][A-Z0-9]{1,5})-(?P<kind>[A-Z]{2,5})-(?P<name>[a-z0-9]+(?:[-_][a-z0-9]+)*)".to_string(),
+                r"(?P<family>[A-Z][A-Z0-9]{1,5})-(?P<kind>[A-Z]{2,5})-(?P<name>[a-z0-9]+(?:[-_][a-z0-9]+)*)"
+                    .to_string(),
                 r"(?P<kind>[A-Z]{2,5})-(?P<number>[0-9]+)".to_string(),
             ],
             families: pairs(&[("RT", "runtime"), ("MEM", "memory"), ("EPI", "epistemic"), ("WF", "workflow")]),
@@ -312,7 +313,9 @@ fn flow_nesting_beyond(text: &str, max: usize) -> Option<(usize, usize)> {
                         break;
                     }
                 }
-                unsafe_libyaml::YAML_FLOW_SEQUENCE_END_TOKEN | unsafe_libyaml::YAML_FLOW_MAPPING_END_TOKEN => depth = depth.saturating_sub(1),
+                unsafe_libyaml::YAML_FLOW_SEQUENCE_END_TOKEN | unsafe_libyaml::YAML_FLOW_MAPPING_END_TOKEN => {
+                    depth = depth.saturating_sub(1)
+                }
                 unsafe_libyaml::YAML_STREAM_END_TOKEN => break,
                 _ => {}
             }
@@ -385,7 +388,8 @@ mod tests {
         let err = parse_yaml::<SiteConfig>(&text, Path::new("casebook.yaml"), 1).unwrap_err();
         assert!(!err.message.contains("nested"), "{}", err.message);
         // Front matter lines are offset.
-        let err = parse_yaml::<FrontMatter>(&format!("title: x\norder: {}", "{a: ".repeat(70)), Path::new("r.md"), 2).unwrap_err();
+        let err = parse_yaml::<FrontMatter>(&format!("title: x\norder: {}", "{a: ".repeat(70)), Path::new("r.md"), 2)
+            .unwrap_err();
         assert_eq!(err.location.line, 3, "{err}");
     }
 

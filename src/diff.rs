@@ -92,7 +92,13 @@ fn key(r: &RecordEntry) -> Key {
 }
 
 fn named(r: &RecordEntry) -> RecordRef {
-    RecordRef { system: r.system.clone(), run: r.run.clone(), id: r.id.clone(), label: r.label.clone(), url: r.url.clone() }
+    RecordRef {
+        system: r.system.clone(),
+        run: r.run.clone(),
+        id: r.id.clone(),
+        label: r.label.clone(),
+        url: r.url.clone(),
+    }
 }
 
 /// Compares two manifests.
@@ -202,8 +208,20 @@ impl Diff {
                     (None, "") => "status".to_string(),
                     (None, d) => cell(d),
                 };
-                let list = |v: &[String]| if v.is_empty() { "—".to_string() } else { v.iter().map(|s| format!("`{}`", s.replace('`', "'"))).collect::<Vec<_>>().join(", ") };
-                md.push_str(&format!("| {} | {} | {on} | {} | {} |\n", link(&t.record), run(&t.record), list(&t.from), list(&t.to)));
+                let list = |v: &[String]| {
+                    if v.is_empty() {
+                        "—".to_string()
+                    } else {
+                        v.iter().map(|s| format!("`{}`", s.replace('`', "'"))).collect::<Vec<_>>().join(", ")
+                    }
+                };
+                md.push_str(&format!(
+                    "| {} | {} | {on} | {} | {} |\n",
+                    link(&t.record),
+                    run(&t.record),
+                    list(&t.from),
+                    list(&t.to)
+                ));
             }
         }
         for (title, records) in [("Added", &self.added), ("Removed", &self.removed)] {
@@ -223,7 +241,9 @@ impl Diff {
             }
         }
         if !self.newly_dangling.is_empty() {
-            md.push_str("\n### References that newly point at unpublished records\n\n| from | to | run |\n|---|---|---|\n");
+            md.push_str(
+                "\n### References that newly point at unpublished records\n\n| from | to | run |\n|---|---|---|\n",
+            );
             for d in &self.newly_dangling {
                 md.push_str(&format!("| `{}` | `{}` | {} / {} |\n", d.from, d.to, cell(&d.system), cell(&d.run)));
             }

@@ -51,7 +51,8 @@ impl SourceTree {
     /// `system.yaml` (an edit of one of these leaves the tree as it is).
     pub fn lists(&self, path: &Path) -> bool {
         self.systems.iter().any(|system| {
-            system.meta == path || system.runs.iter().any(|run| run.meta == path || run.reports.iter().any(|r| r == path))
+            system.meta == path
+                || system.runs.iter().any(|run| run.meta == path || run.reports.iter().any(|r| r == path))
         })
     }
 }
@@ -66,9 +67,7 @@ pub const RESERVED_RUN_SLUGS: [&str; 1] = ["statuses"];
 
 /// True when `slug` is safe as a URL segment and folder name.
 pub fn is_valid_slug(slug: &str) -> bool {
-    !slug.is_empty()
-        && !slug.starts_with('.')
-        && slug.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    !slug.is_empty() && !slug.starts_with('.') && slug.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
 }
 
 /// Lists the site under `content`. Problems are diagnostics; the tree holds what is usable.
@@ -94,7 +93,10 @@ pub fn discover(content: &Path) -> (SourceTree, Vec<Diagnostic>) {
         } else if name == "redirects.yaml" {
             tree.redirects = Some(entry);
         } else {
-            diagnostics.push(ignored(&entry, "only casebook.yaml, redirects.yaml and system folders belong at the top of content/"));
+            diagnostics.push(ignored(
+                &entry,
+                "only casebook.yaml, redirects.yaml and system folders belong at the top of content/",
+            ));
         }
     }
     (tree, diagnostics)

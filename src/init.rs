@@ -34,7 +34,10 @@ pub fn init(dir: &Path) -> Result<Vec<PathBuf>, InitError> {
         return Err(InitError::Exists(dir.to_path_buf()));
     }
     let mut files: Vec<(PathBuf, Vec<u8>)> = vec![
-        ("content/casebook.yaml".into(), CONFIG.replace("title: Agentic system analyses", "title: My analyses").into_bytes()),
+        (
+            "content/casebook.yaml".into(),
+            CONFIG.replace("title: Agentic system analyses", "title: My analyses").into_bytes(),
+        ),
         ("content/example/system.yaml".into(), SYSTEM.as_bytes().to_vec()),
         ("content/example/first-run/run.yaml".into(), RUN.as_bytes().to_vec()),
         ("content/example/first-run/memory.md".into(), REPORT.as_bytes().to_vec()),

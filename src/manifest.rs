@@ -130,7 +130,12 @@ fn entry(system: &System, run: &Run, record: &Record, base: &str) -> RecordEntry
     for at in &record.declarations {
         let report = &run.reports[at.report];
         let d = &report.declarations[at.index];
-        declared.push(Place { file: report.source_path.clone(), line: d.location.line, report: report.slug.clone(), anchor: d.anchor.clone() });
+        declared.push(Place {
+            file: report.source_path.clone(),
+            line: d.location.line,
+            report: report.slug.clone(),
+            anchor: d.anchor.clone(),
+        });
         let part = match &d.form {
             DeclarationForm::TableRow { part: Some(part), .. } => format!("{part}: "),
             _ => String::new(),
@@ -153,7 +158,11 @@ fn entry(system: &System, run: &Run, record: &Record, base: &str) -> RecordEntry
     let annotations: String = record
         .annotations
         .iter()
-        .map(|at| run.reports[at.report].markdown[run.reports[at.report].annotations[at.index].body.clone()].trim().to_string())
+        .map(|at| {
+            run.reports[at.report].markdown[run.reports[at.report].annotations[at.index].body.clone()]
+                .trim()
+                .to_string()
+        })
         .collect::<Vec<_>>()
         .join("\n");
     if !annotations.is_empty() {
@@ -201,7 +210,13 @@ pub fn write_manifest(site: &Site, base_url: &str, json: &mut dyn Write, lines: 
     // The layout of `serde_json::to_writer_pretty(&manifest)`, with each record written as
     // it is made: a pretty record, each of its lines indented two levels.
     let quoted = |text: &str| serde_json::to_string(text).expect("a string serialises");
-    write!(json, "{{\n  \"schema\": {},\n  \"title\": {},\n  \"base_url\": {},\n  \"records\": [", quoted(SCHEMA), quoted(&site.title), quoted(base_url))?;
+    write!(
+        json,
+        "{{\n  \"schema\": {},\n  \"title\": {},\n  \"base_url\": {},\n  \"records\": [",
+        quoted(SCHEMA),
+        quoted(&site.title),
+        quoted(base_url)
+    )?;
     let mut pretty = Vec::new();
     let mut first = true;
     for record in (Entries { site, base_url }).iter() {
@@ -230,7 +245,10 @@ impl<'a> Entries<'a> {
     fn iter(self) -> impl Iterator<Item = RecordEntry> + 'a {
         let base = self.base_url.trim_end_matches('/');
         self.site.systems.iter().flat_map(move |system| {
-            system.runs.iter().flat_map(move |run| run.records.values().map(move |record| entry(system, run, record, base)))
+            system
+                .runs
+                .iter()
+                .flat_map(move |run| run.records.values().map(move |record| entry(system, run, record, base)))
         })
     }
 }
@@ -252,7 +270,13 @@ mod tests {
 
     #[test]
     fn a_site_without_records_writes_the_manifest_serde_would() {
-        let site = Site { title: "An \"empty\" site".into(), statuses: Vec::new(), kinds: BTreeMap::new(), families: BTreeMap::new(), systems: Vec::new() };
+        let site = Site {
+            title: "An \"empty\" site".into(),
+            statuses: Vec::new(),
+            kinds: BTreeMap::new(),
+            families: BTreeMap::new(),
+            systems: Vec::new(),
+        };
         let (mut json, mut lines) = (Vec::new(), Vec::new());
         write_manifest(&site, "/docs/", &mut json, &mut lines).unwrap();
         let expected = serde_json::to_string_pretty(&manifest(&site, "/docs/")).unwrap() + "\n";

@@ -184,7 +184,11 @@ impl Rebuilder {
     /// written (each report's page and its records' pages), then once the other pages of
     /// the changed runs and systems are; both before the pages made from the whole site,
     /// the search indexes and the manifest.
-    pub fn rebuild(&mut self, changed: &[PathBuf], pages_ready: &mut dyn FnMut(&[PathBuf])) -> Result<Outcome, PipelineError> {
+    pub fn rebuild(
+        &mut self,
+        changed: &[PathBuf],
+        pages_ready: &mut dyn FnMut(&[PathBuf]),
+    ) -> Result<Outcome, PipelineError> {
         self.rebuild_unless_superseded(changed, pages_ready, &|| false)
     }
 
@@ -253,12 +257,20 @@ fn load(
                 .par_iter()
                 .map(|run_dir| {
                     let files: Vec<&PathBuf> = std::iter::once(&run_dir.meta).chain(&run_dir.reports).collect();
-                    let stamps = || -> Vec<(PathBuf, Option<Stamp>)> { files.iter().map(|p| ((*p).clone(), Stamp::of(p))).collect() };
+                    let stamps = || -> Vec<(PathBuf, Option<Stamp>)> {
+                        files.iter().map(|p| ((*p).clone(), Stamp::of(p))).collect()
+                    };
                     if let Some(memory) = memory {
                         // After edits the watcher named, the other runs are trusted unread.
                         let checked = if trusted { None } else { Some(stamps()) };
-                        if let Some(remembered) = memory.reusable_run(&dir.slug, &run_dir.slug, &files, checked.as_deref(), changed) {
-                            return Ok(LoadedRun { system: dir.slug.clone(), remembered: remembered.clone(), fresh: false });
+                        if let Some(remembered) =
+                            memory.reusable_run(&dir.slug, &run_dir.slug, &files, checked.as_deref(), changed)
+                        {
+                            return Ok(LoadedRun {
+                                system: dir.slug.clone(),
+                                remembered: remembered.clone(),
+                                fresh: false,
+                            });
                         }
                     }
                     let stamps = if memory.is_some() { stamps() } else { Vec::new() };
@@ -322,7 +334,8 @@ fn run(
         })
     };
     // `./content/x.md` reads worse than `content/x.md` in diagnostics.
-    let content = if options.root == std::path::Path::new(".") { PathBuf::from("content") } else { options.root.join("content") };
+    let content =
+        if options.root == std::path::Path::new(".") { PathBuf::from("content") } else { options.root.join("content") };
     // A rebuild after edits of known files keeps the tree it found last time.
     let kept_tree = memory.as_deref().and_then(|m| m.tree_after(changed));
     let trusted = kept_tree.is_some();
@@ -391,7 +404,8 @@ fn run(
             output.put(file)
         };
         let remembered = memory.as_deref();
-        let up_to_date = |scope: render::Scope<'_>| mode == Mode::InPlace && remembered.is_some_and(|m| m.up_to_date(scope));
+        let up_to_date =
+            |scope: render::Scope<'_>| mode == Mode::InPlace && remembered.is_some_and(|m| m.up_to_date(scope));
         let more_files = std::sync::atomic::AtomicUsize::new(0);
         // Files go to the output one by one as they are made: on a large site the
         // manifest and each index are hundreds of megabytes.
@@ -406,13 +420,18 @@ fn run(
             }
             // A rebuild's manifest (a gigabyte at 10,000 reports) stops when a newer change waits.
             let interruptible = |writers: &mut [&mut dyn std::io::Write]| -> std::io::Result<()> {
-                let mut wrapped: Vec<Interruptible<'_, '_>> =
-                    writers.iter_mut().map(|inner| Interruptible { inner: &mut **inner, superseded, since_asked: 0 }).collect();
-                let mut writers: Vec<&mut dyn std::io::Write> = wrapped.iter_mut().map(|w| w as &mut dyn std::io::Write).collect();
+                let mut wrapped: Vec<Interruptible<'_, '_>> = writers
+                    .iter_mut()
+                    .map(|inner| Interruptible { inner: &mut **inner, superseded, since_asked: 0 })
+                    .collect();
+                let mut writers: Vec<&mut dyn std::io::Write> =
+                    wrapped.iter_mut().map(|w| w as &mut dyn std::io::Write).collect();
                 write(&mut writers)
             };
             output.put_streamed(paths, &interruptible).map_err(|e| match e {
-                PipelineError::Write(write::WriteError::Io { source, .. }) if source.get_ref().is_some_and(|e| e.is::<SupersededWrite>()) => {
+                PipelineError::Write(write::WriteError::Io { source, .. })
+                    if source.get_ref().is_some_and(|e| e.is::<SupersededWrite>()) =>
+                {
                     PipelineError::Superseded
                 }
                 e => e,
@@ -427,7 +446,13 @@ fn run(
             }
             // A rebuild's indexes stop between files when a newer change waits (a full
             // build, even the dev server's, goes to the end: its output is swapped in whole).
-            let put_index = |file: OutputFile| if mode == Mode::InPlace && superseded() { Err(PipelineError::Superseded) } else { put(file) };
+            let put_index = |file: OutputFile| {
+                if mode == Mode::InPlace && superseded() {
+                    Err(PipelineError::Superseded)
+                } else {
+                    put(file)
+                }
+            };
             Ok(Some(index::search_indexes(&site, &published_base, &put_index)?))
         };
         // A rebuild a newer change supersedes stops here: what it wrote is remembered (see
@@ -464,12 +489,20 @@ fn run(
             pages_ready(&announced);
             paths.extend(render::render(&site, &scheme, &theme, &not_site, render::Pages::NotOf(edited), &emit)?);
             clock.lap("other pages of runs and systems");
-            let more: Vec<PathBuf> = output.changed().into_iter().filter(|p| announced.binary_search(p).is_err()).collect();
+            let more: Vec<PathBuf> =
+                output.changed().into_iter().filter(|p| announced.binary_search(p).is_err()).collect();
             pages_ready(&more);
             if superseded() {
                 stop_superseded!();
             }
-            paths.extend(render::render(&site, &scheme, &theme, &|scope| !matches!(scope, render::Scope::Site), render::Pages::All, &emit)?);
+            paths.extend(render::render(
+                &site,
+                &scheme,
+                &theme,
+                &|scope| !matches!(scope, render::Scope::Site),
+                render::Pages::All,
+                &emit,
+            )?);
             if superseded() {
                 stop_superseded!();
             }
@@ -489,9 +522,19 @@ fn run(
         paths.extend(render::page_paths(&site));
         paths.sort();
         paths.dedup();
-        clock.lap(if mode == Mode::InPlace { "pages of the whole site" } else { "pages, and the search indexes alongside" });
+        clock.lap(if mode == Mode::InPlace {
+            "pages of the whole site"
+        } else {
+            "pages, and the search indexes alongside"
+        });
         summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
-        diagnostics.extend(publish::check_anchors(previous.as_ref(), &paths, &redirects.entries, &redirects.file, &redirects.text));
+        diagnostics.extend(publish::check_anchors(
+            previous.as_ref(),
+            &paths,
+            &redirects.entries,
+            &redirects.file,
+            &redirects.text,
+        ));
         // A rebuild writes into the output itself: nothing more once an error is known.
         let clean = !diagnostics.iter().any(Diagnostic::is_error);
         if clean || mode == Mode::Check {
@@ -605,10 +648,15 @@ struct Finished {
 }
 
 impl<'a> Output<'a> {
-    fn open(mode: Mode, options: &BuildOptions, memory: Option<&'a crate::rebuild::Memory>) -> Result<Self, PipelineError> {
+    fn open(
+        mode: Mode,
+        options: &BuildOptions,
+        memory: Option<&'a crate::rebuild::Memory>,
+    ) -> Result<Self, PipelineError> {
         let static_dir = options.root.join("static");
         let hashes = memory.map(|_| std::sync::Mutex::new(HashMap::new()));
-        let statics = if memory.is_some() && mode != Mode::Check { write::static_stamps(&static_dir)? } else { HashMap::new() };
+        let statics =
+            if memory.is_some() && mode != Mode::Check { write::static_stamps(&static_dir)? } else { HashMap::new() };
         let (staging, in_place) = match mode {
             Mode::Check => (None, None),
             Mode::Build => (Some(write::Staging::create(&options.output, &options.root)?), None),
@@ -670,8 +718,10 @@ impl<'a> Output<'a> {
                 write::StreamedFile::nowhere(path, hash)
             });
         }
-        let mut writers: Vec<&mut dyn std::io::Write> = files.iter_mut().map(|f| f as &mut dyn std::io::Write).collect();
-        write(&mut writers).map_err(|source| write::WriteError::Io { path: paths.first().cloned().unwrap_or_default(), source })?;
+        let mut writers: Vec<&mut dyn std::io::Write> =
+            files.iter_mut().map(|f| f as &mut dyn std::io::Write).collect();
+        write(&mut writers)
+            .map_err(|source| write::WriteError::Io { path: paths.first().cloned().unwrap_or_default(), source })?;
         for (file, path) in files.into_iter().zip(paths) {
             let (hash, written) = file.finish(&|hash| self.unchanged(path, hash))?;
             self.record(path, hash, written && self.in_place.is_some());
@@ -683,7 +733,8 @@ impl<'a> Output<'a> {
     fn into_written_in_place(self) -> HashMap<PathBuf, [u8; 32]> {
         let changed: std::collections::HashSet<PathBuf> =
             self.changed.into_inner().expect("no writer panics holding the lock").into_iter().collect();
-        let mut hashes = self.hashes.map(|h| h.into_inner().expect("no writer panics holding the lock")).unwrap_or_default();
+        let mut hashes =
+            self.hashes.map(|h| h.into_inner().expect("no writer panics holding the lock")).unwrap_or_default();
         hashes.retain(|path, _| changed.contains(path));
         hashes
     }
@@ -692,7 +743,8 @@ impl<'a> Output<'a> {
     /// changed static files and removes the files the build no longer makes (rebuilds).
     /// `kept` are the pages a rebuild did not render: they stay as they are.
     fn finish(self, kept: Vec<PathBuf>) -> Result<Finished, PipelineError> {
-        let mut written = self.hashes.map(|h| h.into_inner().expect("no writer panics holding the lock")).unwrap_or_default();
+        let mut written =
+            self.hashes.map(|h| h.into_inner().expect("no writer panics holding the lock")).unwrap_or_default();
         let mut changed_files = None;
         if let Some(memory) = self.memory {
             for path in kept {
@@ -707,8 +759,10 @@ impl<'a> Output<'a> {
         if let (Some(in_place), Some(memory)) = (self.in_place, self.memory) {
             let mut changed = self.changed.into_inner().expect("no writer panics holding the lock");
             changed.extend(in_place.sync_static(&self.static_dir, memory.statics(), &self.statics, &written)?);
-            let stale: Vec<&PathBuf> =
-                memory.written_paths().filter(|p| !written.contains_key(*p) && !self.statics.contains_key(*p)).collect();
+            let stale: Vec<&PathBuf> = memory
+                .written_paths()
+                .filter(|p| !written.contains_key(*p) && !self.statics.contains_key(*p))
+                .collect();
             in_place.remove(&stale)?;
             changed.extend(stale.into_iter().cloned());
             changed.sort();
@@ -724,7 +778,10 @@ impl<'a> Output<'a> {
 /// The record manifest of the site at `root`, without rendering: for `casebook diff`
 /// on a content tree. Diagnostics come along; a manifest is made even when some are
 /// errors, since a diff of a broken tree is still worth reading.
-pub fn manifest_of(root: &std::path::Path, base_url: Option<&str>) -> (Option<crate::manifest::Manifest>, Vec<Diagnostic>) {
+pub fn manifest_of(
+    root: &std::path::Path,
+    base_url: Option<&str>,
+) -> (Option<crate::manifest::Manifest>, Vec<Diagnostic>) {
     let (tree, mut diagnostics) = discover::discover(&root.join("content"));
     let (parsed, found) = parse::parse(&tree);
     diagnostics.extend(found);

@@ -43,7 +43,8 @@ pub fn rewrite_page(html: &[u8], base: &str) -> Result<Vec<u8>, lol_html::errors
     let mut handlers = vec![
         element!("h1[id], h2[id], h3[id], h4[id], h5[id], h6[id]", |el| {
             if let Some(id) = el.get_attribute("id") {
-                let link = format!("<a class=\"anchor\" href=\"#{}\" aria-label=\"Link to this section\">#</a>", escape(&id));
+                let link =
+                    format!("<a class=\"anchor\" href=\"#{}\" aria-label=\"Link to this section\">#</a>", escape(&id));
                 el.append(&link, ContentType::Html);
             }
             Ok(())
@@ -85,9 +86,10 @@ pub fn rewrite_page(html: &[u8], base: &str) -> Result<Vec<u8>, lol_html::errors
     }
     // Headings gain a link each: a little more room than the page.
     let mut out = Vec::with_capacity(html.len() + html.len() / 16);
-    let mut rewriter = HtmlRewriter::new(Settings { element_content_handlers: handlers, ..Settings::new() }, |chunk: &[u8]| {
-        out.extend_from_slice(chunk)
-    });
+    let mut rewriter =
+        HtmlRewriter::new(Settings { element_content_handlers: handlers, ..Settings::new() }, |chunk: &[u8]| {
+            out.extend_from_slice(chunk)
+        });
     rewriter.write(html)?;
     rewriter.end()?;
     Ok(out)
@@ -120,7 +122,12 @@ mod tests {
     fn at_the_root_urls_are_left_as_they_are() {
         let html = r#"<h2 id="x">T</h2><a href="/a/">in</a><form action="/search/"></form><img src="/i.png"><div data-base="/s/"></div><a href="https://x.org/">out</a>"#;
         let out = String::from_utf8(rewrite_page(html.as_bytes(), "/").unwrap()).unwrap();
-        assert!(out.contains(r#"<a href="/a/">in</a><form action="/search/"></form><img src="/i.png"><div data-base="/s/"></div>"#), "{out}");
+        assert!(
+            out.contains(
+                r#"<a href="/a/">in</a><form action="/search/"></form><img src="/i.png"><div data-base="/s/"></div>"#
+            ),
+            "{out}"
+        );
         assert!(out.contains(r##"<a class="anchor" href="#x""##) && out.contains(r#"class="external""#), "{out}");
     }
 }

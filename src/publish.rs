@@ -19,7 +19,8 @@ use crate::urls;
 /// The absolute origin and path of a base URL (`https://x.org/pr-12/` →
 /// `https://x.org/pr-12`), or `None` when the base URL is only a path.
 fn absolute_base(base_url: &str) -> Option<String> {
-    (base_url.starts_with("https://") || base_url.starts_with("http://")).then(|| base_url.trim_end_matches('/').to_string())
+    (base_url.starts_with("https://") || base_url.starts_with("http://"))
+        .then(|| base_url.trim_end_matches('/').to_string())
 }
 
 /// What site paths (`/fractal/…`) are prefixed with in sitemap, feeds and manifest: the
@@ -83,7 +84,9 @@ fn sitemap(pages: &[PathBuf], base_url: &str) -> OutputFile {
         .map(|p| format!("/{}", p.strip_suffix("index.html").unwrap_or(p)))
         .collect();
     urls.sort();
-    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n");
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
+    );
     for url in urls {
         xml.push_str(&format!("  <url><loc>{}</loc></url>\n", escape(&format!("{prefix}{url}"))));
     }
@@ -124,7 +127,12 @@ fn feeds(site: &Site, base_url: &str) -> Vec<OutputFile> {
                 format!("{}: run {}", system.name, run.name),
                 absolute(&run_url),
                 updated,
-                format!("{} at {}{}", run.name, run.revision, run.lens.as_deref().map(|l| format!(", lens {l}")).unwrap_or_default()),
+                format!(
+                    "{} at {}{}",
+                    run.name,
+                    run.revision,
+                    run.lens.as_deref().map(|l| format!(", lens {l}")).unwrap_or_default()
+                ),
             ));
             for report in &run.reports {
                 entries.push(entry(
@@ -138,9 +146,23 @@ fn feeds(site: &Site, base_url: &str) -> Vec<OutputFile> {
         }
         all.extend(entries.iter().cloned());
         let url = format!("/{}/feed.xml", system.slug);
-        files.push(feed(format!("urn:casebook:{}", system.slug), system.name.clone(), absolute(&urls::system(&system.slug)), absolute(&url), entries, &url));
+        files.push(feed(
+            format!("urn:casebook:{}", system.slug),
+            system.name.clone(),
+            absolute(&urls::system(&system.slug)),
+            absolute(&url),
+            entries,
+            &url,
+        ));
     }
-    files.push(feed("urn:casebook:site".into(), site.title.clone(), absolute("/"), absolute("/feed.xml"), all, "/feed.xml"));
+    files.push(feed(
+        "urn:casebook:site".into(),
+        site.title.clone(),
+        absolute("/"),
+        absolute("/feed.xml"),
+        all,
+        "/feed.xml",
+    ));
     files
 }
 
@@ -180,7 +202,8 @@ fn feed(id: String, title: String, page: String, self_url: String, mut entries: 
 fn netlify_redirects(redirects: &[Redirect], base: &str) -> OutputFile {
     let mut text = String::from("# Written by casebook from content/redirects.yaml\n");
     for r in redirects {
-        let target = if r.to.starts_with("http") { r.to.clone() } else { format!("{base}{}", r.to.trim_start_matches('/')) };
+        let target =
+            if r.to.starts_with("http") { r.to.clone() } else { format!("{base}{}", r.to.trim_start_matches('/')) };
         text.push_str(&format!("{base}{} {target} 301\n", r.from.trim_start_matches('/')));
     }
     OutputFile { path: "_redirects".into(), bytes: text.into_bytes() }
@@ -206,9 +229,12 @@ pub fn check_anchors(
         if !r.to.starts_with("http") && !paths.contains(&normal(&r.to)) {
             let (line, col, source) = crate::parse::locate(redirects_text, &r.to);
             diagnostics.push(
-                Diagnostic::error(Location::new(Arc::from(redirects_file), line, col), format!("redirect target {} is not a page of this site", r.to))
-                    .with_source(source, r.to.chars().count())
-                    .with_help("point it at an existing page, e.g. /<system>/<run>/records/<ID>.html"),
+                Diagnostic::error(
+                    Location::new(Arc::from(redirects_file), line, col),
+                    format!("redirect target {} is not a page of this site", r.to),
+                )
+                .with_source(source, r.to.chars().count())
+                .with_help("point it at an existing page, e.g. /<system>/<run>/records/<ID>.html"),
             );
         }
     }
@@ -225,8 +251,17 @@ pub fn check_anchors(
             .map(|p| Location::new(Arc::from(std::path::Path::new(&p.file)), p.line, 1))
             .unwrap_or_else(|| Location::file(redirects_file));
         diagnostics.push(
-            Diagnostic::error(location, format!("published record {} ({} / {}) is gone, and its page {path} would break", record.id, record.system, record.run))
-                .with_help(format!("restore it, or add to {}:\n      - from: {path}\n        to: <the page that replaces it>", redirects_file.display())),
+            Diagnostic::error(
+                location,
+                format!(
+                    "published record {} ({} / {}) is gone, and its page {path} would break",
+                    record.id, record.system, record.run
+                ),
+            )
+            .with_help(format!(
+                "restore it, or add to {}:\n      - from: {path}\n        to: <the page that replaces it>",
+                redirects_file.display()
+            )),
         );
     }
     diagnostics

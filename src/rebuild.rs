@@ -121,7 +121,14 @@ impl Memory {
 
     /// The run as remembered, if none of its files changed: by the watcher's word alone
     /// (`stamps` is `None`), or also by size and modification time.
-    pub(crate) fn reusable_run(&self, system: &str, run: &str, files: &[&PathBuf], stamps: Option<&[(PathBuf, Option<Stamp>)]>, changed: &[PathBuf]) -> Option<&RememberedRun> {
+    pub(crate) fn reusable_run(
+        &self,
+        system: &str,
+        run: &str,
+        files: &[&PathBuf],
+        stamps: Option<&[(PathBuf, Option<Stamp>)]>,
+        changed: &[PathBuf],
+    ) -> Option<&RememberedRun> {
         let remembered = self.runs.get(&(system.to_string(), run.to_string()))?;
         let named = files.iter().any(|path| changed.iter().any(|c| c == *path));
         let same = !named && stamps.is_none_or(|stamps| remembered.stamps == stamps);

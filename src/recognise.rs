@@ -59,10 +59,8 @@ impl IdScheme {
     pub fn new(config: &IdConfig) -> Result<Self, GrammarError> {
         let mut grammars = Vec::new();
         for pattern in &config.grammars {
-            let regex = Regex::new(pattern).map_err(|e| GrammarError::Invalid {
-                pattern: pattern.clone(),
-                message: e.to_string(),
-            })?;
+            let regex = Regex::new(pattern)
+                .map_err(|e| GrammarError::Invalid { pattern: pattern.clone(), message: e.to_string() })?;
             if !regex.capture_names().any(|n| n == Some("kind")) {
                 return Err(GrammarError::NoKind(pattern.clone()));
             }
@@ -350,9 +348,8 @@ pub fn language_for_path(path: &str) -> Option<&'static str> {
 
 /// The start of `Key: value`, up to the value's first character (the rest of a paragraph
 /// need not be read: the key has no colon, so it ends at the first one).
-static FIELD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\p{Lu}[\p{L}\p{N}()/'’-]*(?: [\p{L}\p{N}()/'’-]+){0,3}:[ \t]+\S").unwrap()
-});
+static FIELD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\p{Lu}[\p{L}\p{N}()/'’-]*(?: [\p{L}\p{N}()/'’-]+){0,3}:[ \t]+\S").unwrap());
 
 /// Words that start sentences, never field names: `The cache gives ranking: …` is prose.
 const SENTENCE_STARTS: [&str; 22] = [
@@ -559,7 +556,8 @@ pub fn is_near_miss(unknown: &str, known: &str) -> bool {
     if numbers(unknown) != numbers(known) {
         return false;
     }
-    let letters = |s: &str| -> String { s.chars().filter(|c| !c.is_ascii_digit()).flat_map(char::to_lowercase).collect() };
+    let letters =
+        |s: &str| -> String { s.chars().filter(|c| !c.is_ascii_digit()).flat_map(char::to_lowercase).collect() };
     let (a, b) = (letters(unknown), letters(known));
     let limit = (a.chars().count().min(b.chars().count()) / 5).max(1);
     if a.chars().count().abs_diff(b.chars().count()) > limit {
@@ -644,7 +642,8 @@ mod tests {
     fn bare_citation_with_several_ranges_inherits_the_source() {
         let text = "SRC-1 tui/app.py:59-70; signature.py:97-106 and session.py:188, 200, 278-279.";
         let c = find_citations(text);
-        let paths: Vec<_> = c.iter().map(|c| (c.source.as_deref(), c.path.as_deref().unwrap(), c.lines.len())).collect();
+        let paths: Vec<_> =
+            c.iter().map(|c| (c.source.as_deref(), c.path.as_deref().unwrap(), c.lines.len())).collect();
         assert_eq!(
             paths,
             [(Some("SRC-1"), "tui/app.py", 1), (Some("SRC-1"), "signature.py", 1), (Some("SRC-1"), "session.py", 3)]
@@ -672,7 +671,9 @@ mod tests {
 
     #[test]
     fn section_and_bare_source_mentions_are_not_inherited() {
-        let c = find_citations("SRC-3 §\"Known Limits\" states it, and hooks return [] (events.py:277-281); see (SRC-7) runtime.py:262.");
+        let c = find_citations(
+            "SRC-3 §\"Known Limits\" states it, and hooks return [] (events.py:277-281); see (SRC-7) runtime.py:262.",
+        );
         let bare: Vec<_> = c.iter().filter(|c| c.source_range.is_none()).map(|c| c.source.clone()).collect();
         assert_eq!(bare, [None, None]);
     }
@@ -705,7 +706,10 @@ mod tests {
         assert_eq!(field("Source-native identity: raw/*_open.md").map(|f| f.0), Some("Source-native identity"));
         assert_eq!(field("The cache gives ranking: authority to code, and more words than a key."), None);
         assert_eq!(field("lower: not a key"), None);
-        assert_eq!(status_line("implementation conclusion status: wired"), Some(("implementation conclusion".into(), "wired")));
+        assert_eq!(
+            status_line("implementation conclusion status: wired"),
+            Some(("implementation conclusion".into(), "wired"))
+        );
         assert_eq!(status_line("Status: implemented"), Some((String::new(), "implemented")));
         assert_eq!(status_line("Lineage: the status quo"), None);
     }
@@ -719,7 +723,10 @@ mod tests {
                 StatusValue { name: "absent".into(), qualifier: Some("content index".into()) },
             ]
         );
-        assert_eq!(status_values("causally supported"), vec![StatusValue { name: "causally supported".into(), qualifier: None }]);
+        assert_eq!(
+            status_values("causally supported"),
+            vec![StatusValue { name: "causally supported".into(), qualifier: None }]
+        );
     }
 
     #[test]
@@ -729,7 +736,10 @@ mod tests {
             (Some("TurnUsage".into()), Some("context_tokens".into()))
         );
         assert_eq!(label_and_part(" (part: files_read)"), (None, Some("files_read".into())));
-        assert_eq!(label_and_part(" SessionSummary / SummaryTurn"), (Some("SessionSummary / SummaryTurn".into()), None));
+        assert_eq!(
+            label_and_part(" SessionSummary / SummaryTurn"),
+            (Some("SessionSummary / SummaryTurn".into()), None)
+        );
     }
 
     #[test]

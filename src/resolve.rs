@@ -17,7 +17,8 @@ use rayon::prelude::*;
 
 use crate::config::{is_iso_date, SiteConfig, StatusDef};
 use crate::model::{
-    At, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Site, SourcePart, StatusClaim, System,
+    At, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Site, SourcePart,
+    StatusClaim, System,
 };
 use crate::parse::{locate, ParsedRun, ParsedSystem};
 use crate::recognise::{self, IdScheme};
@@ -32,8 +33,10 @@ pub fn resolve(systems: Vec<ParsedSystem>, config: &SiteConfig, scheme: &IdSchem
     let resolved: Vec<(System, Vec<Diagnostic>)> = systems
         .into_par_iter()
         .map(|mut parsed| {
-            let results: Vec<(Run, Vec<Diagnostic>)> =
-                std::mem::take(&mut parsed.runs).into_par_iter().map(|run| resolve_run(run, scheme, &config.statuses)).collect();
+            let results: Vec<(Run, Vec<Diagnostic>)> = std::mem::take(&mut parsed.runs)
+                .into_par_iter()
+                .map(|run| resolve_run(run, scheme, &config.statuses))
+                .collect();
             let mut found = Vec::new();
             let mut runs = Vec::new();
             for (run, d) in results {
@@ -97,7 +100,12 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
     for (key, value) in [("date", &meta.date), ("applicability_ends", &meta.applicability_ends)] {
         if let Some(value) = value {
             if !is_iso_date(value) {
-                cx.at_key(true, value, format!("`{key}` must be a date written YYYY-MM-DD, not `{value}`"), format!("write {key}: 2026-08-20"));
+                cx.at_key(
+                    true,
+                    value,
+                    format!("`{key}` must be a date written YYYY-MM-DD, not `{value}`"),
+                    format!("write {key}: 2026-08-20"),
+                );
             }
         }
     }
@@ -135,13 +143,23 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
     let mut seen_sources = std::collections::HashSet::new();
     for source in &meta.sources {
         if !seen_sources.insert(source.id.as_str()) {
-            cx.at_key(true, &format!("id: {}", source.id), format!("{} is registered twice", source.id), "give each source its own SRC-n".into());
+            cx.at_key(
+                true,
+                &format!("id: {}", source.id),
+                format!("{} is registered twice", source.id),
+                "give each source its own SRC-n".into(),
+            );
         }
     }
     let default_source = meta.default_source.clone().or_else(|| meta.sources.first().map(|s| s.id.clone()));
     if let Some(d) = &meta.default_source {
         if !meta.sources.iter().any(|s| &s.id == d) {
-            cx.at_key(true, d, format!("default_source {d} is not in this run's source register"), "register it under `sources`".into());
+            cx.at_key(
+                true,
+                d,
+                format!("default_source {d} is not in this run's source register"),
+                "register it under `sources`".into(),
+            );
         }
     }
 
@@ -153,7 +171,12 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
         .filter_map(|(i, pattern)| match Glob::new(pattern) {
             Ok(glob) => Some((i, glob.compile_matcher())),
             Err(e) => {
-                cx.at_key(true, pattern, format!("`{pattern}` is not a valid ID pattern: {e}"), "use `*` and `?` wildcards, e.g. RT-*".into());
+                cx.at_key(
+                    true,
+                    pattern,
+                    format!("`{pattern}` is not a valid ID pattern: {e}"),
+                    "use `*` and `?` wildcards, e.g. RT-*".into(),
+                );
                 None
             }
         })
@@ -162,22 +185,38 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
     let mut records: BTreeMap<RecordId, Record> = BTreeMap::new();
     // The claims move from the declarations into their records (a record is what pages,
     // indexes and manifest read): a site holds each claim once.
-    let claims: Vec<Vec<Vec<StatusClaim>>> =
-        reports.iter_mut().map(|r| r.declarations.iter_mut().map(|d| std::mem::take(&mut d.statuses)).collect()).collect();
+    let claims: Vec<Vec<Vec<StatusClaim>>> = reports
+        .iter_mut()
+        .map(|r| r.declarations.iter_mut().map(|d| std::mem::take(&mut d.statuses)).collect())
+        .collect();
     declare_records(&reports, claims, scheme, statuses, &vocabulary, &mut records, &mut cx.diagnostics);
 
     // Published IDs by length, for near-miss suggestions.
     let published: Vec<RecordId> = records.keys().cloned().collect();
-    let published_families: std::collections::BTreeSet<String> = records.values().filter_map(|r| r.family.clone()).collect();
+    let published_families: std::collections::BTreeSet<String> =
+        records.values().filter_map(|r| r.family.clone()).collect();
     let mut unknown: HashMap<RecordId, Unknown> = HashMap::new();
     let mut line_parts = LineParts::default();
     let unpublished_set = |id: &RecordId| matchers.iter().find(|(_, m)| m.is_match(id.as_str())).map(|(i, _)| *i);
 
-    let lookup = Lookup { published: &published, published_families: &published_families, unpublished_set: &unpublished_set, scheme };
+    let lookup = Lookup {
+        published: &published,
+        published_families: &published_families,
+        unpublished_set: &unpublished_set,
+        scheme,
+    };
     for (r, report) in reports.iter().enumerate() {
         for (a, annotation) in report.annotations.iter().enumerate() {
             let at = At { report: r, index: a };
-            if let Some(record) = target_record(&annotation.target, &mut records, &lookup, &mut unknown, &annotation.location, report, &mut line_parts) {
+            if let Some(record) = target_record(
+                &annotation.target,
+                &mut records,
+                &lookup,
+                &mut unknown,
+                &annotation.location,
+                report,
+                &mut line_parts,
+            ) {
                 record.annotations.push(at);
             }
         }
@@ -187,7 +226,15 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
             if owner_id.as_ref() == Some(&mention.target) {
                 continue;
             }
-            if let Some(record) = target_record(&mention.target, &mut records, &lookup, &mut unknown, &mention.location, report, &mut line_parts) {
+            if let Some(record) = target_record(
+                &mention.target,
+                &mut records,
+                &lookup,
+                &mut unknown,
+                &mention.location,
+                report,
+                &mut line_parts,
+            ) {
                 record.backlinks.push(at);
             } else {
                 continue;
@@ -219,8 +266,11 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
                 }
                 None if default_source.is_none() => {
                     cx.diagnostics.push(
-                        Diagnostic::warning(citation.location.clone(), "this citation names no source and the run has no source register")
-                            .with_help(format!("add `sources:` to {}", file.display())),
+                        Diagnostic::warning(
+                            citation.location.clone(),
+                            "this citation names no source and the run has no source register",
+                        )
+                        .with_help(format!("add `sources:` to {}", file.display())),
                     );
                 }
                 _ => {}
@@ -309,15 +359,24 @@ fn declare_records(
                         .map(|s| format!("did you mean `{s}`?"))
                         .unwrap_or_else(|| format!("use one of: {}", vocabulary.join(", ")));
                     diagnostics.push(
-                        Diagnostic::error(claim.location.clone(), format!("unknown status `{}` on {}", claim.value, declaration.id))
-                            .with_source(source_line(report, claim.location.line), claim.value.chars().count())
-                            .with_help(help),
+                        Diagnostic::error(
+                            claim.location.clone(),
+                            format!("unknown status `{}` on {}", claim.value, declaration.id),
+                        )
+                        .with_source(source_line(report, claim.location.line), claim.value.chars().count())
+                        .with_help(help),
                     );
                 } else if !vocabulary.iter().any(|v| **v == *claim.value) {
                     diagnostics.push(
-                        Diagnostic::error(claim.location.clone(), format!("status `{}` is not in this run's vocabulary", claim.value))
-                            .with_source(source_line(report, claim.location.line), claim.value.chars().count())
-                            .with_help(format!("this run allows: {}; or add it to `vocabulary` in run.yaml", vocabulary.join(", "))),
+                        Diagnostic::error(
+                            claim.location.clone(),
+                            format!("status `{}` is not in this run's vocabulary", claim.value),
+                        )
+                        .with_source(source_line(report, claim.location.line), claim.value.chars().count())
+                        .with_help(format!(
+                            "this run allows: {}; or add it to `vocabulary` in run.yaml",
+                            vocabulary.join(", ")
+                        )),
                     );
                 } else {
                     record.statuses.push(claim);
@@ -329,7 +388,12 @@ fn declare_records(
 
 /// Where an earlier declaration clashes with `new`: headings are exclusive, and a row may
 /// repeat an ID only as another part, or in another table.
-fn duplicate_of(existing: &Record, new: &crate::model::Declaration, new_report: usize, reports: &[Report]) -> Option<Location> {
+fn duplicate_of(
+    existing: &Record,
+    new: &crate::model::Declaration,
+    new_report: usize,
+    reports: &[Report],
+) -> Option<Location> {
     for at in &existing.declarations {
         let old = &reports[at.report].declarations[at.index];
         let clash = match (&old.form, &new.form) {
@@ -383,15 +447,21 @@ fn target_record<'r>(
         return records.get_mut(id);
     }
     let entry = unknown.entry(id.clone()).or_insert_with(|| {
-        let near = lookup.published.iter().filter(|p| recognise::is_near_miss(id.as_str(), p.as_str())).min_by_key(|p| {
-            strsim::damerau_levenshtein(&id.as_str().to_lowercase(), &p.as_str().to_lowercase())
-        });
+        let near = lookup
+            .published
+            .iter()
+            .filter(|p| recognise::is_near_miss(id.as_str(), p.as_str()))
+            .min_by_key(|p| strsim::damerau_levenshtein(&id.as_str().to_lowercase(), &p.as_str().to_lowercase()));
         Unknown {
             first: location.clone(),
             first_line: parts.part(report, location, id.as_str().chars().count()),
             count: 0,
             near: near.cloned(),
-            family: lookup.scheme.classify(id.as_str()).and_then(|c| c.family).filter(|f| lookup.published_families.contains(f)),
+            family: lookup
+                .scheme
+                .classify(id.as_str())
+                .and_then(|c| c.family)
+                .filter(|f| lookup.published_families.contains(f)),
             set: (lookup.unpublished_set)(id),
         }
     });
@@ -426,14 +496,20 @@ fn report_unknown(
             Diagnostic::error(u.first, format!("unknown record {id}; did you mean {near}?{more}"))
                 .with_help(format!("{near} is declared in this run; fix the spelling"))
         } else if let Some(family) = &u.family {
-            Diagnostic::error(u.first, format!("unknown record {id}: family {family} is published in this run, but {id} is not declared{more}"))
-                .with_help("declare it or fix the spelling; records of a published family must all be published")
+            Diagnostic::error(
+                u.first,
+                format!(
+                    "unknown record {id}: family {family} is published in this run, but {id} is not declared{more}"
+                ),
+            )
+            .with_help("declare it or fix the spelling; records of a published family must all be published")
         } else if let Some(set) = u.set {
             Diagnostic::warning(u.first, format!("reference to unpublished record {id} ({}){more}", sets[set].name))
                 .with_code(UNPUBLISHED_REFERENCE)
         } else {
-            Diagnostic::error(u.first, format!("unknown record {id}: it is not declared in this run{more}"))
-                .with_help("declare it, fix the spelling, or list the report it belongs to under `unpublished` in run.yaml")
+            Diagnostic::error(u.first, format!("unknown record {id}: it is not declared in this run{more}")).with_help(
+                "declare it, fix the spelling, or list the report it belongs to under `unpublished` in run.yaml",
+            )
         };
         diagnostics.push(d.with_source_part(u.first_line, len));
     }
@@ -452,7 +528,10 @@ fn check_source(
     let help = if register.is_empty() {
         "this run has no source register; add `sources:` to its run.yaml".to_string()
     } else {
-        format!("register it under `sources` in run.yaml (registered: {})", register.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", "))
+        format!(
+            "register it under `sources` in run.yaml (registered: {})",
+            register.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", ")
+        )
     };
     diagnostics.push(
         Diagnostic::error(location.clone(), format!("{source} is not in this run's source register"))
@@ -464,7 +543,12 @@ fn check_source(
 /// A repository URL from YAML: `https://…` or `http://…` as given, a bare
 /// `github.com/owner/repo` with `https://` added; any other scheme (`javascript:`,
 /// `data:`, `file:`) is an error, since the URL becomes a link on the pages.
-fn checked_url(value: Option<String>, file: &Arc<std::path::Path>, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<String> {
+fn checked_url(
+    value: Option<String>,
+    file: &Arc<std::path::Path>,
+    text: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<String> {
     let value = value?.trim().to_string();
     let lower = value.to_ascii_lowercase();
     if lower.starts_with("https://") || lower.starts_with("http://") {
@@ -476,20 +560,19 @@ fn checked_url(value: Option<String>, file: &Arc<std::path::Path>, text: &str, d
     }
     let (line, col, source) = locate(text, &value);
     diagnostics.push(
-        Diagnostic::error(Location::new(file.clone(), line, col), format!("`{value}` is not an http(s) repository URL"))
-            .with_source(source, value.chars().count())
-            .with_help("write the repository as https://host/owner/name"),
+        Diagnostic::error(
+            Location::new(file.clone(), line, col),
+            format!("`{value}` is not an http(s) repository URL"),
+        )
+        .with_source(source, value.chars().count())
+        .with_help("write the repository as https://host/owner/name"),
     );
     None
 }
 
 /// The closest name within edit distance 2.
 fn suggestion<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    names
-        .map(|n| (strsim::damerau_levenshtein(wanted, n), n))
-        .filter(|(d, _)| *d <= 2)
-        .min()
-        .map(|(_, n)| n)
+    names.map(|n| (strsim::damerau_levenshtein(wanted, n), n)).filter(|(d, _)| *d <= 2).min().map(|(_, n)| n)
 }
 
 /// Cuts the part of a report's line that a diagnostic shows. The first character shown
@@ -542,7 +625,10 @@ mod tests {
             checked_url(Some("github.com/Trampoline-AI/fractal".into()), &file, text, &mut diagnostics).as_deref(),
             Some("https://github.com/Trampoline-AI/fractal")
         );
-        assert_eq!(checked_url(Some("https://x.org/r".into()), &file, text, &mut diagnostics).as_deref(), Some("https://x.org/r"));
+        assert_eq!(
+            checked_url(Some("https://x.org/r".into()), &file, text, &mut diagnostics).as_deref(),
+            Some("https://x.org/r")
+        );
         assert_eq!(diagnostics.len(), 2);
     }
 

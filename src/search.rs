@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::error::{DeleteError, LockError, OpenReadError, OpenWriteError};
-use tantivy::directory::{Directory, DirectoryLock, FileHandle, Lock, MmapDirectory, RamDirectory, WatchCallback, WatchHandle, WritePtr};
+use tantivy::directory::{
+    Directory, DirectoryLock, FileHandle, Lock, MmapDirectory, RamDirectory, WatchCallback, WatchHandle, WritePtr,
+};
 use tantivy::query::{BooleanQuery, Occur, Query, QueryParser, QueryParserError, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
@@ -138,8 +140,10 @@ impl Searcher {
         if !path.join("meta.json").is_file() {
             return Err(SearchError::NoIndex(dir.to_path_buf()));
         }
-        let directory = MmapDirectory::open(&path).map_err(|e| SearchError::Index { path: path.clone(), source: e.into() })?;
-        let index = Index::open(ReadOnly(directory)).map_err(|source| SearchError::Index { path: path.clone(), source })?;
+        let directory =
+            MmapDirectory::open(&path).map_err(|e| SearchError::Index { path: path.clone(), source: e.into() })?;
+        let index =
+            Index::open(ReadOnly(directory)).map_err(|source| SearchError::Index { path: path.clone(), source })?;
         Self::over(path, index)
     }
 
@@ -195,7 +199,9 @@ impl Searcher {
             let named = |field: &tantivy::schema::Field, name: &str| f.schema.get_field_name(*field) == name;
             match parser.parse_query(text) {
                 // A default field: ask again without it. A field the query names stays an error.
-                Err(QueryParserError::FieldDoesNotHavePositionsIndexed(name)) if fields.iter().any(|field| named(field, &name)) => {
+                Err(QueryParserError::FieldDoesNotHavePositionsIndexed(name))
+                    if fields.iter().any(|field| named(field, &name)) =>
+                {
                     fields.retain(|field| !named(field, &name));
                 }
                 parsed => return parsed.map_err(|e| SearchError::Query(e.to_string())),
@@ -207,11 +213,7 @@ impl Searcher {
     pub fn search(&self, request: &Request) -> Result<Results, SearchError> {
         let f = &self.fields;
         let text = request.query.trim();
-        let main: Box<dyn Query> = if text.is_empty() {
-            Box::new(tantivy::query::AllQuery)
-        } else {
-            self.parse(text)?
-        };
+        let main: Box<dyn Query> = if text.is_empty() { Box::new(tantivy::query::AllQuery) } else { self.parse(text)? };
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, main.box_clone())];
         for (field, value) in [
             (f.system, &request.system),
@@ -250,7 +252,8 @@ impl Searcher {
                 snippet = snippets.snippet(&body.chars().take(200).collect::<String>());
             }
             let fragment = snippet.fragment().trim_end().to_string();
-            let highlights = snippet.highlighted().iter().map(|r| (r.start, r.end)).filter(|(_, e)| *e <= fragment.len()).collect();
+            let highlights =
+                snippet.highlighted().iter().map(|r| (r.start, r.end)).filter(|(_, e)| *e <= fragment.len()).collect();
             let label = text(f.label);
             results.push(Hit {
                 rank: rank + 1,
@@ -285,7 +288,10 @@ struct ReadOnly(MmapDirectory);
 
 impl ReadOnly {
     fn refused(path: &Path) -> std::io::Error {
-        std::io::Error::new(std::io::ErrorKind::PermissionDenied, format!("{} is opened for reading only", path.display()))
+        std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{} is opened for reading only", path.display()),
+        )
     }
 }
 
@@ -326,4 +332,3 @@ impl Directory for ReadOnly {
         self.0.watch(callback)
     }
 }
-

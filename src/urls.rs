@@ -80,7 +80,9 @@ pub fn repository_file(repository: &str, revision: &str, path: &str, lines: Opti
     let (blob, fragment) = match host {
         "github.com" => ("blob", lines.map(|(a, b)| if a == b { format!("#L{a}") } else { format!("#L{a}-L{b}") })),
         "gitlab.com" => ("-/blob", lines.map(|(a, b)| if a == b { format!("#L{a}") } else { format!("#L{a}-{b}") })),
-        "codeberg.org" => ("src/commit", lines.map(|(a, b)| if a == b { format!("#L{a}") } else { format!("#L{a}-L{b}") })),
+        "codeberg.org" => {
+            ("src/commit", lines.map(|(a, b)| if a == b { format!("#L{a}") } else { format!("#L{a}-L{b}") }))
+        }
         _ => return None,
     };
     Some(format!("{base}/{blob}/{revision}/{path}{}", fragment.unwrap_or_default()))
@@ -100,7 +102,13 @@ mod tests {
     #[test]
     fn github_links_pin_the_revision_and_lines() {
         assert_eq!(
-            repository_file("https://github.com/Trampoline-AI/fractal", "5954a07", "src/fractal/session.py", Some((368, 390))).as_deref(),
+            repository_file(
+                "https://github.com/Trampoline-AI/fractal",
+                "5954a07",
+                "src/fractal/session.py",
+                Some((368, 390))
+            )
+            .as_deref(),
             Some("https://github.com/Trampoline-AI/fractal/blob/5954a07/src/fractal/session.py#L368-L390")
         );
         assert_eq!(

@@ -132,7 +132,9 @@ pub const MARKER: &str = ".casebook";
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     /// The output folder holds something casebook did not write.
-    #[error("{0} exists and was not written by casebook (it has no {MARKER} file); remove it or choose another --output")]
+    #[error(
+        "{0} exists and was not written by casebook (it has no {MARKER} file); remove it or choose another --output"
+    )]
     NotOurs(PathBuf),
     /// Another build is writing the same output folder.
     #[error("another casebook build (process {pid}) is writing {output}; wait for it, or delete {lock} if no build is running")]
@@ -228,7 +230,9 @@ impl Staging {
         // Staging and backup folders of killed builds are removed.
         for entry in fs::read_dir(&parent).map_err(io_error(&parent))?.flatten() {
             let file_name = entry.file_name().to_string_lossy().into_owned();
-            let ours = [format!(".{name}.staging-"), format!(".{name}.previous-")].iter().any(|p| file_name.starts_with(p.as_str()));
+            let ours = [format!(".{name}.staging-"), format!(".{name}.previous-")]
+                .iter()
+                .any(|p| file_name.starts_with(p.as_str()));
             if ours && pid_in(&file_name).is_some_and(|pid| pid == std::process::id() || !alive(pid)) {
                 let _ = fs::remove_dir_all(entry.path());
             }
@@ -278,7 +282,8 @@ impl Staging {
             }
         }
         let marker = self.dir.join(MARKER);
-        fs::write(&marker, "This folder is casebook's output; the next build replaces it.\n").map_err(io_error(&marker))?;
+        fs::write(&marker, "This folder is casebook's output; the next build replaces it.\n")
+            .map_err(io_error(&marker))?;
         let backup = self.dir.with_file_name(
             self.dir.file_name().map(|n| n.to_string_lossy().replace(".staging-", ".previous-")).unwrap_or_default(),
         );
@@ -322,7 +327,8 @@ fn swap(staging: &Path, output: &Path, backup: &Path) -> Result<(), WriteError> 
 }
 
 fn absolute(path: &Path) -> PathBuf {
-    let joined = if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
+    let joined =
+        if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
     // Lexical normalisation: the output folder may not exist yet.
     let mut out = PathBuf::new();
     for part in joined.components() {
@@ -342,7 +348,12 @@ mod tests {
     use super::*;
 
     /// Writes `files` as the new contents of `output`, as a build does.
-    fn write_site(output: &Path, files: &[OutputFile], static_dir: Option<&Path>, root: &Path) -> Result<(), WriteError> {
+    fn write_site(
+        output: &Path,
+        files: &[OutputFile],
+        static_dir: Option<&Path>,
+        root: &Path,
+    ) -> Result<(), WriteError> {
         let staging = Staging::create(output, root)?;
         for file in files {
             staging.put(file)?;
@@ -374,7 +385,9 @@ mod tests {
         let root = dir.path().join("site");
         let first = Staging::create(&out, &root).unwrap();
         // A lock held by a live process (this test's parent: always running).
-        let parent_pid = std::fs::read_to_string("/proc/self/stat").ok().and_then(|s| s.split_whitespace().nth(3)?.parse::<u32>().ok());
+        let parent_pid = std::fs::read_to_string("/proc/self/stat")
+            .ok()
+            .and_then(|s| s.split_whitespace().nth(3)?.parse::<u32>().ok());
         if let Some(pid) = parent_pid {
             fs::write(dir.path().join(".public.lock"), pid.to_string()).unwrap();
             let err = Staging::create(&out, &root).unwrap_err();
@@ -388,7 +401,8 @@ mod tests {
         let staging = Staging::create(&out, &root).unwrap();
         staging.put(&file("index.html", "x")).unwrap();
         staging.commit(None).unwrap();
-        let left: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let left: Vec<_> =
+            fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         assert_eq!(left, ["public"]);
     }
 
@@ -493,7 +507,8 @@ impl InPlace {
                 changed.push(path.clone());
             }
         }
-        let gone: Vec<&PathBuf> = before.keys().filter(|p| !now.contains_key(*p) && !generated.contains_key(*p)).collect();
+        let gone: Vec<&PathBuf> =
+            before.keys().filter(|p| !now.contains_key(*p) && !generated.contains_key(*p)).collect();
         self.remove(&gone)?;
         changed.extend(gone.into_iter().cloned());
         Ok(changed)
@@ -509,7 +524,8 @@ pub fn static_stamps(static_dir: &Path) -> Result<HashMap<PathBuf, Stamp>, Write
     for entry in walkdir::WalkDir::new(static_dir).min_depth(1) {
         let entry = entry.map_err(|e| WriteError::Io { path: static_dir.to_path_buf(), source: e.into() })?;
         if entry.file_type().is_file() {
-            let relative = entry.path().strip_prefix(static_dir).expect("walkdir yields paths below its root").to_path_buf();
+            let relative =
+                entry.path().strip_prefix(static_dir).expect("walkdir yields paths below its root").to_path_buf();
             if let Some(stamp) = Stamp::of(entry.path()) {
                 stamps.insert(relative, stamp);
             }

@@ -56,7 +56,8 @@ fn a_build_killed_at_any_moment_leaves_the_previous_output_whole() {
     // The next build succeeds and leaves no staging folder, backup or lock behind.
     assert!(build(&site, &out).wait().unwrap().success());
     assert_eq!(tree(&out), before);
-    let mut left: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut left: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     left.sort();
     assert_eq!(left, ["public", "site", "timing"]);
 }

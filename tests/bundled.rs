@@ -21,18 +21,45 @@ const DECLARED_IN_000: [&str; 28] = [
 
 /// Records declared by headings in ../shared/seeds/001 (EXIA SEED memory report).
 const DECLARED_IN_001: [&str; 10] = [
-    "MEM-CMP-memoire", "MEM-OBJ-raw", "MEM-OBJ-registre", "MEM-OBJ-page-facts", "MEM-OBJ-page-metadata",
-    "MEM-OBJ-summary", "MEM-OBJ-keywords", "MEM-OBJ-thesaurus", "MEM-OBJ-graphe", "MEM-OBJ-journals",
+    "MEM-CMP-memoire",
+    "MEM-OBJ-raw",
+    "MEM-OBJ-registre",
+    "MEM-OBJ-page-facts",
+    "MEM-OBJ-page-metadata",
+    "MEM-OBJ-summary",
+    "MEM-OBJ-keywords",
+    "MEM-OBJ-thesaurus",
+    "MEM-OBJ-graphe",
+    "MEM-OBJ-journals",
 ];
 
 /// Records ../shared/seeds/003 (Fractal synthesis, run 2) refers to; it declares none.
 const REFERENCED_IN_003: [&str; 25] = [
-    "EPI-CLM-context-rot", "EPI-CLM-readable-trace", "EPI-RTE-contract-tests", "EPI-RTE-event-projection",
-    "EPI-RTE-summary-render", "MEM-OBJ-session-history", "MEM-OBJ-session-summary", "MEM-OBJ-turn-usage",
-    "MEM-RTE-checkpoint-update", "MEM-RTE-session-context", "MEM-RTE-session-reload", "RT-BAP-workspace-guidance",
-    "RT-CLM-hook-accounting", "RT-CLM-result-contract", "RT-CMP-main-lm", "RT-CMP-sub-lm", "RT-OBJ-edit-workspace",
-    "RT-OBJ-session-state", "RT-RTE-budget-exhaustion", "RT-RTE-config-change", "RT-RTE-direct-agent",
-    "RT-RTE-headless-turn", "RT-RTE-interactive-interrupt", "RT-RTE-package-release", "WF-RTE-audit-repair",
+    "EPI-CLM-context-rot",
+    "EPI-CLM-readable-trace",
+    "EPI-RTE-contract-tests",
+    "EPI-RTE-event-projection",
+    "EPI-RTE-summary-render",
+    "MEM-OBJ-session-history",
+    "MEM-OBJ-session-summary",
+    "MEM-OBJ-turn-usage",
+    "MEM-RTE-checkpoint-update",
+    "MEM-RTE-session-context",
+    "MEM-RTE-session-reload",
+    "RT-BAP-workspace-guidance",
+    "RT-CLM-hook-accounting",
+    "RT-CLM-result-contract",
+    "RT-CMP-main-lm",
+    "RT-CMP-sub-lm",
+    "RT-OBJ-edit-workspace",
+    "RT-OBJ-session-state",
+    "RT-RTE-budget-exhaustion",
+    "RT-RTE-config-change",
+    "RT-RTE-direct-agent",
+    "RT-RTE-headless-turn",
+    "RT-RTE-interactive-interrupt",
+    "RT-RTE-package-release",
+    "WF-RTE-audit-repair",
 ];
 
 fn record_url(run: &str, id: &str) -> String {
@@ -45,7 +72,10 @@ fn every_declared_record_has_a_published_page() {
     for (run, ids) in [(FRACTAL_RUN, &DECLARED_IN_000[..]), (EXIA_RUN, &DECLARED_IN_001[..])] {
         for id in ids {
             let page = built.page(&record_url(run, id));
-            assert!(page.contains(&format!("<span class=\"rec-id\">{id}</span>")), "{id}: page does not name the record");
+            assert!(
+                page.contains(&format!("<span class=\"rec-id\">{id}</span>")),
+                "{id}: page does not name the record"
+            );
             assert!(page.contains("Declared in"), "{id}: page does not say where it is declared");
             assert!(!page.contains("Not published in this site"), "{id} is declared but shown as unpublished");
         }
@@ -75,7 +105,10 @@ fn records_referenced_but_unpublished_have_a_page_and_are_listed_on_their_run() 
         let page = built.page(&record_url(SYNTHESIS_RUN, id));
         assert!(page.contains("Not published in this site"), "{id}: no unpublished notice");
         assert!(page.contains("Referenced by"), "{id}: no backlinks");
-        assert!(run_page.contains(&format!("href=\"{}\">{id}</a>", record_url(SYNTHESIS_RUN, id))), "{id} missing from the run's unresolved references");
+        assert!(
+            run_page.contains(&format!("href=\"{}\">{id}</a>", record_url(SYNTHESIS_RUN, id))),
+            "{id} missing from the run's unresolved references"
+        );
     }
     // The location of the first reference is shown with file and line.
     assert!(run_page.contains("content/fractal/6a226e7/synthesis.md:"));
@@ -142,7 +175,9 @@ fn every_reference_in_every_report_is_a_link() {
 fn backlinks_show_the_citing_sentence() {
     let built = bundled();
     let page = built.page(&record_url(EXIA_RUN, "MEM-OBJ-raw"));
-    assert!(page.contains("Memory-specific lineage: <mark>MEM-OBJ-raw</mark> is the raw source, not derived knowledge."));
+    assert!(
+        page.contains("Memory-specific lineage: <mark>MEM-OBJ-raw</mark> is the raw source, not derived knowledge.")
+    );
     assert!(page.contains("annotation on RT-RTE-conversation-ingest"));
 }
 
@@ -150,7 +185,8 @@ fn backlinks_show_the_citing_sentence() {
 fn every_quote_is_highlighted_with_its_path() {
     let built = bundled();
     let html = built.page(&format!("{EXIA_RUN}memory/"));
-    let figures: Vec<&str> = html.split("<figure class=\"quote\">").skip(1).map(|s| &s[..s.find("</figure>").unwrap()]).collect();
+    let figures: Vec<&str> =
+        html.split("<figure class=\"quote\">").skip(1).map(|s| &s[..s.find("</figure>").unwrap()]).collect();
     // ../shared/seeds/001 quotes 17 snippets, each followed by `--- path`.
     assert_eq!(figures.len(), 17);
     for figure in figures {
@@ -177,18 +213,30 @@ fn citations_link_to_the_file_at_the_frozen_revision() {
 fn the_run_page_has_the_register_matrix_and_reports() {
     let built = bundled();
     let page = built.page(FRACTAL_RUN);
-    for needle in ["id=\"src-1\"", "predict-rlm 0.7.0", "Records by kind and status", "operative object", "Memory / context report"] {
+    for needle in [
+        "id=\"src-1\"",
+        "predict-rlm 0.7.0",
+        "Records by kind and status",
+        "operative object",
+        "Memory / context report",
+    ] {
         assert!(page.contains(needle), "run page lacks {needle}");
     }
     let home = built.page("/");
     assert!(home.contains("Fractal") && home.contains("EXIA SEED"));
     // A status across the site: a count per system, each leading to that system's list.
     let status = built.page("/statuses/implemented/");
-    assert!(status.contains(r#"<a href="/fractal/statuses/implemented/">Fractal</a></td><td class="num">12</td>"#), "{status}");
+    assert!(
+        status.contains(r#"<a href="/fractal/statuses/implemented/">Fractal</a></td><td class="num">12</td>"#),
+        "{status}"
+    );
     assert!(!status.contains("OBJ-03"), "the site-wide page lists systems, not records");
     let listed = built.page("/fractal/statuses/implemented/");
     assert!(listed.contains("OBJ-03") && !listed.contains("MEM-OBJ-raw"));
-    assert!(built.page("/fractal/").contains(r#"href="/fractal/statuses/implemented/""#), "the system page links its statuses");
+    assert!(
+        built.page("/fractal/").contains(r#"href="/fractal/statuses/implemented/""#),
+        "the system page links its statuses"
+    );
     assert!(!built.exists("/exia-seed/statuses/implemented/"), "no page for a status no record of the system carries");
 }
 
@@ -200,7 +248,11 @@ fn builds_are_byte_identical_whatever_the_thread_count() {
     let (a, b) = (first.out(), second.out());
     assert_eq!(files_below(&a), files_below(&b));
     for file in files_below(&a) {
-        assert!(std::fs::read(a.join(&file)).unwrap() == std::fs::read(b.join(&file)).unwrap(), "{} differs", file.display());
+        assert!(
+            std::fs::read(a.join(&file)).unwrap() == std::fs::read(b.join(&file)).unwrap(),
+            "{} differs",
+            file.display()
+        );
     }
 }
 
@@ -217,7 +269,9 @@ fn a_sub_path_base_url_keeps_every_internal_link_inside_the_site() {
                     continue;
                 }
                 let path = value.split('#').next().unwrap();
-                let inside = path.strip_prefix("/preview/pr-12/").unwrap_or_else(|| panic!("{}: {value} ignores the base path", file.display()));
+                let inside = path
+                    .strip_prefix("/preview/pr-12/")
+                    .unwrap_or_else(|| panic!("{}: {value} ignores the base path", file.display()));
                 let target = out.join(inside);
                 // A page folder has its index.html; the browser search index folder its meta.json.
                 let index = if attr.starts_with("data-bundle") { "meta.json" } else { "index.html" };

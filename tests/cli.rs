@@ -80,7 +80,8 @@ fn a_failed_build_leaves_the_previous_output_untouched() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("public was left untouched"), "{}", stderr(&output));
     assert_eq!(std::fs::read_to_string(public.join("index.html")).unwrap(), "the previous site");
-    let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert!(names.iter().all(|n| !n.contains("staging")), "{names:?}");
 }
 
@@ -95,7 +96,10 @@ fn build_writes_the_site_and_prints_a_summary() {
         assert!(summary.contains(row), "summary lacks `{row}`:\n{summary}");
     }
     assert!(out.join("index.html").is_file() && out.join("records.json").is_file());
-    let assets: Vec<String> = std::fs::read_dir(out.join("assets")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let assets: Vec<String> = std::fs::read_dir(out.join("assets"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     assert!(assets.iter().any(|a| a.starts_with("style.") && a.ends_with(".css")), "{assets:?}");
     assert!(!stderr(&output).contains("warning"), "--quiet prints no warnings");
 }
@@ -131,9 +135,14 @@ fn the_readme_example_builds_and_fails_exactly_as_documented() {
     let output = casebook(dir.path(), &["check", "--root", "."]);
     assert_eq!(output.status.code(), Some(1));
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let block = readme.split("```\ncontent/fractal/").nth(1).expect("README shows the error").split("```").next().unwrap();
+    let block =
+        readme.split("```\ncontent/fractal/").nth(1).expect("README shows the error").split("```").next().unwrap();
     let documented = format!("content/fractal/{block}");
-    assert!(stderr(&output).contains(documented.trim_end()), "README's error is not what casebook prints:\n{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(documented.trim_end()),
+        "README's error is not what casebook prints:\n{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -146,7 +155,12 @@ fn a_revision_that_is_not_a_commit_is_a_warning() {
     std::fs::write(run.join("report.md"), "# OBJ-01 A record\n").unwrap();
     let output = casebook(dir.path(), &["check", "--root", "."]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stderr(&output).contains("content/lab/first/run.yaml:1:11: warning: revision `main` does not look like a git commit"), "{}", stderr(&output));
+    assert!(
+        stderr(&output)
+            .contains("content/lab/first/run.yaml:1:11: warning: revision `main` does not look like a git commit"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 /// Every fixture site of the project, through `casebook check`: a broken one fails with a
@@ -155,7 +169,8 @@ fn a_revision_that_is_not_a_commit_is_a_warning() {
 #[test]
 fn every_fixture_site_ends_in_a_located_diagnostic_never_a_panic() {
     let sites = repo().join("tests/sites");
-    let mut names: Vec<String> = std::fs::read_dir(&sites).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> =
+        std::fs::read_dir(&sites).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     assert!(names.len() >= 5, "{names:?}");
     let located = regex::Regex::new(r"(?m)^[^\s:]+:\d+:\d+: error: ").unwrap();
@@ -180,9 +195,13 @@ fn every_fixture_site_ends_in_a_located_diagnostic_never_a_panic() {
 fn a_build_without_search_index_writes_neither_index_but_every_page() {
     let out = tempfile::tempdir().unwrap();
     let output = out.path().join("site");
-    let built = casebook(&common::repo(), &["build", "--quiet", "--no-search-index", "--output", output.to_str().unwrap()]);
+    let built =
+        casebook(&common::repo(), &["build", "--quiet", "--no-search-index", "--output", output.to_str().unwrap()]);
     assert!(built.status.success(), "{}", stderr(&built));
     assert!(!output.join("search/tantivy").exists() && !output.join("search/browser").exists());
     assert!(output.join("search/index.html").is_file() && output.join("records.json").is_file());
-    assert_eq!(common::files_below(&output).iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count(), common::bundled().outcome.summary.as_ref().unwrap().pages);
+    assert_eq!(
+        common::files_below(&output).iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count(),
+        common::bundled().outcome.summary.as_ref().unwrap().pages
+    );
 }

@@ -27,12 +27,22 @@ fn active_content(html: &str) -> Vec<String> {
                 }
                 for attribute in el.attributes() {
                     let name = attribute.name();
-                    let value: String = attribute.value().chars().filter(|c| !c.is_ascii_whitespace()).collect::<String>().to_lowercase();
+                    let value: String = attribute
+                        .value()
+                        .chars()
+                        .filter(|c| !c.is_ascii_whitespace())
+                        .collect::<String>()
+                        .to_lowercase();
                     if name.starts_with("on") {
                         found.borrow_mut().push(format!("<{tag} {name}=…>"));
                     }
-                    let url_attribute = matches!(name.as_str(), "href" | "src" | "action" | "formaction" | "data" | "srcdoc");
-                    if url_attribute && (value.starts_with("javascript:") || value.starts_with("data:") || value.starts_with("vbscript:")) {
+                    let url_attribute =
+                        matches!(name.as_str(), "href" | "src" | "action" | "formaction" | "data" | "srcdoc");
+                    if url_attribute
+                        && (value.starts_with("javascript:")
+                            || value.starts_with("data:")
+                            || value.starts_with("vbscript:"))
+                    {
                         found.borrow_mut().push(format!("<{tag} {name}={value}>"));
                     }
                 }
@@ -79,12 +89,19 @@ fn no_payload_can_run_and_nothing_is_written_outside_the_output() {
         assert!(report.contains(shown), "not shown as text: {shown}");
     }
     // Unsafe links keep their text, lose their target; comments are dropped.
-    assert!(report.contains("<span class=\"unsafe-link\" title=\"link removed: javascript:window.__pwned=1\">js</span>"), "{report}");
-    assert!(report.contains("<span class=\"unsafe-link\" title=\"link removed: JaVaScRiPt:window.__pwned=2\">spaced</span>"));
+    assert!(
+        report.contains("<span class=\"unsafe-link\" title=\"link removed: javascript:window.__pwned=1\">js</span>"),
+        "{report}"
+    );
+    assert!(report
+        .contains("<span class=\"unsafe-link\" title=\"link removed: JaVaScRiPt:window.__pwned=2\">spaced</span>"));
     assert!(!report.contains("'comment'"));
     let system = std::fs::read_to_string(out.join("evil/index.html")).unwrap();
     assert!(system.contains("{{ site.title }} {% if true %}template{% endif %}"), "templates in content are not run");
-    assert!(system.contains("href=\"https://example.org/evil&quot;&gt;&lt;script&gt;"), "a quote cannot end the attribute");
+    assert!(
+        system.contains("href=\"https://example.org/evil&quot;&gt;&lt;script&gt;"),
+        "a quote cannot end the attribute"
+    );
 }
 
 #[test]
@@ -96,7 +113,11 @@ fn ids_and_slugs_cannot_leave_the_output() {
     std::fs::write(site.join("content/lab/system.yaml"), "name: Lab\n").unwrap();
     std::fs::write(run.join("run.yaml"), "revision: 0123456789abcdef\n").unwrap();
     let long = "a".repeat(10_000);
-    std::fs::write(run.join("r.md"), format!("# MEM-OBJ-{long}\n\nSee ../../etc and %2f..%2f and MEM-OBJ-ok.\n\n## MEM-OBJ-ok\n")).unwrap();
+    std::fs::write(
+        run.join("r.md"),
+        format!("# MEM-OBJ-{long}\n\nSee ../../etc and %2f..%2f and MEM-OBJ-ok.\n\n## MEM-OBJ-ok\n"),
+    )
+    .unwrap();
     // Hidden folders (`.git`, `..%2f..`) are skipped; any other unsafe name is an error.
     std::fs::create_dir_all(site.join("content/lab/%2e%2e%2fx")).unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_casebook"))

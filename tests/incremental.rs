@@ -72,7 +72,12 @@ impl Site {
         let first = self.next_number;
         self.next_number += records;
         let records = (first..first + records)
-            .map(|n| Record { number: n, label: format!("record {n}"), status: (n as usize) % STATUSES.len(), references: vec![] })
+            .map(|n| Record {
+                number: n,
+                label: format!("record {n}"),
+                status: (n as usize) % STATUSES.len(),
+                references: vec![],
+            })
             .collect();
         Report { slug: slug.into(), records }
     }
@@ -89,7 +94,10 @@ impl Site {
             "title: Incremental\nids:\n  grammars:\n    - '(?P<kind>[A-Z]{2,5})-(?P<number>[0-9]+)'\n  kinds:\n    OBJ: operative object\n".to_string(),
         );
         if let Some(marker) = self.template_marker {
-            files.insert("themes/default/templates/record.html".into(), record_template.replace("</article>", &format!("<p>marker {marker}</p></article>")));
+            files.insert(
+                "themes/default/templates/record.html".into(),
+                record_template.replace("</article>", &format!("<p>marker {marker}</p></article>")),
+            );
         }
         files.insert("static/notes.txt".into(), "A static file.\n".into());
         for system in &self.systems {
@@ -109,7 +117,10 @@ impl Site {
                     text.push_str("\n## Notes\n\n");
                     for record in &report.records {
                         for target in &record.references {
-                            text.push_str(&format!("On OBJ-{} the evidence is that OBJ-{target} holds.\n\n", record.number));
+                            text.push_str(&format!(
+                                "On OBJ-{} the evidence is that OBJ-{target} holds.\n\n",
+                                record.number
+                            ));
                         }
                     }
                     text.push_str("Nothing else.\n");
@@ -161,8 +172,12 @@ fn apply(site: &mut Site, edit: &Edit) {
             let mut runs = site.runs_mut();
             let count = runs.len();
             let run = &mut runs[i % count];
-            let records: Vec<(usize, usize)> =
-                run.reports.iter().enumerate().flat_map(|(r, rep)| (0..rep.records.len()).map(move |k| (r, k))).collect();
+            let records: Vec<(usize, usize)> = run
+                .reports
+                .iter()
+                .enumerate()
+                .flat_map(|(r, rep)| (0..rep.records.len()).map(move |k| (r, k)))
+                .collect();
             if records.is_empty() {
                 return;
             }
@@ -204,7 +219,9 @@ fn apply(site: &mut Site, edit: &Edit) {
             }
             let target = numbers[j % numbers.len()];
             let from = numbers[(j / 3 + 1) % numbers.len()];
-            if let Some(record) = run.reports.iter_mut().flat_map(|rep| rep.records.iter_mut()).find(|r| r.number == from) {
+            if let Some(record) =
+                run.reports.iter_mut().flat_map(|rep| rep.records.iter_mut()).find(|r| r.number == from)
+            {
                 if !record.references.contains(&target) {
                     record.references.push(target);
                 }
@@ -247,7 +264,12 @@ fn apply(site: &mut Site, edit: &Edit) {
 
 /// Writes the site's files under `root`: changed and new files, and removes the files
 /// gone. Returns the paths written or removed (what the watcher would report).
-fn save(root: &Path, before: &BTreeMap<PathBuf, String>, after: &BTreeMap<PathBuf, String>, touch: Option<usize>) -> Vec<PathBuf> {
+fn save(
+    root: &Path,
+    before: &BTreeMap<PathBuf, String>,
+    after: &BTreeMap<PathBuf, String>,
+    touch: Option<usize>,
+) -> Vec<PathBuf> {
     let mut changed = Vec::new();
     for (path, text) in after {
         if before.get(path) != Some(text) {
@@ -327,7 +349,8 @@ fn check_sequence(steps: &[(Edit, Option<u8>)]) {
             let broken = site.files(&record_template);
             let changed = save(&root, &files, &broken, None);
             let before = tree(&root.join("public"));
-            let outcome = rebuilder.rebuild(&changed, &mut |_| panic!("no page is written by a failed rebuild")).unwrap();
+            let outcome =
+                rebuilder.rebuild(&changed, &mut |_| panic!("no page is written by a failed rebuild")).unwrap();
             assert!(outcome.has_errors() && !outcome.written, "{step}: the unknown status is an error");
             assert!(before == tree(&root.join("public")), "{step}: a failed rebuild changed the output");
             site.broken = false;
@@ -431,7 +454,11 @@ fn a_rebuild_renders_only_what_changed() {
     let first: Vec<&str> = calls[0].iter().filter_map(|p| p.to_str()).collect();
     assert_eq!(first, ["alpha/r1/records/OBJ-1.html", "alpha/r1/report-1/index.html"], "{calls:?}");
     assert!(calls[1].iter().all(|p| !calls[0].contains(p)), "{calls:?}");
-    assert_eq!(std::fs::metadata(&untouched).unwrap().modified().unwrap(), untouched_time, "another run's page was rewritten");
+    assert_eq!(
+        std::fs::metadata(&untouched).unwrap().modified().unwrap(),
+        untouched_time,
+        "another run's page was rewritten"
+    );
     let now = std::fs::read_to_string(&edited).unwrap();
     assert!(now.contains("a new label") && !edited_text.contains("a new label"));
 }

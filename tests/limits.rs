@@ -65,8 +65,10 @@ impl Site {
     }
 
     /// `casebook build` of this site, bounded in time, with its peak memory.
-    // The child is reaped by `wait4`, which std's `Child` does not know about.
-    #[allow(clippy::zombie_processes)]
+    #[allow(
+        clippy::zombie_processes,
+        reason = "the child is reaped by `wait4`, which std's `Child` does not know about"
+    )]
     fn build(&self) -> Finished {
         // One build at a time: the bounds are for one build, not for several sharing the
         // machine's cores.
@@ -152,7 +154,9 @@ impl Finished {
 #[test]
 fn a_table_of_100_000_rows_builds() {
     let site = Site::new();
-    let mut report = String::from("# Inventory\n\n| ID | Producer | Status |\n|---|---|---|\n| OBJ-01 Summary | host | implemented |\n");
+    let mut report = String::from(
+        "# Inventory\n\n| ID | Producer | Status |\n|---|---|---|\n| OBJ-01 Summary | host | implemented |\n",
+    );
     for row in 0..100_000 {
         writeln!(report, "| row {row} | see OBJ-01 (SRC-1 session.py:{row}) | plain text |").unwrap();
     }
@@ -183,7 +187,11 @@ fn a_list_nested_3_000_levels_deep_by_indentation_builds() {
 #[test]
 fn blockquotes_nested_10_000_levels_deep_build() {
     let site = Site::new();
-    site.report(format!("# Deep\n\n{}OBJ-01 at the bottom\n\n{}\n\n## OBJ-01 Bottom\n", "> ".repeat(10_000), "> - ".repeat(5_000)));
+    site.report(format!(
+        "# Deep\n\n{}OBJ-01 at the bottom\n\n{}\n\n## OBJ-01 Bottom\n",
+        "> ".repeat(10_000),
+        "> - ".repeat(5_000)
+    ));
     site.build().assert_success();
 }
 
@@ -205,7 +213,8 @@ fn a_file_over_max_file_mib_is_refused_by_name() {
     let site = Site::new();
     site.write("content/casebook.yaml", "max_file_mib: 1\n");
     site.report("# Big\n\n".to_string() + &"words ".repeat(400_000));
-    site.build().assert_error("content/lab/r1/r.md:1:1: error: this file is 2.3 MiB; content files may be at most 1 MiB");
+    site.build()
+        .assert_error("content/lab/r1/r.md:1:1: error: this file is 2.3 MiB; content files may be at most 1 MiB");
     let finished = site.build();
     assert!(finished.stderr.contains("raise `max_file_mib` in casebook.yaml"), "{}", finished.stderr);
 }
@@ -238,7 +247,8 @@ fn a_yaml_alias_bomb_in_casebook_yaml_is_a_located_error() {
 fn a_yaml_alias_bomb_in_run_yaml_or_front_matter_is_a_located_error() {
     let site = Site::new();
     site.write("content/lab/r1/run.yaml", format!("revision: abc1234\n{}", billion_laughs("vocabulary", "")));
-    site.build().assert_error("content/lab/r1/run.yaml:3:5: error: invalid YAML: vocabulary[0]: invalid type: sequence");
+    site.build()
+        .assert_error("content/lab/r1/run.yaml:3:5: error: invalid YAML: vocabulary[0]: invalid type: sequence");
 
     let site = Site::new();
     site.report(format!("---\ntitle: x\n{}---\n# Body\n", billion_laughs("original", "")));
@@ -313,6 +323,10 @@ fn twenty_thousand_unknown_ids_on_one_line_are_reported_in_bounded_memory() {
     site.report(format!("# Unknown\n\n{}\n\n## OBJ-01 Known\n", line.join(" ")));
     let finished = site.build();
     finished.assert_error("content/lab/r1/r.md:3:1: error: unknown record OBJ-0");
-    assert!(finished.stderr.contains("build failed: 20000 errors"), "{}", &finished.stderr[finished.stderr.len() - 300..]);
+    assert!(
+        finished.stderr.contains("build failed: 20000 errors"),
+        "{}",
+        &finished.stderr[finished.stderr.len() - 300..]
+    );
     assert!(finished.stderr.contains("3 | …95 OBJ-19996 OBJ-19997 OBJ-19998 OBJ-19999\n"));
 }

@@ -58,7 +58,11 @@ fn the_manifest_lists_every_record_with_a_documented_schema() {
     for (line, record) in lines.lines().zip(&manifest.records) {
         assert_eq!(&serde_json::from_str::<casebook::manifest::RecordEntry>(line).unwrap(), record);
     }
-    assert_eq!(json, serde_json::to_string_pretty(&manifest).unwrap() + "\n", "records.json is the manifest, pretty-printed");
+    assert_eq!(
+        json,
+        serde_json::to_string_pretty(&manifest).unwrap() + "\n",
+        "records.json is the manifest, pretty-printed"
+    );
     // Every JSON key of a record is documented.
     let doc = std::fs::read_to_string(repo().join("docs/manifest.md")).unwrap();
     let value: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -121,7 +125,10 @@ fn a_vanished_record_fails_the_build_until_a_redirect_says_where_it_went() {
         "- from: /fractal/aas-2026-08-20-fractal-01/records/NEW-3.html\n  to: /fractal/aas-2026-08-20-fractal-01/records/NEW-2.html\n",
     )
     .unwrap();
-    let output = casebook(edited.path(), &["build", "--root", ".", "-q", "--previous-manifest", previous_arg, "--base-url", "/pr-7/"]);
+    let output = casebook(
+        edited.path(),
+        &["build", "--root", ".", "-q", "--previous-manifest", previous_arg, "--base-url", "/pr-7/"],
+    );
     assert!(output.status.success(), "{}", text(&output.stderr));
     let redirects = std::fs::read_to_string(edited.path().join("public/_redirects")).unwrap();
     assert!(redirects.contains("/pr-7/fractal/aas-2026-08-20-fractal-01/records/NEW-3.html /pr-7/fractal/aas-2026-08-20-fractal-01/records/NEW-2.html 301"), "{redirects}");
@@ -134,7 +141,12 @@ fn a_redirect_to_a_missing_page_is_an_error() {
     std::fs::write(dir.path().join("content/redirects.yaml"), "- from: /old/\n  to: /no/such/page/\n").unwrap();
     let output = casebook(dir.path(), &["check", "--root", "."]);
     assert_eq!(output.status.code(), Some(1));
-    assert!(text(&output.stderr).contains("content/redirects.yaml:2:7: error: redirect target /no/such/page/ is not a page of this site"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr)
+            .contains("content/redirects.yaml:2:7: error: redirect target /no/such/page/ is not a page of this site"),
+        "{}",
+        text(&output.stderr)
+    );
 }
 
 #[test]
@@ -162,7 +174,8 @@ fn sitemap_robots_feeds_and_404_follow_an_absolute_base_url() {
 fn assets_are_fingerprinted() {
     let home = bundled().page("/");
     let href = home.split("<link rel=\"stylesheet\" href=\"").nth(1).unwrap().split('"').next().unwrap();
-    let name = href.strip_prefix("/assets/style.").and_then(|s| s.strip_suffix(".css")).unwrap_or_else(|| panic!("{href}"));
+    let name =
+        href.strip_prefix("/assets/style.").and_then(|s| s.strip_suffix(".css")).unwrap_or_else(|| panic!("{href}"));
     assert!(name.len() == 8 && name.chars().all(|c| c.is_ascii_hexdigit()), "{href}");
     assert!(bundled().exists(href));
 }
@@ -186,7 +199,10 @@ fn init_creates_a_site_that_builds_at_once() {
 #[test]
 fn pages_satisfy_the_content_security_policy_netlify_sends() {
     let config = std::fs::read_to_string(repo().join("netlify.toml")).unwrap();
-    let csp = config.lines().find_map(|l| l.trim().strip_prefix("Content-Security-Policy = ")).expect("netlify.toml sets a CSP");
+    let csp = config
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Content-Security-Policy = "))
+        .expect("netlify.toml sets a CSP");
     assert!(csp.contains("default-src 'none'") && csp.contains("style-src 'self'") && !csp.contains("unsafe-inline"));
     assert!(config.contains("for = \"/assets/*\"") && config.contains("immutable"));
     let out = bundled().out();

@@ -17,7 +17,11 @@ fn searcher() -> Searcher {
 fn top(query: &str, n: usize) -> Vec<String> {
     let request = Request { query: query.into(), limit: n, ..Request::default() };
     let results = searcher().search(&request).unwrap_or_else(|e| panic!("{query}: {e}"));
-    results.results.iter().map(|h| h.id.clone().or_else(|| h.section.clone()).unwrap_or_else(|| h.title.clone())).collect()
+    results
+        .results
+        .iter()
+        .map(|h| h.id.clone().or_else(|| h.section.clone()).unwrap_or_else(|| h.title.clone()))
+        .collect()
 }
 
 /// Queries a reader of the seeds would type, and the record (or section) that must be
@@ -27,7 +31,10 @@ fn relevance() -> Vec<(String, String)> {
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
     let queries = json["queries"].as_array().unwrap();
     assert!(queries.len() >= 15, "at least 15 relevance queries");
-    queries.iter().map(|q| (q["query"].as_str().unwrap().to_string(), q["expected"].as_str().unwrap().to_string())).collect()
+    queries
+        .iter()
+        .map(|q| (q["query"].as_str().unwrap().to_string(), q["expected"].as_str().unwrap().to_string()))
+        .collect()
 }
 
 #[test]
@@ -67,13 +74,15 @@ fn filters_keep_only_matching_records() {
         assert_eq!((hit.doc_type.as_str(), hit.kind.as_deref()), ("record", Some("OBJ")), "{hit:?}");
         assert!(hit.statuses.iter().any(|s| s == "implemented"), "{hit:?}");
     }
-    let exia = Request { query: "consolidation".into(), system: Some("exia-seed".into()), limit: 50, ..Request::default() };
+    let exia =
+        Request { query: "consolidation".into(), system: Some("exia-seed".into()), limit: 50, ..Request::default() };
     assert!(searcher().search(&exia).unwrap().results.iter().all(|h| h.system == "exia-seed"));
 }
 
 #[test]
 fn counts_equal_the_model() {
-    let manifest = Manifest::from_json(&std::fs::read_to_string(bundled().out().join("records.json")).unwrap()).unwrap();
+    let manifest =
+        Manifest::from_json(&std::fs::read_to_string(bundled().out().join("records.json")).unwrap()).unwrap();
     let published: Vec<_> = manifest.records.iter().filter(|r| r.published).collect();
     let count = |request: Request| searcher().search(&Request { limit: 1, ..request }).unwrap().total;
     let records = || Request { doc_type: Some("record".into()), ..Request::default() };
@@ -154,7 +163,8 @@ fn a_malformed_query_is_a_clear_error() {
         let err = String::from_utf8_lossy(&output.stderr);
         assert!(err.contains("cannot understand the query") && !err.contains("panicked"), "{query}: {err}");
     }
-    let missing = Command::new(env!("CARGO_BIN_EXE_casebook")).args(["search", "x", "--index", "/nonexistent"]).output().unwrap();
+    let missing =
+        Command::new(env!("CARGO_BIN_EXE_casebook")).args(["search", "x", "--index", "/nonexistent"]).output().unwrap();
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no search index in /nonexistent"));
 }

@@ -151,10 +151,14 @@ fn request(address: SocketAddr, request_line: &str) -> Response {
     write!(stream, "{request_line}\r\nHost: {address}\r\nConnection: close\r\n\r\n").unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).unwrap();
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or_else(|| panic!("no head in {:?}", String::from_utf8_lossy(&raw)));
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no head in {:?}", String::from_utf8_lossy(&raw)));
     let head = String::from_utf8_lossy(&raw[..split]).into_owned();
     let mut lines = head.split("\r\n");
-    let status = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|s| s.parse().ok()).expect("a status line");
+    let status =
+        lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|s| s.parse().ok()).expect("a status line");
     let headers: Vec<(String, String)> =
         lines.filter_map(|l| l.split_once(':')).map(|(n, v)| (n.trim().to_string(), v.trim().to_string())).collect();
     let mut body = raw[split + 4..].to_vec();
@@ -330,7 +334,12 @@ fn no_request_reads_outside_the_output_folder() {
     for target in attempts {
         for method in ["GET", "HEAD"] {
             let response = request(server.address, &format!("{method} {target} HTTP/1.1"));
-            assert!([400, 404].contains(&response.status), "{method} {target}: {} {}", response.status, response.text());
+            assert!(
+                [400, 404].contains(&response.status),
+                "{method} {target}: {} {}",
+                response.status,
+                response.text()
+            );
             assert!(!response.text().contains(secret), "{method} {target} leaked the file");
             assert!(!response.text().contains("root:x:0:0"), "{method} {target} leaked /etc/passwd");
         }
@@ -358,7 +367,8 @@ fn api_search_answers_from_the_current_index_like_casebook_search() {
         .unwrap();
     assert!(cli.status.success(), "{}", String::from_utf8_lossy(&cli.stderr));
     let from_cli: serde_json::Value = serde_json::from_slice(&cli.stdout).unwrap();
-    let from_server: serde_json::Value = serde_json::from_slice(&server.get("/api/search?q=memory&kind=OBJ&limit=3").body).unwrap();
+    let from_server: serde_json::Value =
+        serde_json::from_slice(&server.get("/api/search?q=memory&kind=OBJ&limit=3").body).unwrap();
     assert_eq!(from_server, from_cli);
 
     let filtered: serde_json::Value =
@@ -390,7 +400,8 @@ fn wait_for_page(server: &Server, url: &str, text: &str) {
 fn wait_for_search(server: &Server, query: &str) {
     let deadline = Instant::now() + PATIENCE;
     loop {
-        let hits: serde_json::Value = serde_json::from_slice(&server.get(&format!("/api/search?q={query}")).body).unwrap();
+        let hits: serde_json::Value =
+            serde_json::from_slice(&server.get(&format!("/api/search?q={query}")).body).unwrap();
         if hits["total"].as_u64().is_some_and(|n| n >= 1) {
             return;
         }
@@ -412,7 +423,11 @@ fn assert_served_as_built(server: &Server) {
     let files = files_below(&public);
     assert_eq!(files, files_below(&built));
     for file in files {
-        assert!(std::fs::read(public.join(&file)).unwrap() == std::fs::read(built.join(&file)).unwrap(), "{} differs", file.display());
+        assert!(
+            std::fs::read(public.join(&file)).unwrap() == std::fs::read(built.join(&file)).unwrap(),
+            "{} differs",
+            file.display()
+        );
     }
 }
 
@@ -446,7 +461,10 @@ fn an_edit_rebuilds_a_broken_edit_shows_its_diagnostics_and_a_fix_recovers() {
     assert_eq!(d["line"], line, "{status:#}");
     assert_eq!(d["severity"], "error");
     assert!(d["message"].as_str().unwrap().contains("unknown record MEM-OBJ-rw"), "{status:#}");
-    assert!(d["text"].as_str().unwrap().starts_with(&format!("content/exia-seed/c7497ac/memory.md:{line}:")), "{status:#}");
+    assert!(
+        d["text"].as_str().unwrap().starts_with(&format!("content/exia-seed/c7497ac/memory.md:{line}:")),
+        "{status:#}"
+    );
     // The last good build is still served.
     assert!(server.get(page).text().contains("freshly edited"));
 
@@ -483,7 +501,12 @@ fn a_site_that_is_broken_from_the_start_is_served_with_its_diagnostics() {
     assert_eq!((status["ok"].as_bool(), status["generation"].as_u64()), (Some(false), Some(0)), "{status:#}");
     let diagnostics = status["diagnostics"].as_array().unwrap();
     assert!(!diagnostics.is_empty());
-    assert!(diagnostics.iter().all(|d| d["file"].as_str().is_some_and(|f| f.starts_with("content/")) && d["line"].as_u64().is_some()), "{status:#}");
+    assert!(
+        diagnostics
+            .iter()
+            .all(|d| d["file"].as_str().is_some_and(|f| f.starts_with("content/")) && d["line"].as_u64().is_some()),
+        "{status:#}"
+    );
     // No output yet: a page of the server's own, with the script that shows the overlay.
     let home = server.get("/");
     assert_eq!(home.status, 404);
@@ -539,7 +562,13 @@ fn a_save_during_a_rebuild_is_built_at_once_and_nothing_is_lost() {
     let original = std::fs::read_to_string(&report).unwrap();
     let sentence = "Memory-specific lineage: MEM-OBJ-raw is the raw source";
     let page = "/exia-seed/c7497ac/memory/";
-    let save = |n: u32| std::fs::write(&report, original.replace(sentence, &format!("Memory-specific lineage, save number {n}: MEM-OBJ-raw is"))).unwrap();
+    let save = |n: u32| {
+        std::fs::write(
+            &report,
+            original.replace(sentence, &format!("Memory-specific lineage, save number {n}: MEM-OBJ-raw is")),
+        )
+        .unwrap()
+    };
     // A second save as soon as the first one's page is written, while the rest of that
     // rebuild runs (it stops, and the next rebuild starts at once); then a few more.
     save(1);

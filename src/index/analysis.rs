@@ -230,7 +230,10 @@ struct Found {
 impl Analyser {
     /// Begins a document whose terms are numbered in `vocabulary`.
     fn begin(&mut self, vocabulary: &Vocabulary) {
-        if self.words.len() + self.compounds.len() >= MEMO_WORDS || self.slots.len() >= MEMO_WORDS || self.vocabulary != vocabulary.id {
+        if self.words.len() + self.compounds.len() >= MEMO_WORDS
+            || self.slots.len() >= MEMO_WORDS
+            || self.vocabulary != vocabulary.id
+        {
             self.words.clear();
             self.compounds.clear();
             self.slots.clear();
@@ -305,7 +308,15 @@ impl Analyser {
     }
 
     /// A word (letters and digits): its stem if `stemmed`, its term if `browser`.
-    fn word(&mut self, word: &str, stemmed: bool, browser: bool, place: Place<'_>, vocabulary: &Vocabulary, found: &mut Found) {
+    fn word(
+        &mut self,
+        word: &str,
+        stemmed: bool,
+        browser: bool,
+        place: Place<'_>,
+        vocabulary: &Vocabulary,
+        found: &mut Found,
+    ) {
         if word.is_empty() {
             return;
         }
@@ -335,7 +346,15 @@ impl Analyser {
 
     /// A compound (words joined by `_ . / -`): itself as written for tantivy if
     /// `stemmed`, its terms and tails if `browser`. (Its words are given apart.)
-    fn compound(&mut self, compound: &str, stemmed: bool, browser: bool, place: Place<'_>, vocabulary: &Vocabulary, found: &mut Found) {
+    fn compound(
+        &mut self,
+        compound: &str,
+        stemmed: bool,
+        browser: bool,
+        place: Place<'_>,
+        vocabulary: &Vocabulary,
+        found: &mut Found,
+    ) {
         let Analyser { compounds, slots, table, doc, .. } = self;
         let known = compounds.entry_ref(compound).or_insert_with(|| learn_compound(slots, table, vocabulary, compound));
         if stemmed && known.given != *doc && names_something(compound) {
@@ -349,7 +368,6 @@ impl Analyser {
         }
     }
 }
-
 
 /// What the memo keeps of a word it has not met.
 fn learn(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, vocabulary: &Vocabulary, word: &str) -> Word {
@@ -375,7 +393,12 @@ fn learn(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, vocabular
 /// What the memo keeps of a compound it has not met: its browser terms are itself and
 /// its tails (so that `aretes.json` finds `graphe/aretes.json`; its heads are found by
 /// prefix), if it is short enough.
-fn learn_compound(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, vocabulary: &Vocabulary, compound: &str) -> Compound {
+fn learn_compound(
+    slots: &mut Vec<Slot>,
+    table: &mut hashbrown::HashTable<u32>,
+    vocabulary: &Vocabulary,
+    compound: &str,
+) -> Compound {
     let whole = lower(compound);
     let mut terms = Vec::new();
     if compound.len() <= MAX_TERM_BYTES {
@@ -514,18 +537,44 @@ mod tests {
 
     #[test]
     fn words_and_compounds_with_their_tails() {
-        let found = body("See MEM-OBJ-raw in session.py, the files_modified field. Ünïcode x/ plugin/exia_seed/rappel.py session");
+        let found = body(
+            "See MEM-OBJ-raw in session.py, the files_modified field. Ünïcode x/ plugin/exia_seed/rappel.py session",
+        );
         let names: Vec<&str> = found.iter().map(|t| t.0.as_str()).collect();
         assert_eq!(
             names,
             [
-                "exia", "exia_seed/rappel.py", "field", "files", "files_modified", "mem", "mem-obj-raw", "modified", "obj",
-                "obj-raw", "plugin", "plugin/exia_seed/rappel.py", "py", "rappel", "rappel.py", "raw", "see", "seed",
-                "seed/rappel.py", "session", "session.py", "x", "ünïcode",
+                "exia",
+                "exia_seed/rappel.py",
+                "field",
+                "files",
+                "files_modified",
+                "mem",
+                "mem-obj-raw",
+                "modified",
+                "obj",
+                "obj-raw",
+                "plugin",
+                "plugin/exia_seed/rappel.py",
+                "py",
+                "rappel",
+                "rappel.py",
+                "raw",
+                "see",
+                "seed",
+                "seed/rappel.py",
+                "session",
+                "session.py",
+                "x",
+                "ünïcode",
             ]
         );
         let count = |term: &str| found.iter().find(|t| t.0 == term).map(|t| t.1);
-        assert_eq!((count("session"), count("py"), count("the"), count("in")), (Some(2), Some(2), None, None), "stop words are left out");
+        assert_eq!(
+            (count("session"), count("py"), count("the"), count("in")),
+            (Some(2), Some(2), None, None),
+            "stop words are left out"
+        );
         // A term is counted once per occurrence: words, compounds and tails all count.
         let d = doc(DocType::Section, "", "See MEM-OBJ-raw in session.py");
         assert_eq!(analyse(&d, &Vocabulary::default()).1.unwrap().length, 1 + 5 + 3);
@@ -545,7 +594,10 @@ mod tests {
     #[test]
     fn long_terms_are_skipped() {
         let long = "a".repeat(MAX_TERM_BYTES + 1);
-        assert_eq!(body(&format!("{long} ok {long}/x.py")), [("ok".to_string(), 1), ("py".to_string(), 1), ("x".to_string(), 1)]);
+        assert_eq!(
+            body(&format!("{long} ok {long}/x.py")),
+            [("ok".to_string(), 1), ("py".to_string(), 1), ("x".to_string(), 1)]
+        );
     }
 
     #[test]
@@ -554,7 +606,8 @@ mod tests {
         d.id = Some("OBJ-04".into());
         d.paths = vec!["src/Session.py".into()];
         let found = terms(&d);
-        let at = |term: &str| found.iter().find(|t| t.0 == term).map(|t| t.1).unwrap_or_else(|| panic!("{term}: {found:?}"));
+        let at =
+            |term: &str| found.iter().find(|t| t.0 == term).map(|t| t.1).unwrap_or_else(|| panic!("{term}: {found:?}"));
         assert_eq!(at("obj-04"), Occurrences { title: true, id: true, ..Occurrences::default() });
         assert_eq!(at("04"), Occurrences { title: true, id_part: true, ..Occurrences::default() });
         assert_eq!(at("turns"), Occurrences { body: 1, title: true, ..Occurrences::default() });
@@ -592,9 +645,16 @@ mod tests {
         let analysed = tantivy_text("The session retained 20 Turns in files_modified; see session.py.", &[]);
         assert_eq!(analysed.inflected, "retained Turns files modified");
         assert_eq!(analysed.compounds, "files_modified session.py");
-        assert_eq!(analysed.stems, " session retain 20 turn  file modifi see session py", "stop words leave their places empty");
+        assert_eq!(
+            analysed.stems, " session retain 20 turn  file modifi see session py",
+            "stop words leave their places empty"
+        );
         // Each inflected word and compound once per document, as first written.
-        assert_eq!(tantivy_text("lines 368-390 of v1.2, 2026-02-24 and ü.1", &[]).compounds, "v1.2 ü.1", "digits only: no identifier");
+        assert_eq!(
+            tantivy_text("lines 368-390 of v1.2, 2026-02-24 and ü.1", &[]).compounds,
+            "v1.2 ü.1",
+            "digits only: no identifier"
+        );
         let analysed = tantivy_text("retained Retained retained a.b a.b A.b", &[]);
         assert_eq!((analysed.inflected.as_str(), analysed.compounds.as_str()), ("retained Retained", "a.b A.b"));
         assert_eq!(tantivy_text("retained a.b", &[]).inflected, "retained", "once per document, not once per thread");
@@ -612,7 +672,10 @@ mod tests {
         });
         let (_, terms) = analyse(&d, &vocabulary);
         let terms = terms.unwrap().terms;
-        assert_eq!((terms.len(), vocabulary.text(terms[0].term).as_str(), terms[0].occurrences.body), (1, "retained", 2));
+        assert_eq!(
+            (terms.len(), vocabulary.text(terms[0].term).as_str(), terms[0].occurrences.body),
+            (1, "retained", 2)
+        );
         ANALYSER.with_borrow(|analyser| assert!(analyser.slots.len() < 10, "{}", analyser.slots.len()));
     }
 

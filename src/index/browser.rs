@@ -114,7 +114,8 @@ impl BrowserIndex {
 
     /// Emits the documents added and not yet emitted, as the next `d/N.json`.
     fn emit_shown<E>(&mut self, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
-        let mut bytes = std::mem::replace(&mut self.unshown, Vec::with_capacity(DOCS_PER_CHUNK * (SNIPPET_SOURCE_CHARS + 256)));
+        let mut bytes =
+            std::mem::replace(&mut self.unshown, Vec::with_capacity(DOCS_PER_CHUNK * (SNIPPET_SOURCE_CHARS + 256)));
         bytes.push(b']');
         emit(file(format!("d/{}.json", self.shown_chunks), bytes))?;
         self.shown_chunks += 1;
@@ -124,7 +125,11 @@ impl BrowserIndex {
 
     /// Writes the term chunks (the terms' text is in `vocabulary`, which numbered the
     /// terms of the documents added), the last documents, the facets and `meta.json`.
-    pub fn finish<E>(mut self, vocabulary: Vocabulary, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
+    pub fn finish<E>(
+        mut self,
+        vocabulary: Vocabulary,
+        emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
+    ) -> Result<(), E> {
         if self.unshown_docs > 0 {
             self.emit_shown(emit)?;
         }
@@ -132,7 +137,9 @@ impl BrowserIndex {
         let average_len = (self.lengths.iter().map(|&n| f64::from(n)).sum::<f64>() / documents.max(1) as f64).max(1.0);
         let sorted = vocabulary.sorted();
         // Reports' words are numbered too, and may be in no document of this index.
-        let terms = sorted.iter().filter_map(|(n, term)| self.postings.get(n as usize).filter(|p| !p.bytes.is_empty()).map(|p| (term, p)));
+        let terms = sorted
+            .iter()
+            .filter_map(|(n, term)| self.postings.get(n as usize).filter(|p| !p.bytes.is_empty()).map(|p| (term, p)));
 
         let mut chunk_starts = Vec::new();
         let mut chunk = String::new();
@@ -192,7 +199,10 @@ impl Occurrences {
     /// One byte: the times in the text (at most [`MAX_BODY_COUNT`]) and the four places.
     fn packed(self) -> u8 {
         let body = self.body.min(MAX_BODY_COUNT) as u8;
-        body | u8::from(self.id) << 4 | u8::from(self.id_part) << 5 | u8::from(self.title) << 6 | u8::from(self.path) << 7
+        body | u8::from(self.id) << 4
+            | u8::from(self.id_part) << 5
+            | u8::from(self.title) << 6
+            | u8::from(self.path) << 7
     }
 
     fn unpacked(byte: u8) -> Self {
@@ -468,7 +478,11 @@ mod tests {
         let letter = |o: Occurrences| char::from(b'A' + o.level(10.0, 10.0) - 1);
         assert_eq!(encoded, format!("{}0{}5{}10{}5k", letter(none), letter(all), letter(once), letter(once)));
         assert_eq!(letter(none), 'A');
-        assert_eq!(encoded.chars().nth(2), Some('Y'), "every place, and the text 15 times (counted at most): {encoded}");
+        assert_eq!(
+            encoded.chars().nth(2),
+            Some('Y'),
+            "every place, and the text 15 times (counted at most): {encoded}"
+        );
     }
 
     #[test]

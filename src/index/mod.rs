@@ -205,10 +205,12 @@ fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDo
             .iter()
             .map(|q| (q.location.line, q.path.as_str()))
             .chain(report.citations.iter().filter_map(|c| c.path.as_deref().map(|p| (c.location.line, p))))
-            .filter(|(line, _)| range.is_none_or(|r| {
-                let line = line.saturating_sub(report.body_line) as usize;
-                r.contains(&line)
-            }))
+            .filter(|(line, _)| {
+                range.is_none_or(|r| {
+                    let line = line.saturating_sub(report.body_line) as usize;
+                    r.contains(&line)
+                })
+            })
             .map(|(_, p)| p)
             .collect();
         paths.sort_unstable();
@@ -246,7 +248,13 @@ fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDo
         if records_text.contains(s.anchor.as_str()) {
             continue;
         }
-        let mut doc = base(system, run, DocType::Section, format!("{} § {}", report.title, s.title), format!("{url}#{}", s.anchor));
+        let mut doc = base(
+            system,
+            run,
+            DocType::Section,
+            format!("{} § {}", report.title, s.title),
+            format!("{url}#{}", s.anchor),
+        );
         doc.report = report_ref.clone();
         doc.label = Some(s.title.clone());
         doc.body = section.text.clone();
@@ -283,7 +291,9 @@ fn record_document(system: &System, run: &Run, record: &Record) -> SearchDoc {
         }
         let d = &report.declarations[at.index];
         match (&d.form, &d.body) {
-            (DeclarationForm::Heading { .. }, Some(range)) => body.push_str(&plain_text(&report.markdown[range.clone()])),
+            (DeclarationForm::Heading { .. }, Some(range)) => {
+                body.push_str(&plain_text(&report.markdown[range.clone()]))
+            }
             _ => {
                 if let Some(label) = &d.label {
                     body.push_str(label);
@@ -325,11 +335,13 @@ fn record_document(system: &System, run: &Run, record: &Record) -> SearchDoc {
 /// document's own text, without its twins ([`SearchDoc::twins`]).
 fn own_parts<'a>(text: &'a str, left_out: &'a [Range<usize>]) -> impl Iterator<Item = &'a str> {
     let mut from = 0;
-    left_out.iter().map(|range| (range.start, range.end)).chain(std::iter::once((text.len(), text.len()))).map(move |(start, end)| {
-        let part = &text[from..start];
-        from = end;
-        part
-    })
+    left_out.iter().map(|range| (range.start, range.end)).chain(std::iter::once((text.len(), text.len()))).map(
+        move |(start, end)| {
+            let part = &text[from..start];
+            from = end;
+            part
+        },
+    )
 }
 
 /// A joiner of compound words (`files_modified`, `session.py`, `a/b`, `MEM-OBJ-raw`).
@@ -449,10 +461,17 @@ fn section_texts(markdown: &str, record_rows: &[usize]) -> Vec<SectionText> {
                 if let Some(last) = sections.last_mut() {
                     last.lines.end = line;
                 }
-                sections.push(SectionText { heading: Some(headings), text: String::new(), twins: Vec::new(), lines: line..line });
+                sections.push(SectionText {
+                    heading: Some(headings),
+                    text: String::new(),
+                    twins: Vec::new(),
+                    lines: line..line,
+                });
                 headings += 1;
             }
-            Event::Start(Tag::TableRow) if !record_rows.is_empty() && record_rows.contains(&lines.line_of(range.start)) => {
+            Event::Start(Tag::TableRow)
+                if !record_rows.is_empty() && record_rows.contains(&lines.line_of(range.start)) =>
+            {
                 twin_start = Some(sections.last().expect("never empty").text.len());
             }
             _ => {}
@@ -497,9 +516,14 @@ fn push_text(out: &mut String, event: &Event<'_>) {
     match event {
         Event::Text(t) | Event::Code(t) => out.push_str(t),
         Event::SoftBreak | Event::HardBreak => out.push(' '),
-        Event::End(TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::Item | TagEnd::TableRow | TagEnd::TableHead | TagEnd::CodeBlock) => {
-            out.push('\n')
-        }
+        Event::End(
+            TagEnd::Paragraph
+            | TagEnd::Heading(_)
+            | TagEnd::Item
+            | TagEnd::TableRow
+            | TagEnd::TableHead
+            | TagEnd::CodeBlock,
+        ) => out.push('\n'),
         Event::End(TagEnd::TableCell) => out.push_str(" | "),
         _ => {}
     }
@@ -513,8 +537,11 @@ fn is_plain(markdown: &str) -> bool {
     let text = markdown.trim();
     let bytes = text.as_bytes();
     let inline_ok = bytes.iter().enumerate().all(|(i, &b)| match b {
-        b'\\' | b'`' | b'*' | b'[' | b']' | b'<' | b'>' | b'&' | b'!' | b'|' | b'~' | b'{' | b'}' | b'\n' | b'\r' | b'\t' => false,
-        b'_' => i > 0 && i + 1 < bytes.len() && bytes[i - 1].is_ascii_alphanumeric() && bytes[i + 1].is_ascii_alphanumeric(),
+        b'\\' | b'`' | b'*' | b'[' | b']' | b'<' | b'>' | b'&' | b'!' | b'|' | b'~' | b'{' | b'}' | b'\n' | b'\r'
+        | b'\t' => false,
+        b'_' => {
+            i > 0 && i + 1 < bytes.len() && bytes[i - 1].is_ascii_alphanumeric() && bytes[i + 1].is_ascii_alphanumeric()
+        }
         _ => true,
     });
     // A list item (`- `, `+ `, `1. `, `2) `), a heading, a rule or a block quote.
@@ -533,7 +560,6 @@ pub fn plain_text(markdown: &str) -> String {
     out
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -545,7 +571,11 @@ mod tests {
         let sections = section_texts(markdown, &[8]);
         let texts: Vec<&str> = sections.iter().map(|s| s.text.as_str()).collect();
         assert_eq!(texts[0], "Opening words.\n");
-        assert!(texts[1].starts_with("Objects\nThe table:\n") && texts[1].contains("OBJ-01 | declared here"), "{:?}", texts[1]);
+        assert!(
+            texts[1].starts_with("Objects\nThe table:\n") && texts[1].contains("OBJ-01 | declared here"),
+            "{:?}",
+            texts[1]
+        );
         assert_eq!(texts[2], "Next\nMore.\n");
         assert_eq!(sections.iter().map(|s| s.lines.clone()).collect::<Vec<_>>(), [0..2, 2..10, 10..14]);
         let twins: Vec<&str> = sections[1].twins.iter().map(|r| &texts[1][r.clone()]).collect();
@@ -556,8 +586,14 @@ mod tests {
     #[test]
     fn plain_values_are_their_own_text() {
         let values = [
-            "session JSON on disk (OBJ-13)", "files_modified, kept", "capped at last 20 turns (MAX_HISTORY_TURNS = 20)",
-            "2026 is a year", "  padded  ", "", "x", "a_b",
+            "session JSON on disk (OBJ-13)",
+            "files_modified, kept",
+            "capped at last 20 turns (MAX_HISTORY_TURNS = 20)",
+            "2026 is a year",
+            "  padded  ",
+            "",
+            "x",
+            "a_b",
         ];
         for value in values {
             assert!(is_plain(value), "{value}");
@@ -565,8 +601,27 @@ mod tests {
         }
         // Markup the shortcut must leave to the parser: each changes the text.
         let marked = [
-            "*em*", "_em_", "a _b_ c", "`code`", "[link](x)", "a &amp; b", "a\\*b", "<b>x</b>", "- item", "+ item", "1. item",
-            "2) item", "# heading", "> quote", "~~gone~~", "a\nb", "x_", "_x", "a |b", "heading {#id}", "![img](x)",
+            "*em*",
+            "_em_",
+            "a _b_ c",
+            "`code`",
+            "[link](x)",
+            "a &amp; b",
+            "a\\*b",
+            "<b>x</b>",
+            "- item",
+            "+ item",
+            "1. item",
+            "2) item",
+            "# heading",
+            "> quote",
+            "~~gone~~",
+            "a\nb",
+            "x_",
+            "_x",
+            "a |b",
+            "heading {#id}",
+            "![img](x)",
         ];
         for value in marked {
             assert!(!is_plain(value), "{value}");
@@ -589,8 +644,15 @@ mod tests {
         let text = "See _x_ in plugin/exia_seed/rappel.py. Ünïcode—mots; a--b x/ é";
         let found = runs(text);
         let expected = [
-            ("See", false), ("x", false), ("in", false), ("plugin/exia_seed/rappel.py", true), ("Ünïcode", false),
-            ("mots", false), ("a--b", true), ("x", false), ("é", false),
+            ("See", false),
+            ("x", false),
+            ("in", false),
+            ("plugin/exia_seed/rappel.py", true),
+            ("Ünïcode", false),
+            ("mots", false),
+            ("a--b", true),
+            ("x", false),
+            ("é", false),
         ];
         assert_eq!(found, expected);
         assert!(runs(" .-_ ").is_empty());
@@ -599,6 +661,9 @@ mod tests {
     #[test]
     fn line_numbers_are_counted_forwards_and_back() {
         let mut lines = LineCounter::new("a\nb\nc\n");
-        assert_eq!([lines.line_of(0), lines.line_of(2), lines.line_of(5), lines.line_of(1), lines.line_of(6)], [0, 1, 2, 0, 3]);
+        assert_eq!(
+            [lines.line_of(0), lines.line_of(2), lines.line_of(5), lines.line_of(1), lines.line_of(6)],
+            [0, 1, 2, 0, 3]
+        );
     }
 }

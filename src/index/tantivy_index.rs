@@ -7,16 +7,16 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED, STRING};
-use rustc_hash::FxHashMap;
 
-use tantivy::tokenizer::{
-    LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer, Token, TokenFilter, TokenStream,
-    Tokenizer,
-};
-use tantivy::indexer::SingleSegmentIndexWriter;
 use tantivy::directory::RamDirectory;
+use tantivy::indexer::SingleSegmentIndexWriter;
+use tantivy::tokenizer::{
+    LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer, Token, TokenFilter,
+    TokenStream, Tokenizer,
+};
 use tantivy::{Directory, Index};
 
 use super::analysis::TantivyText;
@@ -104,8 +104,8 @@ impl Fields {
     pub fn new() -> Self {
         let mut b = Schema::builder();
         let indexed = |tokenizer: &str, stored: bool, record: IndexRecordOption| {
-            let options =
-                TextOptions::default().set_indexing_options(TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(record));
+            let options = TextOptions::default()
+                .set_indexing_options(TextFieldIndexing::default().set_tokenizer(tokenizer).set_index_option(record));
             if stored {
                 options.set_stored()
             } else {
@@ -170,8 +170,17 @@ impl Fields {
     pub fn register_tokenizers(index: &Index) {
         let manager = index.tokenizers();
         manager.register(KEYWORD, TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).build());
-        manager.register(WHOLE_ID, TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).filter(without_stop_words()).build());
-        manager.register(IDENT, TextAnalyzer::builder(CompoundTokenizer::default()).filter(RemoveLongFilter::limit(100)).filter(LowerCaser).build());
+        manager.register(
+            WHOLE_ID,
+            TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).filter(without_stop_words()).build(),
+        );
+        manager.register(
+            IDENT,
+            TextAnalyzer::builder(CompoundTokenizer::default())
+                .filter(RemoveLongFilter::limit(100))
+                .filter(LowerCaser)
+                .build(),
+        );
         manager.register(ENGLISH_TEXT, english());
         manager.register(WORDS, words());
         manager.register(BODY, english());
@@ -202,7 +211,11 @@ fn english() -> TextAnalyzer {
 /// tantivy's `default` analyzer (simple words under 40 bytes, lower-cased), without stop
 /// words.
 fn words() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default()).filter(RemoveLongFilter::limit(40)).filter(LowerCaser).filter(without_stop_words()).build()
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(without_stop_words())
+        .build()
 }
 
 /// Snowball's English stemmer with a memo: prose repeats a small vocabulary, and stemming
@@ -359,7 +372,15 @@ impl TantivyIndex {
         let index = Index::create(files.clone(), fields.schema.clone(), settings)?;
         Fields::register_tokenizers(&index);
         index.tokenizers().register(BODY, TextAnalyzer::from(StemsTokenizer::default()));
-        Ok(TantivyIndex { fields, base: base_url.trim_end_matches('/').to_string(), index, files, writer: None, segments: Vec::new(), segment_budget: SEGMENT_BUDGET })
+        Ok(TantivyIndex {
+            fields,
+            base: base_url.trim_end_matches('/').to_string(),
+            index,
+            files,
+            writer: None,
+            segments: Vec::new(),
+            segment_budget: SEGMENT_BUDGET,
+        })
     }
 
     /// Adds `docs`, handing the files of each full segment to `emit`. tantivy's own
@@ -377,9 +398,13 @@ impl TantivyIndex {
         for (d, text) in docs.iter().zip(texts) {
             let writer = match &mut self.writer {
                 Some(writer) => writer,
-                None => self.writer.insert(SingleSegmentIndexWriter::new(self.index.clone(), self.segment_budget).map_err(IndexError::from)?),
+                None => self.writer.insert(
+                    SingleSegmentIndexWriter::new(self.index.clone(), self.segment_budget).map_err(IndexError::from)?,
+                ),
             };
-            writer.add_document(IndexedDoc::new(&self.fields, Arc::clone(d), text, &self.base)).map_err(IndexError::from)?;
+            writer
+                .add_document(IndexedDoc::new(&self.fields, Arc::clone(d), text, &self.base))
+                .map_err(IndexError::from)?;
             // Memory stays bounded: a full segment is written out and a new one begun.
             if writer.mem_usage() >= self.segment_budget {
                 self.close_segment(emit)?;
@@ -391,10 +416,18 @@ impl TantivyIndex {
     /// Writes the segment being made and hands its files to `emit`, renamed after a hash
     /// of the segment (its files in name order: each name's ending and bytes), so that the
     /// same documents give the same names.
-    fn close_segment<E: From<IndexError>>(&mut self, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
+    fn close_segment<E: From<IndexError>>(
+        &mut self,
+        emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
+    ) -> Result<(), E> {
         let Some(writer) = self.writer.take() else { return Ok(()) };
         // The index `finalize` returns names this segment alone.
-        let segment = writer.finalize().map_err(IndexError::from)?.searchable_segment_metas().map_err(IndexError::from)?.remove(0);
+        let segment = writer
+            .finalize()
+            .map_err(IndexError::from)?
+            .searchable_segment_metas()
+            .map_err(IndexError::from)?
+            .remove(0);
         let directory = &self.files;
         let uuid = segment.id().uuid_string();
         let mut names: Vec<String> = segment.list_files().iter().map(|f| f.to_string_lossy().into_owned()).collect();
@@ -412,9 +445,13 @@ impl TantivyIndex {
         }
         let stable = hex::encode(&hasher.finalize()[..16]);
         for name in written {
-            let bytes = directory.atomic_read(Path::new(&name)).map_err(|e| IndexError::Io(std::io::Error::other(e)))?;
+            let bytes =
+                directory.atomic_read(Path::new(&name)).map_err(|e| IndexError::Io(std::io::Error::other(e)))?;
             directory.delete(Path::new(&name)).map_err(|e| IndexError::Io(std::io::Error::other(e)))?;
-            emit(OutputFile { path: PathBuf::from(TANTIVY_DIR).join(format!("{stable}{}", &name[uuid.len()..])), bytes })?;
+            emit(OutputFile {
+                path: PathBuf::from(TANTIVY_DIR).join(format!("{stable}{}", &name[uuid.len()..])),
+                bytes,
+            })?;
         }
         self.segments.push((segment, stable));
         Ok(())
@@ -425,8 +462,11 @@ impl TantivyIndex {
         self.close_segment(emit)?;
         let (segments, stable): (Vec<_>, Vec<_>) = std::mem::take(&mut self.segments).into_iter().unzip();
         // `meta.json` writes a segment's UUID hyphenated.
-        let renames: Vec<(String, String)> =
-            segments.iter().zip(&stable).map(|(segment, stable)| (hyphenated(&segment.id().uuid_string()), hyphenated(stable))).collect();
+        let renames: Vec<(String, String)> = segments
+            .iter()
+            .zip(&stable)
+            .map(|(segment, stable)| (hyphenated(&segment.id().uuid_string()), hyphenated(stable)))
+            .collect();
         let meta = tantivy::IndexMeta {
             index_settings: self.index.settings().clone(),
             segments,
@@ -615,7 +655,8 @@ mod tests {
         let docs: Vec<SearchDoc> = (0..100).map(record).collect();
         let small = files(&docs, 1024 * 1024);
         assert_eq!(small, files(&docs, 1024 * 1024), "the same documents give the same files");
-        let segments = |files: &[OutputFile]| files.iter().filter(|f| f.path.extension().is_some_and(|e| e == "store")).count();
+        let segments =
+            |files: &[OutputFile]| files.iter().filter(|f| f.path.extension().is_some_and(|e| e == "store")).count();
         assert!(segments(&small) > 1, "a small budget makes several segments: {}", segments(&small));
         assert_eq!(segments(&files(&docs, SEGMENT_BUDGET)), 1);
         // The files make an index tantivy opens, with every document, found by its words.
@@ -628,7 +669,9 @@ mod tests {
         let searcher = index.reader().unwrap().searcher();
         assert_eq!(searcher.num_docs(), 100);
         let fields = Fields::new();
-        let query = tantivy::query::QueryParser::for_index(&index, vec![fields.body]).parse_query("\"retain 99 turn\"").unwrap();
+        let query = tantivy::query::QueryParser::for_index(&index, vec![fields.body])
+            .parse_query("\"retain 99 turn\"")
+            .unwrap();
         assert_eq!(searcher.search(&query, &tantivy::collector::Count).unwrap(), 1);
     }
 
@@ -668,7 +711,10 @@ mod tests {
         let ours = tokens(english());
         assert_eq!(ours, tokens(reference_english()));
         assert!(ours.iter().filter(|t| t.0 == "retain").count() == 9, "{ours:?}");
-        assert!(!ours.iter().any(|t| t.0 == "the") && ours[1].1 == 2, "stop words leave their positions empty: {ours:?}");
+        assert!(
+            !ours.iter().any(|t| t.0 == "the") && ours[1].1 == 2,
+            "stop words leave their positions empty: {ours:?}"
+        );
     }
 
     /// (text, position) of each token `analyzer` finds in `text`.
@@ -715,7 +761,9 @@ mod tests {
     #[test]
     fn compound_words_only() {
         assert_eq!(
-            compounds("See _append_unique in plugin/exia_seed/rappel.py, session.py. Also MEM-OBJ-raw and plain words."),
+            compounds(
+                "See _append_unique in plugin/exia_seed/rappel.py, session.py. Also MEM-OBJ-raw and plain words."
+            ),
             ["append_unique", "plugin/exia_seed/rappel.py", "session.py", "MEM-OBJ-raw"]
         );
         assert!(compounds("no compound here — at all").is_empty());

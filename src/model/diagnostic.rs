@@ -90,15 +90,7 @@ impl Diagnostic {
     }
 
     fn new(severity: Severity, location: Location, message: impl Into<String>) -> Self {
-        Diagnostic {
-            severity,
-            location,
-            message: message.into(),
-            source: None,
-            span_chars: 1,
-            help: None,
-            code: None,
-        }
+        Diagnostic { severity, location, message: message.into(), source: None, span_chars: 1, help: None, code: None }
     }
 
     /// Attaches the source line and the length of the span to underline. Of a line
@@ -218,9 +210,7 @@ impl fmt::Display for Diagnostic {
 /// Sorts diagnostics by file, line and column, errors before warnings at one place, and
 /// drops exact duplicates, so output is the same whatever order stages ran in.
 pub fn sort_diagnostics(diagnostics: &mut Vec<Diagnostic>) {
-    diagnostics.sort_by(|a, b| {
-        (&a.location, a.severity, &a.message).cmp(&(&b.location, b.severity, &b.message))
-    });
+    diagnostics.sort_by(|a, b| (&a.location, a.severity, &a.message).cmp(&(&b.location, b.severity, &b.message)));
     diagnostics.dedup();
 }
 
@@ -261,7 +251,13 @@ mod tests {
         assert!(d.source.as_ref().unwrap().text.chars().count() <= 2 * MAX_SHOWN + 8);
         // Shown exactly as the whole line would be.
         let shown = d.to_string();
-        assert!(shown.contains("…éééé") && shown.contains("TARGETbbbb") && shown.contains("b…\n") && shown.ends_with("^^^^^^"), "{shown}");
+        assert!(
+            shown.contains("…éééé")
+                && shown.contains("TARGETbbbb")
+                && shown.contains("b…\n")
+                && shown.ends_with("^^^^^^"),
+            "{shown}"
+        );
         for (col, len) in [(1, 10), (5, 250), (40, 99), (95, 120), (150, 260)] {
             let text: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
             let at = Diagnostic::error(Location::new(Path::new("r.md").into(), 3, col), "m");

@@ -129,7 +129,8 @@ mod tests {
         let alphabet = ["0", "1", "9", "a", "-", "é"];
         let mut words = vec![String::new()];
         for _ in 0..3 {
-            let longer: Vec<String> = words.iter().flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}"))).collect();
+            let longer: Vec<String> =
+                words.iter().flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}"))).collect();
             words.extend(longer);
         }
         words.sort();

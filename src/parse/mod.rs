@@ -103,7 +103,8 @@ pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, IdScheme),
         Err(e) => {
             let file = tree.config.clone().unwrap_or_else(|| "casebook.yaml".into());
             let pattern = match &e {
-                crate::recognise::GrammarError::Invalid { pattern, .. } | crate::recognise::GrammarError::NoKind(pattern) => pattern,
+                crate::recognise::GrammarError::Invalid { pattern, .. }
+                | crate::recognise::GrammarError::NoKind(pattern) => pattern,
             };
             let (line, col, source) = locate(&config_text, pattern);
             Err(Diagnostic::error(Location::new(Arc::from(file.as_path()), line, col), e.to_string())
@@ -117,7 +118,9 @@ pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, IdScheme),
 pub fn parse_redirects(tree: &SourceTree, limit: u64, diagnostics: &mut Vec<Diagnostic>) -> Redirects {
     let mut redirects = Redirects { file: tree.root.join("content").join("redirects.yaml"), ..Redirects::default() };
     if let Some(path) = &tree.redirects {
-        match read_text(path, limit).and_then(|text| parse_yaml::<Vec<Redirect>>(&text, path, 1).map(|entries| (text, entries))) {
+        match read_text(path, limit)
+            .and_then(|text| parse_yaml::<Vec<Redirect>>(&text, path, 1).map(|entries| (text, entries)))
+        {
             Ok((text, entries)) => {
                 redirects = Redirects { file: path.clone(), text, entries };
             }
@@ -134,7 +137,12 @@ pub fn parse_system_meta(dir: &SystemDir, limit: u64) -> Result<ParsedSystem, Di
     Ok(ParsedSystem { slug: dir.slug.clone(), meta, file: Arc::from(dir.meta.as_path()), text, runs: Vec::new() })
 }
 
-fn parse_system(dir: &SystemDir, root: &Path, scheme: &IdScheme, limit: u64) -> (Option<ParsedSystem>, Vec<Diagnostic>) {
+fn parse_system(
+    dir: &SystemDir,
+    root: &Path,
+    scheme: &IdScheme,
+    limit: u64,
+) -> (Option<ParsedSystem>, Vec<Diagnostic>) {
     let mut system = match parse_system_meta(dir, limit) {
         Ok(system) => system,
         Err(d) => return (None, vec![d]),
@@ -202,9 +210,15 @@ fn order_report_files(
             None => {
                 let (line, col, source) = locate(text, name);
                 diagnostics.push(
-                    Diagnostic::error(Location::new(Arc::from(dir.meta.as_path()), line, col), format!("report file `{name}` does not exist"))
-                        .with_source(source, name.chars().count())
-                        .with_help(format!("create {} or remove it from `reports`", dir.meta.with_file_name(name).display())),
+                    Diagnostic::error(
+                        Location::new(Arc::from(dir.meta.as_path()), line, col),
+                        format!("report file `{name}` does not exist"),
+                    )
+                    .with_source(source, name.chars().count())
+                    .with_help(format!(
+                        "create {} or remove it from `reports`",
+                        dir.meta.with_file_name(name).display()
+                    )),
                 );
             }
         }
@@ -247,7 +261,10 @@ pub fn read_text(path: &Path, limit_mib: u64) -> Result<String, Diagnostic> {
         if size > limit_mib * 1024 * 1024 {
             return Err(Diagnostic::error(
                 Location::file(path),
-                format!("this file is {:.1} MiB; content files may be at most {limit_mib} MiB", size as f64 / (1024.0 * 1024.0)),
+                format!(
+                    "this file is {:.1} MiB; content files may be at most {limit_mib} MiB",
+                    size as f64 / (1024.0 * 1024.0)
+                ),
             )
             .with_help("split it, or raise `max_file_mib` in casebook.yaml"));
         }
@@ -265,11 +282,7 @@ pub fn read_text(path: &Path, limit_mib: u64) -> Result<String, Diagnostic> {
             let line = before.matches('\n').count() as u32 + 1;
             let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
             let col = before[line_start..].chars().count() as u32 + 1;
-            let shown = String::from_utf8_lossy(&bytes[line_start..])
-                .lines()
-                .next()
-                .unwrap_or("")
-                .to_string();
+            let shown = String::from_utf8_lossy(&bytes[line_start..]).lines().next().unwrap_or("").to_string();
             return Err(Diagnostic::error(
                 Location::new(Arc::from(path), line, col),
                 format!("this file is not valid UTF-8 (byte 0x{:02x})", bytes[valid]),

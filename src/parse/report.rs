@@ -10,11 +10,11 @@ use std::sync::Arc;
 use pulldown_cmark::{CodeBlockKind, Event, Tag, TagEnd};
 
 use crate::config::{parse_yaml, FrontMatter};
+use crate::model::RecordId;
 use crate::model::{
     Annotation, Citation, Declaration, DeclarationForm, Diagnostic, Field, Location, Mention, Owner, Quote, Report,
     Section, StatusClaim,
 };
-use crate::model::RecordId;
 use crate::recognise::{self, IdScheme};
 
 /// The Markdown dialect of reports; `render` uses the same.
@@ -463,7 +463,8 @@ impl<'a> Scanner<'a> {
     fn paragraph(&mut self, inline: Inline) {
         if let Some(code) = self.quote_candidate.take() {
             if let Some(path) = recognise::quote_path(&inline.text) {
-                let language = code.language.clone().or_else(|| recognise::language_for_path(&path.path).map(str::to_string));
+                let language =
+                    code.language.clone().or_else(|| recognise::language_for_path(&path.path).map(str::to_string));
                 let location = self.location(code.offset);
                 self.parts.quotes.push(Quote {
                     language,
@@ -552,7 +553,12 @@ impl<'a> Scanner<'a> {
         let mut fields = Vec::new();
         let mut status_cells = Vec::new();
         for (column, cell) in cells.iter().enumerate().skip(1) {
-            let name = self.header.get(column).cloned().filter(|h| !h.is_empty()).unwrap_or_else(|| Arc::from(format!("Column {}", column + 1)));
+            let name = self
+                .header
+                .get(column)
+                .cloned()
+                .filter(|h| !h.is_empty())
+                .unwrap_or_else(|| Arc::from(format!("Column {}", column + 1)));
             let value = self.md[cell.source.clone()].trim().trim_matches('|').trim().to_string();
             if recognise::is_status_header(&name) && !cell.inline.text.trim().is_empty() {
                 let offset = self.source_offset(&cell.inline, 0..cell.inline.text.len()).unwrap_or(cell.source.start);
@@ -649,7 +655,10 @@ mod tests {
     fn a_front_matter_error_is_on_a_line_of_the_file() {
         // Found by `fuzz/fuzz_targets/report.rs`: libyaml counts a lone `\r` as a line
         // break, and its line 60 was reported on a file of five lines.
-        let md = format!("---\ntitle: Fractal syn{}thesioducer: syports/fractal-0a226e7-synthesi:.txt\n---\n\n", "\r".repeat(101));
+        let md = format!(
+            "---\ntitle: Fractal syn{}thesioducer: syports/fractal-0a226e7-synthesi:.txt\n---\n\n",
+            "\r".repeat(101)
+        );
         let scheme = IdScheme::new(&IdConfig::default()).unwrap();
         let (_, diagnostics) = parse_report(Path::new("r.md"), "r.md", "r", &md, &scheme);
         assert!(!diagnostics.is_empty());
@@ -687,7 +696,11 @@ mod tests {
         let statuses: Vec<_> = d.statuses.iter().map(|s| (&*s.dimension, &*s.value, s.qualifier.as_deref())).collect();
         assert_eq!(
             statuses,
-            [("operation conclusion", "uninspected", None), ("", "implemented", Some("listing")), ("", "absent", Some("content index"))]
+            [
+                ("operation conclusion", "uninspected", None),
+                ("", "implemented", Some("listing")),
+                ("", "absent", Some("content index"))
+            ]
         );
         let body = &report.markdown[d.body.clone().unwrap()];
         assert!(body.contains("Source-native identity") && !body.contains("## Next"), "{body}");
@@ -769,7 +782,9 @@ mod tests {
 
     #[test]
     fn duplicate_anchors_are_made_unique() {
-        let (report, _) = parse("## Notes\n\n## Notes\n\n| ID | x |\n|---|---|\n| OBJ-06 (part: a) | 1 |\n| OBJ-06 (part: b) | 2 |\n");
+        let (report, _) = parse(
+            "## Notes\n\n## Notes\n\n| ID | x |\n|---|---|\n| OBJ-06 (part: a) | 1 |\n| OBJ-06 (part: b) | 2 |\n",
+        );
         let anchors: Vec<_> = report.sections.iter().map(|s| s.anchor.as_str()).collect();
         assert_eq!(anchors, ["notes", "notes--2"]);
         assert_eq!(report.row_anchors.values().cloned().collect::<Vec<_>>(), ["OBJ-06", "OBJ-06--2"]);

@@ -118,7 +118,8 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
     };
     // Record bodies never overlap and come in order, so one binary search finds the body
     // (if any) holding an offset.
-    let bodies: Vec<&Range<usize>> = report.map(|r| r.declarations.iter().filter_map(|d| d.body.as_ref()).collect()).unwrap_or_default();
+    let bodies: Vec<&Range<usize>> =
+        report.map(|r| r.declarations.iter().filter_map(|d| d.body.as_ref()).collect()).unwrap_or_default();
     let in_record_body = |offset: usize| match scope {
         Scope::Report(_) => {
             let i = bodies.partition_point(|b| b.start <= offset);
@@ -159,9 +160,15 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
                 out.push(event.clone());
             }
             Event::Start(Tag::Heading { level, classes, attrs, .. }) => {
-                let anchor = report.and_then(|r| r.sections.get(state.headings)).map(|s| CowStr::from(s.anchor.clone()));
+                let anchor =
+                    report.and_then(|r| r.sections.get(state.headings)).map(|s| CowStr::from(s.anchor.clone()));
                 state.headings += 1;
-                out.push(Event::Start(Tag::Heading { level: *level, id: anchor, classes: classes.clone(), attrs: attrs.clone() }));
+                out.push(Event::Start(Tag::Heading {
+                    level: *level,
+                    id: anchor,
+                    classes: classes.clone(),
+                    attrs: attrs.clone(),
+                }));
             }
             Event::Start(Tag::CodeBlock(kind)) => {
                 let language = match kind {
@@ -204,9 +211,16 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
                 let safe = is_safe_url(dest_url);
                 state.links.push(safe);
                 if safe {
-                    out.push(Event::Start(Tag::Link { link_type: *link_type, dest_url: dest_url.clone(), title: title.clone(), id: id.clone() }));
+                    out.push(Event::Start(Tag::Link {
+                        link_type: *link_type,
+                        dest_url: dest_url.clone(),
+                        title: title.clone(),
+                        id: id.clone(),
+                    }));
                 } else {
-                    out.push(Event::Html(format!("<span class=\"unsafe-link\" title=\"link removed: {}\">", escape(dest_url)).into()));
+                    out.push(Event::Html(
+                        format!("<span class=\"unsafe-link\" title=\"link removed: {}\">", escape(dest_url)).into(),
+                    ));
                 }
             }
             Event::End(TagEnd::Link) => {
@@ -260,7 +274,9 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
                 if !state.in_head && state.cell == 0 {
                     let anchor = report.zip(state.table).and_then(|(r, t)| r.row_anchors.get(&(t, state.body_row)));
                     if let Some(anchor) = anchor {
-                        out.push(Event::Html(format!("<span class=\"row-anchor\" id=\"{}\"></span>", escape(anchor)).into()));
+                        out.push(Event::Html(
+                            format!("<span class=\"row-anchor\" id=\"{}\"></span>", escape(anchor)).into(),
+                        ));
                     }
                 }
                 state.cell += 1;
@@ -314,10 +330,15 @@ fn quote_path_after(events: &[(Event<'_>, Range<usize>)], at: usize) -> (Option<
 
 /// A highlighted code block; a quote also gets its path, linked to the file at the
 /// frozen revision.
-pub fn code_block_html(code: &str, language: Option<&str>, quote: Option<&recognise::QuotePath>, linker: &Linker<'_>) -> String {
-    let language = language.map(str::to_string).or_else(|| {
-        quote.and_then(|q| recognise::language_for_path(&q.path)).map(str::to_string)
-    });
+pub fn code_block_html(
+    code: &str,
+    language: Option<&str>,
+    quote: Option<&recognise::QuotePath>,
+    linker: &Linker<'_>,
+) -> String {
+    let language = language
+        .map(str::to_string)
+        .or_else(|| quote.and_then(|q| recognise::language_for_path(&q.path)).map(str::to_string));
     let highlighted = match linker.highlights {
         Some(memo) => memo.highlight(code, language.as_deref()),
         None => highlight::highlight(code, language.as_deref()).into(),
@@ -365,7 +386,8 @@ pub fn linkify(text: &str, linker: &Linker<'_>) -> String {
         Id,
         Citation(recognise::CitationMatch),
     }
-    let mut spans: Vec<(Range<usize>, Span)> = linker.scheme.find_ids(text).into_iter().map(|m| (m.range, Span::Id)).collect();
+    let mut spans: Vec<(Range<usize>, Span)> =
+        linker.scheme.find_ids(text).into_iter().map(|m| (m.range, Span::Id)).collect();
     spans.extend(recognise::find_citations(text).into_iter().map(|c| (c.range.clone(), Span::Citation(c))));
     spans.sort_by_key(|(r, _)| (r.start, std::cmp::Reverse(r.end)));
     let mut out = String::with_capacity(text.len() + 64);
@@ -382,7 +404,8 @@ pub fn linkify(text: &str, linker: &Linker<'_>) -> String {
                 match linker.record_link(&id) {
                     Some((url, title, published)) => {
                         let class = if published { "rec" } else { "rec unpublished" };
-                        let title = if title.is_empty() { String::new() } else { format!(" title=\"{}\"", escape(&title)) };
+                        let title =
+                            if title.is_empty() { String::new() } else { format!(" title=\"{}\"", escape(&title)) };
                         out.push_str(&format!("<a class=\"{class}\" href=\"{}\"{title}>{shown}</a>", escape(&url)));
                     }
                     None => out.push_str(&format!("<span class=\"rec unknown\">{shown}</span>")),

@@ -77,8 +77,11 @@ pub fn language_warnings(site: &Site) -> Vec<crate::model::Diagnostic> {
             if let Some(language) = &quote.language {
                 if !*known.entry(language.as_str()).or_insert_with(|| highlight::knows_language(language)) {
                     out.push(
-                        crate::model::Diagnostic::warning(quote.location.clone(), format!("no highlighting grammar for `{language}`; the quote is shown without colours"))
-                            .with_help("use a known fence language (python, rust, bash, javascript, …)"),
+                        crate::model::Diagnostic::warning(
+                            quote.location.clone(),
+                            format!("no highlighting grammar for `{language}`; the quote is shown without colours"),
+                        )
+                        .with_help("use a known fence language (python, rust, bash, javascript, …)"),
                     );
                 }
             }
@@ -107,7 +110,8 @@ where
     // for ever and a new build never serves a stale stylesheet.
     let mut assets: Vec<(String, Vec<u8>)> = vec![("highlight.css".to_string(), highlight::stylesheet().into_bytes())];
     assets.extend(theme.assets().iter().map(|(name, bytes)| (name.clone(), bytes.clone())));
-    let asset_urls: BTreeMap<String, String> = assets.iter().map(|(name, bytes)| (name.clone(), fingerprinted(name, bytes))).collect();
+    let asset_urls: BTreeMap<String, String> =
+        assets.iter().map(|(name, bytes)| (name.clone(), fingerprinted(name, bytes))).collect();
     // Each scope is asked once; the pages of an up-to-date scope are not even listed.
     let mut jobs = Vec::new();
     for scope in scopes(site) {
@@ -209,7 +213,9 @@ fn jobs_of<'a>(site: &'a Site, scope: Scope<'a>) -> Vec<Job<'a>> {
 pub fn page_paths(site: &Site) -> Vec<std::path::PathBuf> {
     let mut paths: Vec<std::path::PathBuf> = scopes(site)
         .into_par_iter()
-        .flat_map_iter(|scope| jobs_of(site, scope).into_iter().map(|job| urls::output_path(&job.url(site))).collect::<Vec<_>>())
+        .flat_map_iter(|scope| {
+            jobs_of(site, scope).into_iter().map(|job| urls::output_path(&job.url(site))).collect::<Vec<_>>()
+        })
         .collect();
     paths.sort();
     paths
@@ -219,7 +225,9 @@ pub fn page_paths(site: &Site) -> Vec<std::path::PathBuf> {
 /// carries: each has a page listing those records.
 fn statuses_in(site: &Site, system: &System) -> Vec<usize> {
     let mut carried = std::collections::BTreeSet::new();
-    for record in system.runs.iter().flat_map(|run| run.records.values()).filter(|r| r.publication == Publication::Published) {
+    for record in
+        system.runs.iter().flat_map(|run| run.records.values()).filter(|r| r.publication == Publication::Published)
+    {
         for claim in &record.statuses {
             if let Some(i) = site.statuses.iter().position(|s| *s.name == *claim.value) {
                 carried.insert(i);
@@ -324,7 +332,11 @@ impl Renderer<'_> {
         Linker { system: &system.slug, run, scheme: self.scheme, highlights: self.highlights.get(&run_key(run)) }
     }
 
-    fn status_counts(&self, records: &mut dyn Iterator<Item = &Record>, vocabulary: Option<&[String]>) -> Vec<StatusCount> {
+    fn status_counts(
+        &self,
+        records: &mut dyn Iterator<Item = &Record>,
+        vocabulary: Option<&[String]>,
+    ) -> Vec<StatusCount> {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         for record in records {
             let mut names: Vec<&str> = record.statuses.iter().map(|s| &*s.value).collect();
@@ -359,7 +371,11 @@ impl Renderer<'_> {
             reports: run.reports.len(),
             records: published.clone().count(),
             unpublished: run.records.len() - published.clone().count(),
-            statuses: self.status_counts(&mut published.clone(), Some(&run.vocabulary)).into_iter().filter(|s| s.count > 0).collect(),
+            statuses: self
+                .status_counts(&mut published.clone(), Some(&run.vocabulary))
+                .into_iter()
+                .filter(|s| s.count > 0)
+                .collect(),
         }
     }
 
@@ -424,7 +440,13 @@ impl Renderer<'_> {
 
     fn status_view(&self, index: usize, count: usize) -> StatusCount {
         let status = &self.site.statuses[index];
-        StatusCount { name: status.name.clone(), class: slugify(&status.name), meaning: status.meaning.clone(), url: urls::status(&status.name), count }
+        StatusCount {
+            name: status.name.clone(),
+            class: slugify(&status.name),
+            meaning: status.meaning.clone(),
+            url: urls::status(&status.name),
+            count,
+        }
     }
 
     /// A status across the site: how many records of each system carry it, each count
@@ -440,7 +462,9 @@ impl Renderer<'_> {
                     .runs
                     .iter()
                     .flat_map(|run| run.records.values())
-                    .filter(|r| r.publication == Publication::Published && r.statuses.iter().any(|s| *s.value == *status.name))
+                    .filter(|r| {
+                        r.publication == Publication::Published && r.statuses.iter().any(|s| *s.value == *status.name)
+                    })
                     .count();
                 SystemStatusCount {
                     system: system.name.clone(),
@@ -481,7 +505,8 @@ impl Renderer<'_> {
     }
 
     fn system(&self, system: &System) -> minijinja::Value {
-        let published = system.runs.iter().flat_map(|run| run.records.values()).filter(|r| r.publication == Publication::Published);
+        let published =
+            system.runs.iter().flat_map(|run| run.records.values()).filter(|r| r.publication == Publication::Published);
         let mut statuses = self.status_counts(&mut published.clone(), None);
         statuses.retain(|s| s.count > 0);
         for status in &mut statuses {
@@ -505,7 +530,13 @@ impl Renderer<'_> {
                 dimension: s.dimension.to_string(),
                 qualifier: s.qualifier.as_deref().map(str::to_string),
                 part: s.part.as_deref().map(str::to_string),
-                meaning: self.site.statuses.iter().find(|d| *d.name == *s.value).map(|d| d.meaning.clone()).unwrap_or_default(),
+                meaning: self
+                    .site
+                    .statuses
+                    .iter()
+                    .find(|d| *d.name == *s.value)
+                    .map(|d| d.meaning.clone())
+                    .unwrap_or_default(),
                 url: urls::status(&s.value),
             })
             .collect()
@@ -559,14 +590,18 @@ impl Renderer<'_> {
                     anchor: markdown::source_anchor(&s.id),
                     title: s.title.clone(),
                     repository: s.repository.clone(),
-                    tree_url: s.repository.as_deref().and_then(|r| urls::repository_file(r, &revision, s.path.as_deref().unwrap_or(""), None)),
+                    tree_url: s
+                        .repository
+                        .as_deref()
+                        .and_then(|r| urls::repository_file(r, &revision, s.path.as_deref().unwrap_or(""), None)),
                     revision,
                     path: s.path.clone(),
                     note_html: s.note.as_deref().map(|n| render_inline(n, &linker)),
                 }
             })
             .collect();
-        let published: Vec<&Record> = run.records.values().filter(|r| r.publication == Publication::Published).collect();
+        let published: Vec<&Record> =
+            run.records.values().filter(|r| r.publication == Publication::Published).collect();
         let mut matrix: BTreeMap<&str, MatrixRow> = BTreeMap::new();
         for record in &published {
             let row = matrix.entry(record.kind.as_str()).or_insert_with(|| MatrixRow {
@@ -605,11 +640,17 @@ impl Renderer<'_> {
                         let (first, first_at) = match first {
                             Some(at) if !r.backlinks.is_empty() => {
                                 let m = &run.reports[at.report].mentions[at.index];
-                                (self.section_link(system, run, at.report, m.section), run.reports[at.report].source_at(m.location.line))
+                                (
+                                    self.section_link(system, run, at.report, m.section),
+                                    run.reports[at.report].source_at(m.location.line),
+                                )
                             }
                             Some(at) => {
                                 let a = &run.reports[at.report].annotations[at.index];
-                                (self.section_link(system, run, at.report, a.section), run.reports[at.report].source_at(a.location.line))
+                                (
+                                    self.section_link(system, run, at.report, a.section),
+                                    run.reports[at.report].source_at(a.location.line),
+                                )
                             }
                             None => (Link { name: String::new(), url: String::new() }, String::new()),
                         };
@@ -699,7 +740,10 @@ impl Renderer<'_> {
                 }
                 crate::model::DeclarationForm::TableRow { .. } => (
                     "row",
-                    d.fields.iter().map(|f| FieldView { name: f.name.to_string(), value_html: render_inline(&f.value, &linker) }).collect(),
+                    d.fields
+                        .iter()
+                        .map(|f| FieldView { name: f.name.to_string(), value_html: render_inline(&f.value, &linker) })
+                        .collect(),
                     None,
                 ),
             };
@@ -770,7 +814,8 @@ impl Renderer<'_> {
             .filter_map(|id| run.records.get(id))
             .map(|r| self.record_summary(system, run, r))
             .collect();
-        let backlinks: Vec<BacklinkView> = record.backlinks.iter().map(|at| self.backlink(system, run, record, *at)).collect();
+        let backlinks: Vec<BacklinkView> =
+            record.backlinks.iter().map(|at| self.backlink(system, run, record, *at)).collect();
         let unpublished = match &record.publication {
             Publication::Unpublished(set) => run.unpublished.get(*set).map(|s| {
                 context! { name => s.name.clone(), note_html => s.note.as_deref().map(|n| render_inline(n, &linker)) }
@@ -860,5 +905,10 @@ fn render_plain_markdown(text: &str) -> String {
     });
     pulldown_cmark::html::push_html(&mut html, events);
     let trimmed = html.trim();
-    trimmed.strip_prefix("<p>").and_then(|s| s.strip_suffix("</p>")).filter(|s| !s.contains("<p>")).unwrap_or(trimmed).to_string()
+    trimmed
+        .strip_prefix("<p>")
+        .and_then(|s| s.strip_suffix("</p>"))
+        .filter(|s| !s.contains("<p>"))
+        .unwrap_or(trimmed)
+        .to_string()
 }

@@ -85,7 +85,8 @@ impl Theme {
                 continue;
             }
             for entry in walkdir::WalkDir::new(&folder).min_depth(1).max_depth(1).sort_by_file_name() {
-                let entry = entry.map_err(|e| Diagnostic::error(Location::file(&folder), format!("cannot read: {e}")))?;
+                let entry =
+                    entry.map_err(|e| Diagnostic::error(Location::file(&folder), format!("cannot read: {e}")))?;
                 if !entry.file_type().is_file() {
                     continue;
                 }

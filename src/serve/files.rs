@@ -186,7 +186,12 @@ mod tests {
     fn the_script_goes_into_the_head_once() {
         let page = with_reload_script("<html><head><title>x</title></head><body><head></head></body></html>", 7);
         assert_eq!(page.matches(RELOAD_SCRIPT).count(), 1);
-        assert!(page.contains(r#"<title>x</title><script src="/__casebook/reload.js" data-generation="7" defer></script></head>"#), "{page}");
+        assert!(
+            page.contains(
+                r#"<title>x</title><script src="/__casebook/reload.js" data-generation="7" defer></script></head>"#
+            ),
+            "{page}"
+        );
         assert!(with_reload_script("no head", 1).starts_with("<script src="));
     }
 

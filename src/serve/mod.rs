@@ -146,7 +146,12 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
         events: tokio::sync::broadcast::channel(EVENTS_KEPT).0,
     });
     // Diagnostics name files relative to the root as it was given (`content/…` for `.`).
-    let log = Log { quiet: options.quiet, verbose: options.verbose, timings: options.timings, root: options.build.root.clone() };
+    let log = Log {
+        quiet: options.quiet,
+        verbose: options.verbose,
+        timings: options.timings,
+        root: options.build.root.clone(),
+    };
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -219,15 +224,19 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
                 // reports' pages first, then the rest of their runs' pages; the site-wide
                 // pages and the search index follow.
                 let mut announced: Vec<PathBuf> = Vec::new();
-                let result = rebuilder.rebuild(&changed, &mut |pages| {
-                    if pages.is_empty() {
-                        return;
-                    }
-                    announced.extend_from_slice(pages);
-                    let generation = builder.generation() + 1;
-                    let urls = status::page_urls(&builder.base_path(), pages);
-                    builder.announce(BuildStatus::succeeded(generation, &[], Some(urls)));
-                }, &newer_change);
+                let result = rebuilder.rebuild(
+                    &changed,
+                    &mut |pages| {
+                        if pages.is_empty() {
+                            return;
+                        }
+                        announced.extend_from_slice(pages);
+                        let generation = builder.generation() + 1;
+                        let urls = status::page_urls(&builder.base_path(), pages);
+                        builder.announce(BuildStatus::succeeded(generation, &[], Some(urls)));
+                    },
+                    &newer_change,
+                );
                 // Stopped for a newer change: the next rebuild reports.
                 if matches!(&result, Ok(outcome) if outcome.superseded) {
                     continue;
@@ -244,7 +253,10 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
         .map_err(ServeError::Runtime)?;
 
     if !options.bind.is_loopback() {
-        say!(err, "casebook: warning: listening on {bound}, which other machines may reach; this server is for local use");
+        say!(
+            err,
+            "casebook: warning: listening on {bound}, which other machines may reach; this server is for local use"
+        );
     }
     // Tests and scripts read the address from this line (`--port 0` picks a free port).
     say!(out, "casebook: serving http://{bound}{} (Ctrl-C to stop)", served.base_path());
@@ -284,7 +296,8 @@ fn apply(served: &Served, log: &Log, result: Result<Outcome, PipelineError>, fir
             log.diagnostics(&outcome, first);
             let generation = generation + 1;
             if let Some(base_url) = &outcome.base_url {
-                *served.base_path.write().unwrap_or_else(PoisonError::into_inner) = crate::postprocess::base_path(base_url);
+                *served.base_path.write().unwrap_or_else(PoisonError::into_inner) =
+                    crate::postprocess::base_path(base_url);
             }
             let searcher = match Searcher::load(&served.output) {
                 Ok(searcher) => Some(Arc::new(searcher)),

@@ -56,7 +56,15 @@ pub struct DiagnosticView {
 impl BuildStatus {
     /// The status before any build.
     pub fn initial() -> Self {
-        BuildStatus { schema: SCHEMA, generation: 0, ok: true, errors: 0, warnings: 0, diagnostics: Vec::new(), changed: None }
+        BuildStatus {
+            schema: SCHEMA,
+            generation: 0,
+            ok: true,
+            errors: 0,
+            warnings: 0,
+            diagnostics: Vec::new(),
+            changed: None,
+        }
     }
 
     /// A finished build that changed the output (its warnings are counted): the pages
@@ -91,7 +99,15 @@ impl BuildStatus {
             message,
             help: None,
         };
-        BuildStatus { schema: SCHEMA, generation, ok: false, errors: 1, warnings: 0, diagnostics: vec![view], changed: None }
+        BuildStatus {
+            schema: SCHEMA,
+            generation,
+            ok: false,
+            errors: 1,
+            warnings: 0,
+            diagnostics: vec![view],
+            changed: None,
+        }
     }
 }
 

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use notify::RecursiveMode;
 use notify::event::{AccessKind, AccessMode};
 use notify::EventKind;
+use notify::RecursiveMode;
 use notify_debouncer_full::{new_debouncer, DebounceEventResult};
 
 /// The folders of the site root whose changes trigger a rebuild.
@@ -113,7 +113,13 @@ mod tests {
     fn only_sources_count() {
         let root = Path::new("/site");
         let output = Path::new("/site/public");
-        let yes = ["/site/content/a/run/report.md", "/site/content/casebook.yaml", "/site/themes/x/templates/base.html", "/site/static/a.png", "/site/themes"];
+        let yes = [
+            "/site/content/a/run/report.md",
+            "/site/content/casebook.yaml",
+            "/site/themes/x/templates/base.html",
+            "/site/static/a.png",
+            "/site/themes",
+        ];
         for path in yes {
             assert!(relevant(Path::new(path), root, output), "{path}");
         }

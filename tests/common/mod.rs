@@ -1,6 +1,6 @@
 //! Shared helpers: build a site through the library into a temporary folder, once per
 //! test binary, and read its pages.
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, reason = "each test binary includes this module and uses a different part of it")]
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -49,7 +49,8 @@ pub fn bundled() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
         let built = build_site(&repo(), |_| {});
-        let errors: Vec<String> = built.outcome.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
+        let errors: Vec<String> =
+            built.outcome.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
         assert!(errors.is_empty(), "the bundled content has errors:\n{}", errors.join("\n\n"));
         assert!(built.outcome.written);
         built
