@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use casebook::index::{self, IndexError};
-use casebook::render::OutputFile;
+use casebook::output::OutputFile;
 
 // The allocator of the `casebook` binary, so that the figures are the build's.
 #[global_allocator]

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::manifest::{Manifest, RecordEntry};
-use crate::render::markdown::escape;
+use crate::markup::escape;
 
 /// The schema name and version of the JSON output.
 pub const SCHEMA: &str = "casebook.diff/1";

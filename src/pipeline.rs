@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use crate::model::{sort_diagnostics, Diagnostic, Publication, Site};
-use crate::render::{self, OutputFile, Theme};
+use crate::output::OutputFile;
+use crate::render::{self, Theme};
 use crate::{discover, index, parse, postprocess, publish, resolve, write};
 
 /// What to build and where.

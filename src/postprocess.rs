@@ -6,8 +6,8 @@
 use lol_html::html_content::ContentType;
 use lol_html::{element, HtmlRewriter, Settings};
 
-use crate::render::markdown::escape;
-use crate::render::OutputFile;
+use crate::markup::escape;
+use crate::output::OutputFile;
 
 /// The path part of a base URL, always starting and ending with `/`:
 /// `https://example.org/preview/pr-12` → `/preview/pr-12/`.

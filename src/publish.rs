@@ -11,9 +11,9 @@ use atom_syndication::{Entry, Feed, FixedDateTime, Link};
 
 use crate::config::Redirect;
 use crate::manifest::Manifest;
+use crate::markup::escape;
 use crate::model::{Diagnostic, Location, Site};
-use crate::render::markdown::escape;
-use crate::render::OutputFile;
+use crate::output::OutputFile;
 use crate::urls;
 
 /// The absolute origin and path of a base URL (`https://x.org/pr-12/` →

@@ -15,10 +15,10 @@ use std::sync::Arc;
 use globset::{Glob, GlobMatcher};
 use rayon::prelude::*;
 
-use crate::config::{is_iso_date, SiteConfig, StatusDef};
+use crate::config::{is_iso_date, SiteConfig, SourceDef, StatusDef};
 use crate::model::{
-    At, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Site, SourcePart,
-    StatusClaim, System,
+    At, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Site, Source,
+    SourcePart, Status, StatusClaim, System, UnpublishedSet,
 };
 use crate::parse::{locate, ParsedRun, ParsedSystem};
 use crate::recognise::{self, IdScheme};
@@ -69,7 +69,7 @@ pub fn system(parsed: ParsedSystem, runs: Vec<Arc<Run>>) -> (System, Vec<Diagnos
 pub fn site(config: &SiteConfig, systems: Vec<System>) -> Site {
     Site {
         title: config.title.clone(),
-        statuses: config.statuses.clone(),
+        statuses: config.statuses.iter().map(|s| Status { name: s.name.clone(), meaning: s.meaning.clone() }).collect(),
         kinds: config.ids.kinds.clone(),
         families: config.ids.families.clone(),
         systems,
@@ -300,13 +300,23 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
         lens: meta.lens,
         applicability_ends: meta.applicability_ends,
         vocabulary,
-        sources: meta.sources,
+        sources: meta.sources.into_iter().map(source).collect(),
         default_source,
-        unpublished: meta.unpublished,
+        unpublished: meta
+            .unpublished
+            .into_iter()
+            .map(|set| UnpublishedSet { name: set.name, ids: set.ids, note: set.note })
+            .collect(),
         reports,
         records,
     };
     (run, cx.diagnostics)
+}
+
+/// A register entry of run.yaml, its repository URL already checked.
+fn source(def: SourceDef) -> Source {
+    let SourceDef { id, title, repository, revision, path, note } = def;
+    Source { id, title, repository, revision, path, note }
 }
 
 /// The record whose text holds an item: the declaration's record or the annotated one.

@@ -15,7 +15,8 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
-use crate::index::{Fields, TANTIVY_DIR};
+use crate::index::Fields;
+use crate::output::TANTIVY_DIR;
 
 /// The schema name and version of the JSON results.
 pub const SCHEMA: &str = "casebook.search/1";

@@ -11,8 +11,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::output::OutputFile;
 use crate::rebuild::Stamp;
-use crate::render::OutputFile;
 
 /// The buffer of a file written by streaming.
 const STREAM_BUFFER: usize = 1 << 20;

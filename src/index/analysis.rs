@@ -29,8 +29,33 @@ use std::sync::Mutex;
 
 use rustc_hash::FxBuildHasher;
 
-use super::browser::{Occurrences, MAX_TERM_BYTES, STOP_WORDS};
 use super::{is_joiner, next_run, DocType, SearchDoc};
+
+/// Longer words and compounds are not indexed (hashes, base64, minified code).
+pub(super) const MAX_TERM_BYTES: usize = 64;
+/// Words too common to be worth a posting; `search.js` drops them from queries too.
+pub(super) const STOP_WORDS: [&str; 27] = [
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "its", "of", "on",
+    "or", "that", "the", "this", "to", "was", "were", "will", "with",
+];
+/// The English stemmer of `body` (tantivy's `en_stem` runs the same algorithm on queries).
+pub(super) static ENGLISH: std::sync::LazyLock<rust_stemmers::Stemmer> =
+    std::sync::LazyLock::new(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
+
+/// Where a term occurs in one document.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(super) struct Occurrences {
+    /// Times in the text.
+    pub body: u32,
+    /// The whole record ID.
+    pub id: bool,
+    /// A word of the record ID.
+    pub id_part: bool,
+    /// In the title (record ID and label, or report and heading).
+    pub title: bool,
+    /// In a quoted or cited path.
+    pub path: bool,
+}
 
 /// A document's text as tantivy takes it (see `tantivy_index.rs`).
 #[derive(Debug, Default, PartialEq)]
@@ -379,7 +404,7 @@ fn learn(slots: &mut Vec<Slot>, table: &mut hashbrown::HashTable<u32>, vocabular
     let (stem, inflected) = if word.len() >= 40 || STOP_WORDS.contains(&lowered.as_str()) {
         (Box::from(""), false)
     } else {
-        let stem: Box<str> = super::tantivy_index::ENGLISH.stem(&lowered).into();
+        let stem: Box<str> = ENGLISH.stem(&lowered).into();
         let inflected = *stem != *lowered;
         (stem, inflected)
     };

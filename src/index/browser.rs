@@ -33,12 +33,10 @@ use rustc_hash::FxHashMap;
 
 use serde::Serialize;
 
-use super::analysis::{BrowserTerms, Vocabulary};
+use super::analysis::{BrowserTerms, Occurrences, Vocabulary, STOP_WORDS};
 use super::{DocType, SearchDoc};
-use crate::render::OutputFile;
+use crate::output::{OutputFile, BROWSER_DIR};
 
-/// Where the browser index lives in the output.
-pub const BROWSER_DIR: &str = "search/browser";
 /// The format name in `meta.json`; `search.js` refuses any other.
 const FORMAT: &str = "casebook.browser-search/1";
 /// Documents per `d/N.json`: ten results fetch at most ten small files.
@@ -48,13 +46,6 @@ const DOCS_PER_CHUNK: usize = 16;
 const TERM_CHUNK_BYTES: usize = 24 * 1024;
 /// Characters of a document's text kept for snippets.
 const SNIPPET_SOURCE_CHARS: usize = 1000;
-/// Longer words and compounds are not indexed (hashes, base64, minified code).
-pub(super) const MAX_TERM_BYTES: usize = 64;
-/// Words too common to be worth a posting; `search.js` drops them from queries too.
-pub(super) const STOP_WORDS: [&str; 27] = [
-    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "its", "of", "on",
-    "or", "that", "the", "this", "to", "was", "were", "will", "with",
-];
 
 /// The browser index being made: documents are added a batch at a time, in site order
 /// (reports are left out: their sections stand for them), and [`BrowserIndex::finish`]
@@ -175,21 +166,6 @@ impl BrowserIndex {
 
 fn file(name: String, bytes: Vec<u8>) -> OutputFile {
     OutputFile { path: PathBuf::from(BROWSER_DIR).join(name), bytes }
-}
-
-/// Where a term occurs in one document.
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
-pub(super) struct Occurrences {
-    /// Times in the text.
-    pub body: u32,
-    /// The whole record ID.
-    pub id: bool,
-    /// A word of the record ID.
-    pub id_part: bool,
-    /// In the title (record ID and label, or report and heading).
-    pub title: bool,
-    /// In a quoted or cited path.
-    pub path: bool,
 }
 
 /// Times in the text counted in postings at most (the level hardly grows beyond).

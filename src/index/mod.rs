@@ -21,14 +21,14 @@ use std::time::{Duration, Instant};
 use pulldown_cmark::{Event, Tag, TagEnd};
 use rayon::prelude::*;
 
+use crate::markup::options as markdown_options;
 use crate::model::{DeclarationForm, Publication, Record, Report, Run, Site, System};
-use crate::parse::markdown_options;
-use crate::render::OutputFile;
+use crate::output::OutputFile;
 use crate::urls;
 
 pub use analysis::{analyse, BrowserTerms, TantivyText, Vocabulary};
-pub use browser::{BrowserIndex, BROWSER_DIR};
-pub use tantivy_index::{Fields, TantivyIndex, TANTIVY_DIR};
+pub use browser::BrowserIndex;
+pub use tantivy_index::{Fields, TantivyIndex};
 
 /// A failure of an indexer (never of the content).
 #[derive(Debug, thiserror::Error)]

@@ -19,13 +19,10 @@ use tantivy::tokenizer::{
 };
 use tantivy::{Directory, Index};
 
-use super::analysis::TantivyText;
-use super::browser::STOP_WORDS;
+use super::analysis::{TantivyText, ENGLISH, STOP_WORDS};
 use super::{IndexError, SearchDoc};
-use crate::render::OutputFile;
+use crate::output::{OutputFile, TANTIVY_DIR};
 
-/// Where the tantivy index lives in the output.
-pub const TANTIVY_DIR: &str = "search/tantivy";
 /// Memory a segment may take while it is written; a full one is written out. (Ten
 /// segments at 10,000 reports; they are not merged: merging rewrote the whole index
 /// again, 50 s of a 108 s build at 10,000 reports. The budget sets the build's peak memory
@@ -281,9 +278,6 @@ impl<T: TokenStream> TokenStream for MemoStemmerStream<'_, T> {
         self.tail.token_mut()
     }
 }
-
-pub(super) static ENGLISH: std::sync::LazyLock<rust_stemmers::Stemmer> =
-    std::sync::LazyLock::new(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
 
 impl Default for Fields {
     fn default() -> Self {

@@ -15,21 +15,57 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::config::{SourceDef, StatusDef, UnpublishedDef};
-
 /// A resolved site: everything every page is made from.
 #[derive(Debug)]
 pub struct Site {
     /// The site's name.
     pub title: String,
     /// The status vocabulary in display order.
-    pub statuses: Vec<StatusDef>,
+    pub statuses: Vec<Status>,
     /// Kind code → name.
     pub kinds: BTreeMap<String, String>,
     /// Family code → name.
     pub families: BTreeMap<String, String>,
     /// Systems in slug order.
     pub systems: Vec<System>,
+}
+
+/// A status of the site's vocabulary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    /// The status as written in reports (`implemented`).
+    pub name: String,
+    /// One line saying what it means.
+    pub meaning: String,
+}
+
+/// An entry of a run's source register.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// `SRC-1`.
+    pub id: String,
+    /// What the source is.
+    pub title: String,
+    /// Repository URL, http or https (checked by `resolve`); quotes and citations link
+    /// into it.
+    pub repository: Option<String>,
+    /// The source's revision; the run's revision when absent.
+    pub revision: Option<String>,
+    /// Folder within the repository that citation paths are relative to.
+    pub path: Option<String>,
+    /// Free Markdown.
+    pub note: Option<String>,
+}
+
+/// A set of records a run refers to without publishing them.
+#[derive(Debug, Clone)]
+pub struct UnpublishedSet {
+    /// What they are (`runtime report`).
+    pub name: String,
+    /// Glob patterns over record IDs (`RT-*`).
+    pub ids: Vec<String>,
+    /// Free Markdown.
+    pub note: Option<String>,
 }
 
 /// A system under analysis (Fractal, EXIA SEED).
@@ -65,11 +101,11 @@ pub struct Run {
     /// Statuses in force (names), in the site's order.
     pub vocabulary: Vec<String>,
     /// The source register.
-    pub sources: Vec<SourceDef>,
+    pub sources: Vec<Source>,
     /// The source of bare citations.
     pub default_source: Option<String>,
     /// Sets of records referred to but not published.
-    pub unpublished: Vec<UnpublishedDef>,
+    pub unpublished: Vec<UnpublishedSet>,
     /// Reports in display order.
     pub reports: Vec<Report>,
     /// The record graph of this run, by ID.
@@ -85,7 +121,7 @@ impl Report {
 
 impl Run {
     /// The register entry of `id` (`SRC-1`).
-    pub fn source(&self, id: &str) -> Option<&SourceDef> {
+    pub fn source(&self, id: &str) -> Option<&Source> {
         self.sources.iter().find(|s| s.id == id)
     }
 }

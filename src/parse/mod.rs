@@ -7,7 +7,7 @@
 
 mod report;
 
-pub use report::{markdown_options, parse_report, split_front_matter};
+pub use report::{parse_report, split_front_matter};
 
 use std::path::Path;
 use std::sync::Arc;

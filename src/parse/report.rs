@@ -17,16 +17,6 @@ use crate::model::{
 };
 use crate::recognise::{self, IdScheme};
 
-/// The Markdown dialect of reports; `render` uses the same.
-pub fn markdown_options() -> pulldown_cmark::Options {
-    use pulldown_cmark::Options;
-    Options::ENABLE_TABLES
-        | Options::ENABLE_FOOTNOTES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_HEADING_ATTRIBUTES
-}
-
 /// Splits `---\n…\n---\n` front matter from the body. Returns the YAML, the body and the
 /// file line the body starts on; or an error when the front matter is not closed.
 pub fn split_front_matter<'a>(text: &'a str, file: &Path) -> Result<(Option<&'a str>, &'a str, u32), Diagnostic> {
@@ -80,7 +70,7 @@ pub fn parse_report(
         report_type: front.report_type,
         schema: front.schema,
         order: front.order,
-        original: front.original.filter(|url| crate::render::markdown::is_safe_url(url)),
+        original: front.original.filter(|url| crate::markup::is_safe_url(url)),
         file,
         source_path: source_path.to_string(),
         markdown: Arc::from(body),
@@ -236,7 +226,7 @@ impl<'a> Scanner<'a> {
 
     fn run(&mut self) {
         let md = self.md;
-        let parser = pulldown_cmark::Parser::new_ext(md, markdown_options()).into_offset_iter();
+        let parser = pulldown_cmark::Parser::new_ext(md, crate::markup::options()).into_offset_iter();
         for (event, range) in parser {
             // A quote's `--- path` must be the very next block after the code block.
             if self.quote_candidate.is_some() && !self.paragraph_follows_code {

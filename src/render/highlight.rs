@@ -26,13 +26,13 @@ pub(super) fn knows_language(language: &str) -> bool {
 pub(super) fn highlight(code: &str, language: Option<&str>) -> String {
     let syntax = language.and_then(|l| SYNTAXES.find_syntax_by_token(l));
     let Some(syntax) = syntax else {
-        return super::markdown::escape(code);
+        return crate::markup::escape(code);
     };
     let mut generator = ClassedHTMLGenerator::new_with_class_style(syntax, &SYNTAXES, CLASS_STYLE);
     for line in LinesWithEndings::from(code) {
         if generator.parse_html_for_line_which_includes_newline(line).is_err() {
             // A grammar failure must not lose the quote: show it plain.
-            return super::markdown::escape(code);
+            return crate::markup::escape(code);
         }
     }
     generator.finalize()

@@ -2,27 +2,19 @@
 //! turned into links: every record ID links to its page, every citation to the file at
 //! the frozen revision, every quote is highlighted with its path linked.
 //!
-//! Content is untrusted: raw HTML is shown as text (comments are dropped), link and image
-//! URLs with a scheme other than http, https or mailto are removed, and all text is
-//! escaped by pulldown-cmark or by [`escape`].
+//! Content is untrusted: every event goes through the one policy of [`crate::markup`],
+//! and all text is escaped by pulldown-cmark or by [`escape`].
 
 use std::ops::Range;
 
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Tag, TagEnd};
 
+use crate::markup::{escape, options as markdown_options, Sanitiser};
 use crate::model::{LineRange, Publication, RecordId, Report, Run};
-use crate::parse::markdown_options;
 use crate::recognise::{self, IdScheme};
 use crate::urls;
 
 use super::highlight;
-
-/// HTML-escapes text for element content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + text.len() / 8);
-    pulldown_cmark_escape::escape_html(&mut out, text).expect("writing to a String cannot fail");
-    out
-}
 
 /// What links are resolved against: the run being rendered.
 pub struct Linker<'a> {
@@ -194,58 +186,18 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
                     text.push_str(t);
                     i += 1;
                 }
-                if state.links.is_empty() && state.images == 0 {
+                if !state.sanitiser.in_link_or_image() {
                     out.push(Event::Html(linkify(&text, linker).into()));
                 } else {
                     out.push(Event::Text(text.into()));
                 }
                 continue;
             }
-            Event::Html(html) | Event::InlineHtml(html) => {
-                if !is_comment(html) {
-                    out.push(Event::Text(html.clone()));
-                }
-            }
-            Event::Start(Tag::HtmlBlock) | Event::End(TagEnd::HtmlBlock) => {}
-            Event::Start(Tag::Link { link_type, dest_url, title, id }) => {
-                let safe = is_safe_url(dest_url);
-                state.links.push(safe);
-                if safe {
-                    out.push(Event::Start(Tag::Link {
-                        link_type: *link_type,
-                        dest_url: dest_url.clone(),
-                        title: title.clone(),
-                        id: id.clone(),
-                    }));
-                } else {
-                    out.push(Event::Html(
-                        format!("<span class=\"unsafe-link\" title=\"link removed: {}\">", escape(dest_url)).into(),
-                    ));
-                }
-            }
-            Event::End(TagEnd::Link) => {
-                if state.links.pop().unwrap_or(true) {
-                    out.push(Event::End(TagEnd::Link));
-                } else {
-                    out.push(Event::Html("</span>".into()));
-                }
-            }
-            Event::Start(Tag::Image { dest_url, .. }) if !is_safe_url(dest_url) => {
-                // Drop the image, keep its alt text.
-                state.images += 1;
-                state.dropped_images += 1;
-            }
-            Event::End(TagEnd::Image) if state.dropped_images > 0 => {
-                state.images -= 1;
-                state.dropped_images -= 1;
-            }
-            Event::Start(Tag::Image { .. }) => {
-                state.images += 1;
-                out.push(event.clone());
-            }
-            Event::End(TagEnd::Image) => {
-                state.images -= 1;
-                out.push(event.clone());
+            Event::Html(_)
+            | Event::InlineHtml(_)
+            | Event::Start(Tag::HtmlBlock | Tag::Link { .. } | Tag::Image { .. })
+            | Event::End(TagEnd::HtmlBlock | TagEnd::Link | TagEnd::Image) => {
+                out.extend(state.sanitiser.filter(event.clone()));
             }
             Event::Start(Tag::Table(_)) => {
                 state.table = Some(state.tables);
@@ -294,10 +246,8 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
 struct State {
     headings: usize,
     list_items: usize,
-    /// One entry per open link: whether it was kept.
-    links: Vec<bool>,
-    images: usize,
-    dropped_images: usize,
+    /// The safety policy, which also knows whether text is inside a link or an image.
+    sanitiser: Sanitiser,
     tables: usize,
     table: Option<usize>,
     in_head: bool,
@@ -426,49 +376,4 @@ pub fn linkify(text: &str, linker: &Linker<'_>) -> String {
     }
     out.push_str(&escape(&text[at..]));
     out
-}
-
-fn is_comment(html: &str) -> bool {
-    let t = html.trim();
-    t.starts_with("<!--") && t.ends_with("-->")
-}
-
-/// Links may point within the site or to http, https and mailto URLs; anything with
-/// another scheme (`javascript:`, `data:`, `vbscript:`) is removed.
-pub fn is_safe_url(url: &str) -> bool {
-    // Browsers ignore ASCII whitespace and control characters inside a scheme.
-    let cleaned: String = url.chars().filter(|c| !c.is_ascii_whitespace() && !c.is_ascii_control()).collect();
-    let lower = cleaned.to_ascii_lowercase();
-    match lower.find(':') {
-        None => true,
-        Some(colon) => {
-            let before = &lower[..colon];
-            if before.contains(['/', '?', '#']) {
-                return true; // a relative path with a colon later on
-            }
-            matches!(before, "http" | "https" | "mailto")
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unsafe_schemes_are_refused() {
-        assert!(is_safe_url("https://github.com/x"));
-        assert!(is_safe_url("/a/b/#c"));
-        assert!(is_safe_url("../x.html"));
-        assert!(is_safe_url("mailto:a@b.org"));
-        assert!(!is_safe_url("javascript:alert(1)"));
-        assert!(!is_safe_url(" JaVa\tScRiPt:alert(1)"));
-        assert!(!is_safe_url("data:text/html,<script>"));
-    }
-
-    #[test]
-    fn comments_are_recognised() {
-        assert!(is_comment("<!-- note -->\n"));
-        assert!(!is_comment("<script>x</script>"));
-    }
 }

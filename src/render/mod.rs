@@ -18,20 +18,13 @@ use std::collections::{BTreeMap, HashMap};
 use minijinja::{context, Environment};
 use rayon::prelude::*;
 
+use crate::markup::escape;
 use crate::model::{At, Owner, Publication, Record, RecordId, Report, Run, Site, System};
+use crate::output::OutputFile;
 use crate::recognise::{slugify, IdScheme};
 use crate::urls;
-use markdown::{escape, render_fragment, render_inline, render_record_body, render_report, short_revision, Linker};
+use markdown::{render_fragment, render_inline, render_record_body, render_report, short_revision, Linker};
 use views::*;
-
-/// A finished output file: its path below the output folder and its bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutputFile {
-    /// Relative path (`fractal/index.html`).
-    pub path: std::path::PathBuf,
-    /// Contents.
-    pub bytes: Vec<u8>,
-}
 
 /// A failure of the theme: a template that does not compile or render.
 #[derive(Debug, thiserror::Error)]
@@ -297,7 +290,7 @@ impl Renderer<'_> {
                 "search.html",
                 context! {
                     title => "Search",
-                    bundle => format!("/{}/", crate::index::BROWSER_DIR),
+                    bundle => format!("/{}/", crate::output::BROWSER_DIR),
                     search_url => urls::search(),
                     search_script => self.assets.get("search.js").cloned().unwrap_or_default(),
                 },
@@ -888,22 +881,10 @@ fn mark(sentence: &str, id: &str) -> String {
     escape(sentence).replace(&escape(id), &format!("<mark>{}</mark>", escape(id)))
 }
 
-/// Markdown outside any run (a system summary): no record links, and the same rules for
-/// untrusted content as reports (raw HTML shown as text, unsafe link schemes removed).
+/// Markdown outside any run (a system summary): no record links, under the one policy
+/// for untrusted content; a single paragraph without its `<p>`.
 fn render_plain_markdown(text: &str) -> String {
-    use pulldown_cmark::{Event, Tag};
-    let mut html = String::new();
-    let events = pulldown_cmark::Parser::new_ext(text, crate::parse::markdown_options()).map(|e| match e {
-        Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
-        Event::Start(Tag::Link { link_type, dest_url, title, id }) if !markdown::is_safe_url(&dest_url) => {
-            Event::Start(Tag::Link { link_type, dest_url: "".into(), title, id })
-        }
-        Event::Start(Tag::Image { link_type, dest_url, title, id }) if !markdown::is_safe_url(&dest_url) => {
-            Event::Start(Tag::Image { link_type, dest_url: "".into(), title, id })
-        }
-        other => other,
-    });
-    pulldown_cmark::html::push_html(&mut html, events);
+    let html = crate::markup::render_untrusted(text);
     let trimmed = html.trim();
     trimmed
         .strip_prefix("<p>")

@@ -115,7 +115,7 @@ impl Theme {
         // for text and double-quoted attributes.
         env.set_formatter(|out, state, value| match (state.auto_escape(), value.as_str()) {
             (AutoEscape::Html, Some(text)) if !value.is_safe() => {
-                out.write_str(&crate::render::markdown::escape(text)).map_err(minijinja::Error::from)
+                out.write_str(&crate::markup::escape(text)).map_err(minijinja::Error::from)
             }
             _ => minijinja::escape_formatter(out, state, value),
         });

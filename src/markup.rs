@@ -1,0 +1,160 @@
+//! The Markdown dialect of reports and the one safety policy for untrusted Markdown and
+//! text, shared by every stage that reads or writes them: `parse` and `index` read the
+//! dialect, every renderer of Markdown applies [`Sanitiser`], and every page, feed and
+//! report escapes with [`escape`].
+//!
+//! The policy: raw HTML is shown as text (comments are dropped), a link whose URL has a
+//! scheme other than http, https or mailto loses its URL (its text stays, marked), and
+//! such an image is dropped (its alt text stays).
+
+use pulldown_cmark::{CowStr, Event, Tag, TagEnd};
+
+/// The Markdown dialect of reports (GitHub's tables, footnotes, strikethrough, task
+/// lists, and `{#id}` heading attributes).
+pub fn options() -> pulldown_cmark::Options {
+    use pulldown_cmark::Options;
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+}
+
+/// HTML-escapes text for element content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    pulldown_cmark_escape::escape_html(&mut out, text).expect("writing to a String cannot fail");
+    out
+}
+
+/// Links may point within the site or to http, https and mailto URLs; anything with
+/// another scheme (`javascript:`, `data:`, `vbscript:`) is refused.
+pub fn is_safe_url(url: &str) -> bool {
+    // Browsers ignore ASCII whitespace and control characters inside a scheme.
+    let cleaned: String = url.chars().filter(|c| !c.is_ascii_whitespace() && !c.is_ascii_control()).collect();
+    let lower = cleaned.to_ascii_lowercase();
+    match lower.find(':') {
+        None => true,
+        Some(colon) => {
+            let before = &lower[..colon];
+            if before.contains(['/', '?', '#']) {
+                return true; // a relative path with a colon later on
+            }
+            matches!(before, "http" | "https" | "mailto")
+        }
+    }
+}
+
+fn is_comment(html: &str) -> bool {
+    let t = html.trim();
+    t.starts_with("<!--") && t.ends_with("-->")
+}
+
+/// Applies the safety policy to a stream of pulldown-cmark events, one event at a time.
+/// It keeps track of the links and images it is inside of, which renderers also need
+/// (text inside a link is not linked again).
+#[derive(Debug, Default)]
+pub struct Sanitiser {
+    /// One entry per open link: whether its URL was kept.
+    links: Vec<bool>,
+    /// Open images, kept or dropped.
+    images: usize,
+    /// Open images that were dropped.
+    dropped_images: usize,
+}
+
+impl Sanitiser {
+    /// The event to emit in place of `event`, or `None` to drop it. Events the policy is
+    /// not about are returned as they are.
+    pub fn filter<'a>(&mut self, event: Event<'a>) -> Option<Event<'a>> {
+        match event {
+            Event::Html(html) | Event::InlineHtml(html) => (!is_comment(&html)).then_some(Event::Text(html)),
+            Event::Start(Tag::HtmlBlock) | Event::End(TagEnd::HtmlBlock) => None,
+            Event::Start(Tag::Link { link_type, dest_url, title, id }) => {
+                let safe = is_safe_url(&dest_url);
+                self.links.push(safe);
+                Some(if safe {
+                    Event::Start(Tag::Link { link_type, dest_url, title, id })
+                } else {
+                    let span = format!("<span class=\"unsafe-link\" title=\"link removed: {}\">", escape(&dest_url));
+                    Event::Html(CowStr::from(span))
+                })
+            }
+            Event::End(TagEnd::Link) => Some(if self.links.pop().unwrap_or(true) {
+                Event::End(TagEnd::Link)
+            } else {
+                Event::Html("</span>".into())
+            }),
+            Event::Start(Tag::Image { link_type, dest_url, title, id }) => {
+                self.images += 1;
+                if is_safe_url(&dest_url) {
+                    Some(Event::Start(Tag::Image { link_type, dest_url, title, id }))
+                } else {
+                    self.dropped_images += 1;
+                    None
+                }
+            }
+            Event::End(TagEnd::Image) => {
+                self.images = self.images.saturating_sub(1);
+                if self.dropped_images > 0 {
+                    self.dropped_images -= 1;
+                    None
+                } else {
+                    Some(Event::End(TagEnd::Image))
+                }
+            }
+            other => Some(other),
+        }
+    }
+
+    /// True inside a link or an image: its text is shown as written, never linked.
+    pub fn in_link_or_image(&self) -> bool {
+        !self.links.is_empty() || self.images > 0
+    }
+}
+
+/// Renders untrusted Markdown outside any run (a system's summary) under the policy.
+pub fn render_untrusted(markdown: &str) -> String {
+    let mut sanitiser = Sanitiser::default();
+    let events = pulldown_cmark::Parser::new_ext(markdown, options()).filter_map(|e| sanitiser.filter(e));
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, events);
+    html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsafe_schemes_are_refused() {
+        assert!(is_safe_url("https://github.com/x"));
+        assert!(is_safe_url("/a/b/#c"));
+        assert!(is_safe_url("../x.html"));
+        assert!(is_safe_url("mailto:a@b.org"));
+        assert!(!is_safe_url("javascript:alert(1)"));
+        assert!(!is_safe_url(" JaVa\tScRiPt:alert(1)"));
+        assert!(!is_safe_url("data:text/html,<script>"));
+    }
+
+    #[test]
+    fn comments_are_recognised() {
+        assert!(is_comment("<!-- note -->\n"));
+        assert!(!is_comment("<script>x</script>"));
+    }
+
+    #[test]
+    fn the_policy_shows_html_as_text_and_removes_unsafe_urls() {
+        let html = render_untrusted(
+            "<script>alert(1)</script>\n\nA [link](javascript:alert(1)), ![alt](data:x) and <!-- gone --> [ok](https://x.org).",
+        );
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
+        assert!(
+            html.contains("<span class=\"unsafe-link\" title=\"link removed: javascript:alert(1)\">link</span>"),
+            "{html}"
+        );
+        assert!(!html.contains("<img") && html.contains("alt"), "{html}");
+        assert!(!html.contains("gone"), "{html}");
+        assert!(html.contains("<a href=\"https://x.org\">ok</a>"), "{html}");
+    }
+}

@@ -1,0 +1,174 @@
+//! The module graph of `src/` has no circles: a module that a stage uses never uses that
+//! stage back. Checked on the source text, at two levels: the crate's top-level modules,
+//! and the sibling files of each folder module (`render/markdown.rs`, `render/highlight.rs`).
+//! A file's use of its own folder's `mod.rs` (`super::X`) is not counted: that is where a
+//! folder module keeps what its files share.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// `module → modules it names`, for the modules of one level.
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// The source of a file without its `#[cfg(test)] mod tests { … }` block (tests may use
+/// anything) and without comments.
+fn code_of(text: &str) -> String {
+    let text = match text.find("#[cfg(test)]\nmod tests") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    text.lines().map(|line| line.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
+}
+
+/// Every path named after `prefix` (`crate::`, `super::`), including each path of a
+/// grouped `use prefix{a::b, c}`: the first segment of each.
+fn first_segments(code: &str, prefix: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = code;
+    while let Some(at) = rest.find(prefix) {
+        let after = &rest[at + prefix.len()..];
+        if let Some(group) = after.strip_prefix('{') {
+            let end = group.find(';').unwrap_or(group.len());
+            let mut depth = 0;
+            let mut item = String::new();
+            for c in group[..end].chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        out.extend(segment(&item));
+                        item.clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                if depth == 0 {
+                    item.push(c);
+                }
+            }
+            out.extend(segment(&item));
+        } else {
+            out.extend(segment(after));
+        }
+        rest = after;
+    }
+    out
+}
+
+fn segment(text: &str) -> Option<String> {
+    let name: String = text.trim().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    (!name.is_empty() && name != "self").then_some(name)
+}
+
+fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The graphs: the top-level modules, then one per folder module.
+fn graphs(src: &Path) -> BTreeMap<String, Graph> {
+    let mut graphs: BTreeMap<String, Graph> = BTreeMap::new();
+    let top_level: BTreeSet<String> = std::fs::read_dir(src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() || p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|name| name != "lib" && name != "main")
+        .collect();
+    for file in rust_files(src) {
+        let relative = file.strip_prefix(src).unwrap();
+        let parts: Vec<String> =
+            relative.iter().map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string()).collect();
+        if parts[0] == "lib" || parts[0] == "main" {
+            continue;
+        }
+        let code = code_of(&std::fs::read_to_string(&file).unwrap());
+        let named: BTreeSet<String> =
+            first_segments(&code, "crate::").into_iter().filter(|m| top_level.contains(m) && *m != parts[0]).collect();
+        graphs.entry("crate".into()).or_default().entry(parts[0].clone()).or_default().extend(named);
+        if parts.len() == 2 && parts[1] != "mod" {
+            let folder = src.join(&parts[0]);
+            let siblings: BTreeSet<String> = rust_files(&folder)
+                .iter()
+                .filter(|p| p.parent() == Some(folder.as_path()))
+                .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+                .filter(|name| name != "mod")
+                .collect();
+            let mut named: BTreeSet<String> = first_segments(&code, "super::");
+            named.extend(
+                first_segments(&code, &format!("crate::{}::", parts[0])).into_iter().filter(|m| siblings.contains(m)),
+            );
+            named.retain(|m| siblings.contains(m) && *m != parts[1]);
+            graphs.entry(parts[0].clone()).or_default().entry(parts[1].clone()).or_default().extend(named);
+        }
+    }
+    graphs
+}
+
+/// A circle through `start`, if any, as the modules along it.
+fn circle_from(graph: &Graph, start: &str) -> Option<Vec<String>> {
+    let mut stack = vec![(start.to_string(), vec![start.to_string()])];
+    let mut seen = BTreeSet::new();
+    while let Some((node, path)) = stack.pop() {
+        for next in graph.get(&node).into_iter().flatten() {
+            if next == start {
+                let mut circle = path.clone();
+                circle.push(start.to_string());
+                return Some(circle);
+            }
+            if seen.insert(next.clone()) {
+                let mut longer = path.clone();
+                longer.push(next.clone());
+                stack.push((next.clone(), longer));
+            }
+        }
+    }
+    None
+}
+
+fn circles(graphs: &BTreeMap<String, Graph>) -> Vec<String> {
+    let mut found = Vec::new();
+    for (level, graph) in graphs {
+        let mut reported = BTreeSet::new();
+        for module in graph.keys() {
+            if let Some(circle) = circle_from(graph, module) {
+                let key: BTreeSet<String> = circle.iter().cloned().collect();
+                if reported.insert(key.into_iter().collect::<Vec<_>>()) {
+                    found.push(format!("{level}: {}", circle.join(" → ")));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_modules_of_src_form_no_circle() {
+    let graphs = graphs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    assert!(graphs["crate"].len() > 10, "the scan found the crate's modules: {:?}", graphs["crate"].keys());
+    let found = circles(&graphs);
+    assert!(found.is_empty(), "import circles (a module must not use a module that uses it):\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_scan_sees_grouped_uses_and_finds_a_circle() {
+    let code = "use crate::{model::{A, B}, urls};\nfn f() { crate::render::x(); }\n";
+    assert_eq!(first_segments(code, "crate::"), ["model", "render", "urls"].map(String::from).into_iter().collect());
+    let mut graph = Graph::new();
+    graph.entry("a".into()).or_default().insert("b".into());
+    graph.entry("b".into()).or_default().insert("c".into());
+    graph.entry("c".into()).or_default().insert("a".into());
+    assert_eq!(circle_from(&graph, "a"), Some(vec!["a".into(), "b".into(), "c".into(), "a".into()]));
+    graph.get_mut("c").unwrap().clear();
+    assert_eq!(circle_from(&graph, "a"), None);
+}
