@@ -45,10 +45,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let root = PathBuf::from(args.first().expect("SITE_ROOT"));
     let rounds: usize = args.get(1).and_then(|r| r.parse().ok()).unwrap_or(3);
-    let (tree, _) = casebook::discover::discover(&root.join("content"));
-    let (parsed, _) = casebook::parse::parse(&tree);
-    let parsed = parsed.expect("the site parses");
-    let (site, _) = casebook::resolve::resolve(parsed.systems, &parsed.config, &parsed.scheme);
+    let (site, _) = casebook::pipeline::resolved_site(&root).0.expect("the site parses");
 
     let runs: Vec<_> = site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| (s, r))).collect();
     let mut best: [(Duration, Duration); 4] = [(Duration::MAX, Duration::MAX); 4];

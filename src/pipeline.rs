@@ -334,9 +334,7 @@ fn run(
             superseded: false,
         })
     };
-    // `./content/x.md` reads worse than `content/x.md` in diagnostics.
-    let content =
-        if options.root == std::path::Path::new(".") { PathBuf::from("content") } else { options.root.join("content") };
+    let content = content_dir(&options.root);
     // A rebuild after edits of known files keeps the tree it found last time.
     let kept_tree = memory.as_deref().and_then(|m| m.tree_after(changed));
     let trusted = kept_tree.is_some();
@@ -776,6 +774,27 @@ impl<'a> Output<'a> {
     }
 }
 
+/// The resolved site at `root`, without rendering, and its configuration: what
+/// `casebook diff` compares and the index benchmark indexes. It goes through the build's
+/// own parse and resolve ([`load`]), so it is the site a build would publish.
+pub fn resolved_site(root: &std::path::Path) -> (Option<(Site, crate::config::SiteConfig)>, Vec<Diagnostic>) {
+    let (tree, mut diagnostics) = discover::discover(&content_dir(root));
+    let (config, _, scheme) = match parse::parse_config(&tree) {
+        Ok(parsed) => parsed,
+        Err(d) => {
+            diagnostics.push(d);
+            sort_diagnostics(&mut diagnostics);
+            return (None, diagnostics);
+        }
+    };
+    let (systems, _, found) = load(&tree, &config, &scheme, None, &[], false);
+    diagnostics.extend(found);
+    parse::parse_redirects(&tree, config.max_file_mib, &mut diagnostics);
+    let site = resolve::site(&config, systems.into_iter().map(|(system, _)| system).collect());
+    sort_diagnostics(&mut diagnostics);
+    (Some((site, config)), diagnostics)
+}
+
 /// The record manifest of the site at `root`, without rendering: for `casebook diff`
 /// on a content tree. Diagnostics come along; a manifest is made even when some are
 /// errors, since a diff of a broken tree is still worth reading.
@@ -783,15 +802,20 @@ pub fn manifest_of(
     root: &std::path::Path,
     base_url: Option<&str>,
 ) -> (Option<crate::manifest::Manifest>, Vec<Diagnostic>) {
-    let (tree, mut diagnostics) = discover::discover(&root.join("content"));
-    let (parsed, found) = parse::parse(&tree);
-    diagnostics.extend(found);
-    let Some(parsed) = parsed else { return (None, diagnostics) };
-    let base = base_url.map(str::to_string).unwrap_or_else(|| parsed.config.base_url.clone());
-    let (site, found) = resolve::resolve(parsed.systems, &parsed.config, &parsed.scheme);
-    diagnostics.extend(found);
-    sort_diagnostics(&mut diagnostics);
-    (Some(crate::manifest::manifest(&site, &base)), diagnostics)
+    let (resolved, diagnostics) = resolved_site(root);
+    let manifest =
+        resolved.map(|(site, config)| crate::manifest::manifest(&site, base_url.unwrap_or(&config.base_url)));
+    (manifest, diagnostics)
+}
+
+/// `root/content`; `content` when the root is the working directory (`./content/x.md`
+/// reads worse than `content/x.md` in diagnostics).
+fn content_dir(root: &std::path::Path) -> PathBuf {
+    if root == std::path::Path::new(".") {
+        PathBuf::from("content")
+    } else {
+        root.join("content")
+    }
 }
 
 fn summarise(site: &Site) -> Summary {

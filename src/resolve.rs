@@ -1,5 +1,5 @@
-//! Resolve: turn each run's parsed reports into its record graph. Runs are independent,
-//! so they resolve in parallel.
+//! Resolve: turn each run's parsed reports into its record graph. Runs are independent
+//! (`pipeline::load` resolves them in parallel).
 //!
 //! For every run: collect declarations into records (parts, labels, statuses checked
 //! against the vocabulary), reject duplicate declarations, attach annotations, resolve
@@ -13,7 +13,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use globset::{Glob, GlobMatcher};
-use rayon::prelude::*;
 
 use crate::config::{is_iso_date, SiteConfig, SourceDef, StatusDef};
 use crate::model::{
@@ -26,36 +25,6 @@ use crate::recognise::{self, IdScheme};
 /// The code of the warning for a reference to an unpublished record: expected in a
 /// partly published analysis, so `build` counts these instead of listing them.
 pub const UNPUBLISHED_REFERENCE: &str = "unpublished-reference";
-
-/// Resolves every run. The site is returned even when there are errors, so that `check`
-/// can report everything; `build` refuses to write when any diagnostic is an error.
-pub fn resolve(systems: Vec<ParsedSystem>, config: &SiteConfig, scheme: &IdScheme) -> (Site, Vec<Diagnostic>) {
-    let resolved: Vec<(System, Vec<Diagnostic>)> = systems
-        .into_par_iter()
-        .map(|mut parsed| {
-            let results: Vec<(Run, Vec<Diagnostic>)> = std::mem::take(&mut parsed.runs)
-                .into_par_iter()
-                .map(|run| resolve_run(run, scheme, &config.statuses))
-                .collect();
-            let mut found = Vec::new();
-            let mut runs = Vec::new();
-            for (run, d) in results {
-                runs.push(Arc::new(run));
-                found.extend(d);
-            }
-            let (system, d) = system(parsed, runs);
-            found.extend(d);
-            (system, found)
-        })
-        .collect();
-    let mut diagnostics = Vec::new();
-    let mut systems = Vec::new();
-    for (system, d) in resolved {
-        systems.push(system);
-        diagnostics.extend(d);
-    }
-    (site(config, systems), diagnostics)
-}
 
 /// A system from its parsed `system.yaml` (whose `runs` are ignored) and its resolved runs.
 pub fn system(parsed: ParsedSystem, runs: Vec<Arc<Run>>) -> (System, Vec<Diagnostic>) {

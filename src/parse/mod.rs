@@ -19,19 +19,6 @@ use crate::discover::{RunDir, SourceTree, SystemDir};
 use crate::model::{Diagnostic, Location, Report};
 use crate::recognise::IdScheme;
 
-/// Everything parsed, before references are resolved.
-#[derive(Debug)]
-pub struct ParsedSite {
-    /// `casebook.yaml`.
-    pub config: SiteConfig,
-    /// The compiled ID grammars.
-    pub scheme: IdScheme,
-    /// Systems in slug order.
-    pub systems: Vec<ParsedSystem>,
-    /// `content/redirects.yaml`.
-    pub redirects: Redirects,
-}
-
 /// The redirects file, parsed, with its text to point diagnostics at.
 #[derive(Debug, Default)]
 pub struct Redirects {
@@ -71,24 +58,6 @@ pub struct ParsedRun {
     pub text: String,
     /// Reports in display order.
     pub reports: Vec<Report>,
-}
-
-/// Reads and parses the site. `None` when the site config itself is unusable.
-pub fn parse(tree: &SourceTree) -> (Option<ParsedSite>, Vec<Diagnostic>) {
-    let (config, _, scheme) = match parse_config(tree) {
-        Ok(parsed) => parsed,
-        Err(d) => return (None, vec![d]),
-    };
-    let results: Vec<(Option<ParsedSystem>, Vec<Diagnostic>)> =
-        tree.systems.par_iter().map(|system| parse_system(system, &tree.root, &scheme, config.max_file_mib)).collect();
-    let mut diagnostics = Vec::new();
-    let mut systems = Vec::new();
-    for (system, found) in results {
-        diagnostics.extend(found);
-        systems.extend(system);
-    }
-    let redirects = parse_redirects(tree, config.max_file_mib, &mut diagnostics);
-    (Some(ParsedSite { config, scheme, systems, redirects }), diagnostics)
 }
 
 /// `casebook.yaml` (or the defaults), its text, and its compiled ID grammars.
@@ -135,26 +104,6 @@ pub fn parse_system_meta(dir: &SystemDir, limit: u64) -> Result<ParsedSystem, Di
     let text = read_text(&dir.meta, limit)?;
     let meta = parse_yaml::<SystemMeta>(&text, &dir.meta, 1)?;
     Ok(ParsedSystem { slug: dir.slug.clone(), meta, file: Arc::from(dir.meta.as_path()), text, runs: Vec::new() })
-}
-
-fn parse_system(
-    dir: &SystemDir,
-    root: &Path,
-    scheme: &IdScheme,
-    limit: u64,
-) -> (Option<ParsedSystem>, Vec<Diagnostic>) {
-    let mut system = match parse_system_meta(dir, limit) {
-        Ok(system) => system,
-        Err(d) => return (None, vec![d]),
-    };
-    let mut diagnostics = Vec::new();
-    let results: Vec<(Option<ParsedRun>, Vec<Diagnostic>)> =
-        dir.runs.par_iter().map(|run| parse_run(run, root, scheme, limit)).collect();
-    for (run, found) in results {
-        diagnostics.extend(found);
-        system.runs.extend(run);
-    }
-    (Some(system), diagnostics)
 }
 
 /// A run: `run.yaml` and its reports, read and parsed (reports in parallel).
