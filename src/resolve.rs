@@ -244,9 +244,6 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
                 }
                 _ => {}
             }
-            if citation.path.is_none() {
-                continue;
-            }
             if let Some(id) = owner_record(report, citation.owner) {
                 if let Some(record) = records.get_mut(&id) {
                     record.citations.push(At { report: r, index: c });

@@ -67,7 +67,10 @@ pub fn output_path(url: &str) -> std::path::PathBuf {
 }
 
 /// A link to `path` (and lines) in a repository at a revision, for the forges whose URL
-/// scheme is known (GitHub, GitLab, Codeberg/Gitea). `None` for other hosts.
+/// scheme is known (GitHub, GitLab, Codeberg/Gitea). `None` for other hosts. A folder
+/// (`src/sandbox/`, or a glob `src/fractal/**`, linked as its folder) gets the forge's
+/// tree view; lines of a file the forge renders (Markdown, reStructuredText, AsciiDoc,
+/// notebooks) are shown in its source view, where line anchors work.
 pub fn repository_file(repository: &str, revision: &str, path: &str, lines: Option<(u32, u32)>) -> Option<String> {
     let base = repository.trim_end_matches('/').trim_end_matches(".git");
     let base = if base.starts_with("http://") || base.starts_with("https://") {
@@ -77,15 +80,32 @@ pub fn repository_file(repository: &str, revision: &str, path: &str, lines: Opti
     };
     let host = base.split('/').nth(2)?;
     let path = path.trim_start_matches("./").trim_start_matches('/');
-    let (blob, fragment) = match host {
-        "github.com" => ("blob", lines.map(|(a, b)| if a == b { format!("#L{a}") } else { format!("#L{a}-L{b}") })),
-        "gitlab.com" => ("-/blob", lines.map(|(a, b)| if a == b { format!("#L{a}") } else { format!("#L{a}-{b}") })),
-        "codeberg.org" => {
-            ("src/commit", lines.map(|(a, b)| if a == b { format!("#L{a}") } else { format!("#L{a}-L{b}") }))
-        }
+    let (path, folder) = match path.find('*') {
+        Some(glob) => (path[..glob].trim_end_matches('/'), true),
+        None => (path.trim_end_matches('/'), path.ends_with('/')),
+    };
+    let lines = lines.filter(|_| !folder);
+    let source_view = lines.is_some() && is_rendered_by_forges(path);
+    let range = |joiner: &str| {
+        lines.map(|(a, b)| if a == b { format!("#L{a}") } else { format!("#L{a}-{joiner}{b}") }).unwrap_or_default()
+    };
+    let (view, query, fragment) = match host {
+        "github.com" => (if folder { "tree" } else { "blob" }, "?plain=1", range("L")),
+        "gitlab.com" => (if folder { "-/tree" } else { "-/blob" }, "?plain=1", range("")),
+        "codeberg.org" => ("src/commit", "?display=source", range("L")),
         _ => return None,
     };
-    Some(format!("{base}/{blob}/{revision}/{path}{}", fragment.unwrap_or_default()))
+    let query = if source_view { query } else { "" };
+    Some(format!("{base}/{view}/{revision}/{path}{query}{fragment}"))
+}
+
+/// Files a forge shows rendered rather than as lines of text by default.
+fn is_rendered_by_forges(path: &str) -> bool {
+    let extension = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+    matches!(
+        extension.as_str(),
+        "md" | "markdown" | "mdown" | "rst" | "adoc" | "asciidoc" | "ipynb" | "org" | "textile"
+    )
 }
 
 #[cfg(test)]
@@ -116,5 +136,34 @@ mod tests {
             Some("https://github.com/o/r/blob/abc/a.py")
         );
         assert_eq!(repository_file("https://example.org/o/r", "abc", "a.py", None), None);
+    }
+
+    #[test]
+    fn rendered_files_link_their_source_view_and_folders_their_tree() {
+        let github = "https://github.com/o/r";
+        assert_eq!(
+            repository_file(github, "abc", "docs/session.md", Some((20, 29))).as_deref(),
+            Some("https://github.com/o/r/blob/abc/docs/session.md?plain=1#L20-L29")
+        );
+        assert_eq!(
+            repository_file(github, "abc", "docs/session.md", None).as_deref(),
+            Some("https://github.com/o/r/blob/abc/docs/session.md")
+        );
+        assert_eq!(
+            repository_file("https://gitlab.com/o/r", "abc", "README.md", Some((3, 3))).as_deref(),
+            Some("https://gitlab.com/o/r/-/blob/abc/README.md?plain=1#L3")
+        );
+        assert_eq!(
+            repository_file("https://codeberg.org/o/r", "abc", "a.rst", Some((1, 2))).as_deref(),
+            Some("https://codeberg.org/o/r/src/commit/abc/a.rst?display=source#L1-L2")
+        );
+        assert_eq!(
+            repository_file(github, "abc", "src/sandbox/", None).as_deref(),
+            Some("https://github.com/o/r/tree/abc/src/sandbox")
+        );
+        assert_eq!(
+            repository_file(github, "abc", "src/fractal/**", None).as_deref(),
+            Some("https://github.com/o/r/tree/abc/src/fractal")
+        );
     }
 }

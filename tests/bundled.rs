@@ -207,6 +207,42 @@ fn citations_link_to_the_file_at_the_frozen_revision() {
     assert!(html.contains("href=\"https://github.com/Trampoline-AI/fractal/blob/5954a07d464feeaf6c311a9fa5ca2e54200a6794/src/fractal/session.py#L368-L390\""));
     // A source without a repository is shown, not linked.
     assert!(html.contains("<span class=\"cite\">SRC-3 docs/session-management.md:26-28</span>"));
+    // Each range of a multi-range citation is a link of its own.
+    let blob =
+        "https://github.com/Trampoline-AI/fractal/blob/5954a07d464feeaf6c311a9fa5ca2e54200a6794/src/fractal/session.py";
+    let link = |range: &str, text: &str| {
+        format!("<a class=\"cite external\" href=\"{blob}#L{range}\" rel=\"noopener noreferrer\">{text}</a>")
+    };
+    let expected = [
+        link("188", "session.py:188"),
+        link("200", "200"),
+        link("218", "218"),
+        link("262", "262"),
+        link("278-L279", "278-279"),
+    ]
+    .join(", ");
+    assert!(
+        html.contains(&expected),
+        "the five ranges of session.py:188, 200, 218, 262, 278-279 are linked one by one"
+    );
+}
+
+#[test]
+fn every_citation_in_a_record_s_text_is_listed_under_its_evidence() {
+    let built = bundled();
+    // The paths of MEM-OBJ-raw's body: one of them written `\_\_init\_\_.py`.
+    let page = built.page("/exia-seed/c7497ac/records/MEM-OBJ-raw.html");
+    let evidence = &page[page.find("<section class=\"evidence\">").expect("an evidence section")..];
+    let evidence = &evidence[..evidence.find("</section>").unwrap()];
+    for path in ["plugin/exia_seed/ingestion.py", "plugin/exia_seed/__init__.py"] {
+        assert!(evidence.contains(path), "{path} is under Evidence: {evidence}");
+    }
+    // NEW-1's row cites three files of SRC-1, each range linked.
+    let page = built.page(&format!("{FRACTAL_RUN}records/NEW-1.html"));
+    let evidence = &page[page.find("<section class=\"evidence\">").expect("an evidence section")..];
+    for range in ["#L89\"", "#L216-L219\"", "#L233-L234\"", "#L317-L318\"", "#L239\"", "#L257\""] {
+        assert!(evidence.contains(range), "NEW-1's evidence links {range}");
+    }
 }
 
 #[test]

@@ -258,6 +258,13 @@ impl<'a> Scanner<'a> {
             // Inline code and raw inline HTML (shown as text) are part of the text, but
             // never hold references.
             Event::Code(text) | Event::InlineHtml(text) => self.inline.text.push_str(&text),
+            // A soft break joins the runs around it (a citation may wrap onto the next
+            // line); a hard break ends the run, as `render` sees it.
+            Event::SoftBreak if self.code.is_none() && self.link_depth == 0 && self.image_depth == 0 => {
+                let start = self.inline.text.len();
+                self.inline.text.push(' ');
+                self.inline.runs.push(TextRun { text: start..start + 1, source: range });
+            }
             Event::SoftBreak | Event::HardBreak => self.inline.text.push(' '),
             _ => {}
         }
@@ -480,7 +487,7 @@ impl<'a> Scanner<'a> {
                 let value_offset = source.start + self.md[source.clone()].find(value).unwrap_or(0);
                 self.add_statuses(i, &dimension, value, None, value_offset);
             } else if !in_list {
-                if let Some((key, value_at)) = recognise::field(text) {
+                if let Some((key, value_at)) = self.scheme.field(text) {
                     let raw = &self.md[source.clone()];
                     let value_source = raw.find(&text[value_at..]).map(|at| raw[at..].trim().to_string());
                     let value = value_source.unwrap_or_else(|| text[value_at..].to_string());
@@ -592,16 +599,18 @@ impl<'a> Scanner<'a> {
     }
 
     /// Records the references and citations in an inline container. `skip` is the range
-    /// of a declaring ID, which is not a reference.
+    /// of a declaring ID, which is not a reference. Text runs that touch (an escape such
+    /// as `\_` ends a run) are read as one, so `\_\_init\_\_.py` is one path.
     fn scan(&mut self, inline: &Inline, owner: Option<Owner>, skip: Option<Range<usize>>) {
-        for run in &inline.runs {
-            let text = &inline.text[run.text.clone()];
+        for group in text_groups(inline) {
+            let text = &inline.text[group.clone()];
+            let group_source = inline.runs.iter().find(|r| r.text.start == group.start).map_or(0, |r| r.source.start);
             for m in self.scheme.find_ids(text) {
-                let in_container = run.text.start + m.range.start..run.text.start + m.range.end;
+                let in_container = group.start + m.range.start..group.start + m.range.end;
                 if skip.as_ref().is_some_and(|s| s.start == in_container.start) {
                     continue;
                 }
-                let offset = self.source_offset(inline, in_container.clone()).unwrap_or(run.source.start);
+                let offset = self.source_offset(inline, in_container.clone()).unwrap_or(group_source);
                 let location = self.location(offset);
                 let context = recognise::sentence_around(&inline.text, in_container, 320);
                 self.parts.mentions.push(Mention {
@@ -613,8 +622,8 @@ impl<'a> Scanner<'a> {
                 });
             }
             for c in recognise::find_citations(text) {
-                let in_container = run.text.start + c.range.start..run.text.start + c.range.end;
-                let offset = self.source_offset(inline, in_container).unwrap_or(run.source.start);
+                let in_container = group.start + c.range.start..group.start + c.range.end;
+                let offset = self.source_offset(inline, in_container).unwrap_or(group_source);
                 let location = self.location(offset);
                 self.parts.citations.push(Citation {
                     names_source: c.source_range.is_some(),
@@ -628,6 +637,19 @@ impl<'a> Scanner<'a> {
             }
         }
     }
+}
+
+/// The byte ranges of `inline.text` made of text runs that follow each other without a
+/// gap (inline code, a link or an image between two runs makes a gap).
+fn text_groups(inline: &Inline) -> Vec<Range<usize>> {
+    let mut groups: Vec<Range<usize>> = Vec::new();
+    for run in &inline.runs {
+        match groups.last_mut() {
+            Some(last) if last.end == run.text.start => last.end = run.text.end,
+            _ => groups.push(run.text.clone()),
+        }
+    }
+    groups
 }
 
 #[cfg(test)]
@@ -768,6 +790,26 @@ mod tests {
         let (report, _) = parse("See [OBJ-03](https://x.org) and `OBJ-04`, but OBJ-05.\n");
         let targets: Vec<_> = report.mentions.iter().map(|m| m.target.as_str()).collect();
         assert_eq!(targets, ["OBJ-05"]);
+    }
+
+    #[test]
+    fn escaped_and_wrapped_paths_are_one_citation_of_their_record() {
+        let md = "### OBJ-01 X\n\nRead SRC-1 plugin/exia_seed/\\_\\_init\\_\\_.py and SRC-1\nsrc/jobs.rs:3-4.\n";
+        let (report, _) = parse(md);
+        let paths: Vec<_> =
+            report.citations.iter().map(|c| (c.path.as_deref().unwrap(), c.location.line, c.location.col)).collect();
+        assert_eq!(paths, [("plugin/exia_seed/__init__.py", 3, 6), ("src/jobs.rs", 3, 49)]);
+        assert!(report.citations.iter().all(|c| c.owner == Some(Owner::Declaration(0))));
+    }
+
+    #[test]
+    fn a_source_followed_by_paths_is_a_citation_not_a_field() {
+        let md = "### OBJ-01 X\n\nSRC-1: src/jobs.rs, src/sandbox/jail.rs\n\nDistinct from OBJ-02: a sentence.\n\nLabel: Jobs\n";
+        let (report, _) = parse(md);
+        let d = &report.declarations[0];
+        assert_eq!(d.fields.iter().map(|f| &*f.name).collect::<Vec<_>>(), ["Label"]);
+        assert_eq!(report.citations.len(), 2);
+        assert_eq!(report.mentions.iter().map(|m| m.target.as_str()).collect::<Vec<_>>(), ["OBJ-02"]);
     }
 
     #[test]

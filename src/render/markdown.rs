@@ -129,7 +129,7 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
         if let (Event::Start(Tag::Paragraph), range) = &events[i] {
             if state.list_items == 0 && in_record_body(range.start) {
                 if let Some((Event::Text(text), _)) = events.get(i + 1) {
-                    if let Some((key, value_at)) = recognise::field(text) {
+                    if let Some((key, value_at)) = linker.scheme.field(text) {
                         let key_html = format!("<span class=\"field-key\">{}:</span> ", escape(key));
                         let rest = CowStr::from(text[value_at..].to_string());
                         events[i + 1].0 = Event::Text(rest);
@@ -181,9 +181,15 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
                 continue;
             }
             Event::Text(_) => {
+                // Text runs and the soft breaks between them are linked as one text, as
+                // `parse` reads them (a citation may wrap onto the next line).
                 let mut text = String::new();
-                while let Some((Event::Text(t), _)) = events.get(i) {
-                    text.push_str(t);
+                loop {
+                    match events.get(i) {
+                        Some((Event::Text(t), _)) => text.push_str(t),
+                        Some((Event::SoftBreak, _)) => text.push(' '),
+                        _ => break,
+                    }
                     i += 1;
                 }
                 if !state.sanitiser.in_link_or_image() {
@@ -321,6 +327,29 @@ pub fn code_block_html(
     format!("<figure class=\"quote\">{pre}<figcaption>— {path_html}{source_html}</figcaption></figure>\n")
 }
 
+/// A citation's links: one to the file at its first range, and one to each further
+/// range (`session.py:188, 200, 278-279` is three links), or one to the source's entry in
+/// the register when no file is named.
+fn citation_html(text: &str, c: &recognise::CitationMatch, linker: &Linker<'_>) -> String {
+    let link = |url: Option<String>, shown: &str| match url {
+        Some(url) => format!("<a class=\"cite\" href=\"{}\">{}</a>", escape(&url), escape(shown)),
+        None => format!("<span class=\"cite\">{}</span>", escape(shown)),
+    };
+    let Some(path) = &c.path else {
+        return link(c.source.as_deref().map(|s| linker.source_url(s)), &text[c.range.clone()]);
+    };
+    let url_of = |lines: &[LineRange]| linker.file_url(c.source.as_deref(), path, lines);
+    if c.line_spans.len() < 2 {
+        return link(url_of(&c.lines), &text[c.range.clone()]);
+    }
+    let mut html = link(url_of(&c.lines[..1]), &text[c.range.start..c.line_spans[0].end]);
+    for (i, span) in c.line_spans.iter().enumerate().skip(1) {
+        html.push_str(&escape(&text[c.line_spans[i - 1].end..span.start]));
+        html.push_str(&link(url_of(&c.lines[i..=i]), &text[span.clone()]));
+    }
+    html
+}
+
 fn source_revision<'a>(run: &'a Run, source: &str) -> &'a str {
     run.source(source).and_then(|s| s.revision.as_deref()).unwrap_or(&run.revision)
 }
@@ -361,16 +390,7 @@ pub fn linkify(text: &str, linker: &Linker<'_>) -> String {
                     None => out.push_str(&format!("<span class=\"rec unknown\">{shown}</span>")),
                 }
             }
-            Span::Citation(c) => {
-                let url = match &c.path {
-                    Some(path) => linker.file_url(c.source.as_deref(), path, &c.lines),
-                    None => c.source.as_deref().map(|s| linker.source_url(s)),
-                };
-                match url {
-                    Some(url) => out.push_str(&format!("<a class=\"cite\" href=\"{}\">{shown}</a>", escape(&url))),
-                    None => out.push_str(&format!("<span class=\"cite\">{shown}</span>")),
-                }
-            }
+            Span::Citation(c) => out.push_str(&citation_html(text, &c, linker)),
         }
         at = range.end;
     }

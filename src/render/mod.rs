@@ -771,36 +771,58 @@ impl Renderer<'_> {
                 }
             })
             .collect();
-        let citations: Vec<CitationView> = record
-            .citations
-            .iter()
-            .map(|at| {
-                let c = &run.reports[at.report].citations[at.index];
-                let source = c.source.as_deref().or(run.default_source.as_deref());
-                let path = c.path.clone().unwrap_or_default();
-                let lines = if c.lines.is_empty() {
-                    String::new()
-                } else {
-                    format!(":{}", c.lines.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))
-                };
-                CitationView {
-                    text: format!("{}{path}{lines}", source.map(|s| format!("{s} ")).unwrap_or_default()),
-                    url: linker.file_url(source, &path, &c.lines),
-                }
-            })
-            .collect();
-        let quotes: Vec<CitationView> = record
+        let evidence_item = |kind,
+                             source: Option<&str>,
+                             path: Option<&str>,
+                             section: Option<&str>,
+                             lines: &[crate::model::LineRange],
+                             at: String| {
+            let source = source.or(run.default_source.as_deref());
+            EvidenceView {
+                kind,
+                source: source.map(|s| Link { name: s.to_string(), url: linker.source_url(s) }),
+                path: path.map(str::to_string),
+                url: path.and_then(|p| linker.file_url(source, p, lines)),
+                section: section.map(str::to_string),
+                ranges: lines
+                    .iter()
+                    .map(|l| OptionalLink {
+                        name: l.to_string(),
+                        url: path.and_then(|p| linker.file_url(source, p, std::slice::from_ref(l))),
+                    })
+                    .collect(),
+                at,
+            }
+        };
+        let mut evidence: Vec<EvidenceView> = record
             .quotes
             .iter()
             .map(|at| {
-                let q = &run.reports[at.report].quotes[at.index];
-                let source = q.source.as_deref().or(run.default_source.as_deref());
-                CitationView {
-                    text: format!("{}{}", source.map(|s| format!("{s} ")).unwrap_or_default(), q.path),
-                    url: linker.file_url(source, &q.path, &q.lines),
-                }
+                let report = &run.reports[at.report];
+                let q = &report.quotes[at.index];
+                evidence_item(
+                    "quote",
+                    q.source.as_deref(),
+                    Some(&q.path),
+                    None,
+                    &q.lines,
+                    report.source_at(q.location.line),
+                )
             })
             .collect();
+        evidence.extend(record.citations.iter().map(|at| {
+            let report = &run.reports[at.report];
+            let c = &report.citations[at.index];
+            let source = if c.names_source || c.source.is_some() { c.source.as_deref() } else { None };
+            evidence_item(
+                "citation",
+                source,
+                c.path.as_deref(),
+                c.section.as_deref(),
+                &c.lines,
+                report.source_at(c.location.line),
+            )
+        }));
         let references: Vec<RecordSummary> = record
             .references
             .iter()
@@ -831,8 +853,7 @@ impl Renderer<'_> {
                 parts => record.parts.clone(),
                 entries => entries,
                 annotations => annotations,
-                quotes => quotes,
-                citations => citations,
+                evidence => evidence,
                 references => references,
                 backlinks => backlinks,
             },

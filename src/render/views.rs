@@ -236,12 +236,33 @@ pub struct FieldView {
     pub value_html: String,
 }
 
-/// A citation on a record page.
+/// A quote or citation on a record page: its source, its file (or section) linked at the
+/// frozen revision, and each cited line range linked on its own.
 #[derive(Debug, Serialize)]
-pub struct CitationView {
-    /// What is cited, as written.
-    pub text: String,
-    /// The file at the frozen revision, when the source has a repository.
+pub struct EvidenceView {
+    /// `quote` or `citation`.
+    pub kind: &'static str,
+    /// The source (`SRC-1`) and its entry in the run's register.
+    pub source: Option<Link>,
+    /// The file or folder, as written.
+    pub path: Option<String>,
+    /// The file (at its first range) or folder at the frozen revision, when the source
+    /// has a repository.
+    pub url: Option<String>,
+    /// A cited section of a document (`Known Limits`).
+    pub section: Option<String>,
+    /// Each cited range (`368-390`), linked to those lines.
+    pub ranges: Vec<OptionalLink>,
+    /// Where the report writes it (file and line).
+    pub at: String,
+}
+
+/// A text that is a link when its target is known.
+#[derive(Debug, Serialize)]
+pub struct OptionalLink {
+    /// Shown text.
+    pub name: String,
+    /// Where it leads, if anywhere.
     pub url: Option<String>,
 }
 
