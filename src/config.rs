@@ -89,6 +89,9 @@ pub struct StatusDef {
     pub name: String,
     /// One line saying what it means.
     pub meaning: String,
+    /// Other ways reports write it (`not inspected` for `uninspected`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub synonyms: Vec<String>,
 }
 
 fn default_statuses() -> Vec<StatusDef> {
@@ -104,7 +107,7 @@ fn default_statuses() -> Vec<StatusDef> {
         ("causally supported", "Shown by an intervention or comparison to change behaviour."),
     ]
     .into_iter()
-    .map(|(name, meaning)| StatusDef { name: name.to_string(), meaning: meaning.to_string() })
+    .map(|(name, meaning)| StatusDef { name: name.to_string(), meaning: meaning.to_string(), synonyms: Vec::new() })
     .collect()
 }
 

@@ -108,12 +108,11 @@ fn entry(system: &System, run: &Run, record: &Record, base: &str) -> RecordEntry
         digests.insert(name, short_hash(content));
     };
     put("label".into(), record.label.as_deref().unwrap_or(""));
-    let statuses: Vec<StatusEntry> = record
-        .statuses
-        .iter()
+    let statuses: Vec<StatusEntry> = run
+        .findings_of(record)
         .map(|s| StatusEntry {
             dimension: s.dimension.to_string(),
-            value: s.value.to_string(),
+            value: s.status.to_string(),
             qualifier: s.qualifier.as_deref().map(str::to_string),
             part: s.part.as_deref().map(str::to_string),
         })

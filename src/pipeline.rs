@@ -237,7 +237,7 @@ struct LoadedRun {
 fn load(
     tree: &discover::SourceTree,
     config: &crate::config::SiteConfig,
-    scheme: &crate::recognise::IdScheme,
+    conventions: &crate::recognise::Conventions,
     memory: Option<&crate::rebuild::Memory>,
     changed: &[PathBuf],
     trusted: bool,
@@ -275,9 +275,9 @@ fn load(
                         }
                     }
                     let stamps = if memory.is_some() { stamps() } else { Vec::new() };
-                    let (parsed, mut diagnostics) = parse::parse_run(run_dir, &tree.root, scheme, config.max_file_mib);
+                    let (parsed, mut diagnostics) = parse::parse_run(run_dir, &tree.root, conventions, config.max_file_mib);
                     let Some(parsed) = parsed else { return Err(diagnostics) };
-                    let (run, found) = resolve::resolve_run(parsed, scheme, &config.statuses);
+                    let (run, found) = resolve::resolve_run(parsed, &conventions.ids, &config.statuses);
                     diagnostics.extend(found);
                     let remembered = RememberedRun { stamps, run: Arc::new(run), diagnostics, version: 0 };
                     Ok(LoadedRun { system: dir.slug.clone(), remembered, fresh: true })
@@ -349,7 +349,7 @@ fn run(
         }
     };
     clock.lap("discover");
-    let (config, config_text, scheme) = match parse::parse_config(&tree) {
+    let (config, config_text, conventions) = match parse::parse_config(&tree) {
         Ok(parsed) => parsed,
         Err(d) => {
             diagnostics.push(d);
@@ -367,7 +367,8 @@ fn run(
     if let Some(memory) = memory.as_deref_mut() {
         memory.set_global(&config_text, theme.as_ref().map(Theme::fingerprint).unwrap_or_default(), &base_url);
     }
-    let (systems, runs, found) = load(&tree, &config, &scheme, memory.as_deref(), changed, trusted);
+    let (systems, runs, found) = load(&tree, &config, &conventions, memory.as_deref(), changed, trusted);
+    let scheme = &conventions.ids;
     diagnostics.extend(found);
     let redirects = parse::parse_redirects(&tree, config.max_file_mib, &mut diagnostics);
     clock.lap("parse, resolve");
@@ -482,11 +483,11 @@ fn run(
             // then the rest of their runs' and systems' pages, then those made from the
             // whole site (the listings of every record).
             let not_site = |scope: render::Scope<'_>| matches!(scope, render::Scope::Site) || up_to_date(scope);
-            let mut paths = render::render(&site, &scheme, &theme, &not_site, render::Pages::Of(edited), &emit)?;
+            let mut paths = render::render(&site, scheme, &theme, &not_site, render::Pages::Of(edited), &emit)?;
             clock.lap("pages of the edited reports");
             let announced = output.changed();
             pages_ready(&announced);
-            paths.extend(render::render(&site, &scheme, &theme, &not_site, render::Pages::NotOf(edited), &emit)?);
+            paths.extend(render::render(&site, scheme, &theme, &not_site, render::Pages::NotOf(edited), &emit)?);
             clock.lap("other pages of runs and systems");
             let more: Vec<PathBuf> =
                 output.changed().into_iter().filter(|p| announced.binary_search(p).is_err()).collect();
@@ -496,7 +497,7 @@ fn run(
             }
             paths.extend(render::render(
                 &site,
-                &scheme,
+                scheme,
                 &theme,
                 &|scope| !matches!(scope, render::Scope::Site),
                 render::Pages::All,
@@ -510,7 +511,7 @@ fn run(
             // A full build makes the search indexes alongside the pages: they need only the
             // model, and the pages spend much of their time in the file system.
             let (paths, (indexes, manifest)) = rayon::join(
-                || render::render(&site, &scheme, &theme, &|_| false, render::Pages::All, &emit),
+                || render::render(&site, scheme, &theme, &|_| false, render::Pages::All, &emit),
                 || rayon::join(make_indexes, || publish::publish_manifest(&site, &base_url, &put_streamed)),
             );
             index_times = indexes?;
@@ -779,7 +780,7 @@ impl<'a> Output<'a> {
 /// own parse and resolve ([`load`]), so it is the site a build would publish.
 pub fn resolved_site(root: &std::path::Path) -> (Option<(Site, crate::config::SiteConfig)>, Vec<Diagnostic>) {
     let (tree, mut diagnostics) = discover::discover(&content_dir(root));
-    let (config, _, scheme) = match parse::parse_config(&tree) {
+    let (config, _, conventions) = match parse::parse_config(&tree) {
         Ok(parsed) => parsed,
         Err(d) => {
             diagnostics.push(d);
@@ -787,7 +788,7 @@ pub fn resolved_site(root: &std::path::Path) -> (Option<(Site, crate::config::Si
             return (None, diagnostics);
         }
     };
-    let (systems, _, found) = load(&tree, &config, &scheme, None, &[], false);
+    let (systems, _, found) = load(&tree, &config, &conventions, None, &[], false);
     diagnostics.extend(found);
     parse::parse_redirects(&tree, config.max_file_mib, &mut diagnostics);
     let site = resolve::site(&config, systems.into_iter().map(|(system, _)| system).collect());

@@ -17,7 +17,7 @@ use globset::{Glob, GlobMatcher};
 use crate::config::{is_iso_date, SiteConfig, SourceDef, StatusDef};
 use crate::model::{
     At, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Site, Source,
-    SourcePart, Status, StatusClaim, System, UnpublishedSet,
+    SourcePart, Status, Subject, System, UnpublishedSet,
 };
 use crate::parse::{locate, ParsedRun, ParsedSystem};
 use crate::recognise::{self, IdScheme};
@@ -63,7 +63,7 @@ impl RunContext<'_> {
 
 /// One run's record graph, and what is wrong in it. Runs are independent of each other.
 pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef]) -> (Run, Vec<Diagnostic>) {
-    let ParsedRun { slug, meta, file, text, mut reports } = parsed;
+    let ParsedRun { slug, meta, file, text, reports } = parsed;
     let mut cx = RunContext { file: file.clone(), text: &text, diagnostics: Vec::new() };
 
     for (key, value) in [("date", &meta.date), ("applicability_ends", &meta.applicability_ends)] {
@@ -152,13 +152,7 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
         .collect();
 
     let mut records: BTreeMap<RecordId, Record> = BTreeMap::new();
-    // The claims move from the declarations into their records (a record is what pages,
-    // indexes and manifest read): a site holds each claim once.
-    let claims: Vec<Vec<Vec<StatusClaim>>> = reports
-        .iter_mut()
-        .map(|r| r.declarations.iter_mut().map(|d| std::mem::take(&mut d.statuses)).collect())
-        .collect();
-    declare_records(&reports, claims, scheme, statuses, &vocabulary, &mut records, &mut cx.diagnostics);
+    declare_records(&reports, scheme, &mut records, &mut cx.diagnostics);
 
     // Published IDs by length, for near-miss suggestions.
     let published: Vec<RecordId> = records.keys().cloned().collect();
@@ -252,6 +246,7 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
         }
     }
 
+    attach_findings(&reports, &vocabulary, &mut records, &mut cx.diagnostics);
     report_unknown(unknown, &meta.unpublished, &mut cx.diagnostics);
     for record in records.values_mut() {
         record.references.sort();
@@ -295,10 +290,7 @@ fn owner_record(report: &Report, owner: Option<Owner>) -> Option<RecordId> {
 
 fn declare_records(
     reports: &[Report],
-    mut claims: Vec<Vec<Vec<StatusClaim>>>,
     scheme: &IdScheme,
-    statuses: &[StatusDef],
-    vocabulary: &[String],
     records: &mut BTreeMap<RecordId, Record>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
@@ -329,34 +321,42 @@ fn declare_records(
                     record.parts.push(part.clone());
                 }
             }
-            for claim in std::mem::take(&mut claims[r][d]) {
-                if !statuses.iter().any(|s| *s.name == *claim.value) {
-                    let help = suggestion(&claim.value, statuses.iter().map(|s| s.name.as_str()))
-                        .map(|s| format!("did you mean `{s}`?"))
-                        .unwrap_or_else(|| format!("use one of: {}", vocabulary.join(", ")));
-                    diagnostics.push(
-                        Diagnostic::error(
-                            claim.location.clone(),
-                            format!("unknown status `{}` on {}", claim.value, declaration.id),
-                        )
-                        .with_source(source_line(report, claim.location.line), claim.value.chars().count())
-                        .with_help(help),
-                    );
-                } else if !vocabulary.iter().any(|v| **v == *claim.value) {
-                    diagnostics.push(
-                        Diagnostic::error(
-                            claim.location.clone(),
-                            format!("status `{}` is not in this run's vocabulary", claim.value),
-                        )
-                        .with_source(source_line(report, claim.location.line), claim.value.chars().count())
-                        .with_help(format!(
-                            "this run allows: {}; or add it to `vocabulary` in run.yaml",
-                            vocabulary.join(", ")
-                        )),
-                    );
+        }
+    }
+}
+
+/// Attaches each finding about a record to it, and checks every finding's status against
+/// the run's vocabulary: a status the run does not allow is an error where a record's
+/// `Status` says it, and a warning where casebook read it from a table's column or a
+/// sentence (it is published as written).
+fn attach_findings(
+    reports: &[Report],
+    vocabulary: &[String],
+    records: &mut BTreeMap<RecordId, Record>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    for (r, report) in reports.iter().enumerate() {
+        for (index, finding) in report.findings.iter().enumerate() {
+            let record = match &finding.subject {
+                Subject::Record(id) => records.get_mut(id),
+                Subject::Named(_) => None,
+            };
+            if !vocabulary.iter().any(|v| **v == *finding.status) {
+                let message = format!("status `{}` is not in this run's vocabulary", finding.status);
+                let on_record = record.as_ref().is_some_and(|r| r.publication == Publication::Published);
+                let d = if on_record && finding.form.is_explicit() {
+                    Diagnostic::error(finding.location.clone(), message)
                 } else {
-                    record.statuses.push(claim);
-                }
+                    Diagnostic::warning(finding.location.clone(), format!("{message}; it is published as written"))
+                };
+                diagnostics.push(
+                    d.with_source(source_line(report, finding.location.line), finding.status.chars().count()).with_help(
+                        format!("this run allows: {}; or add it to `vocabulary` in run.yaml", vocabulary.join(", ")),
+                    ),
+                );
+            }
+            if let Some(record) = record {
+                record.findings.push(At { report: r, index });
             }
         }
     }

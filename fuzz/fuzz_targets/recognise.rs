@@ -1,17 +1,19 @@
-//! The recognisers of `recognise.rs` on any text: IDs (the default grammars, and a
-//! grammar taken from the input's first line), citations, quote path lines, fields,
-//! statuses, labels, citing sentences, near misses and slugs. Every range they return
+//! The recognisers of `recognise/` on any text: IDs (the default grammars, and a
+//! grammar taken from the input's first line), citations and their line ranges, quote
+//! path lines, fields, status keys and stated statuses, labels, citing sentences, near
+//! misses and slugs. Every range they return
 //! must slice the text it came from.
 #![no_main]
 
 use std::sync::LazyLock;
 
-use casebook::config::IdConfig;
+use casebook::config::{IdConfig, SiteConfig};
 use casebook::model::RecordId;
-use casebook::recognise::{self, IdScheme, MAX_ID_LEN};
+use casebook::recognise::{self, Conventions, IdScheme, Reading, MAX_ID_LEN};
 use libfuzzer_sys::fuzz_target;
 
 static SCHEME: LazyLock<IdScheme> = LazyLock::new(|| IdScheme::new(&IdConfig::default()).unwrap());
+static CONVENTIONS: LazyLock<Conventions> = LazyLock::new(|| Conventions::new(&SiteConfig::default()).unwrap());
 
 fn check_ids(scheme: &IdScheme, text: &str) {
     let ids = scheme.find_ids(text);
@@ -48,19 +50,34 @@ fuzz_target!(|data: &[u8]| {
         if let Some(source) = &c.source_range {
             assert!(text.get(source.clone()).is_some());
         }
+        assert_eq!(c.lines.len(), c.line_spans.len(), "each range has its span");
+        for span in &c.line_spans {
+            assert!(text.get(span.clone()).is_some(), "a line range's span slices the text");
+        }
+    }
+    for key in recognise::status_keys(text) {
+        assert!(key.start <= key.value_start && key.value_start <= key.value_end);
+        let value = text.get(key.value_start..key.value_end).expect("a status key's value slices the text");
+        for stated in recognise::stated(&CONVENTIONS.statuses, value, Reading::Explicit) {
+            assert!(value.get(stated.range.clone()).is_some(), "a status's range slices its value");
+        }
     }
     for line in text.lines() {
         let _ = recognise::quote_path(line);
         if let Some((_, value_at)) = recognise::field(line) {
             assert!(line.get(value_at..).is_some(), "a field value starts on a character boundary");
         }
-        if let Some((_, value)) = recognise::status_line(line) {
-            let _ = recognise::status_values(value);
+        for reading in [Reading::Explicit, Reading::Column, Reading::KeyValue] {
+            for stated in recognise::stated(&CONVENTIONS.statuses, line, reading) {
+                assert!(line.get(stated.range.clone()).is_some(), "a status's range slices the line");
+            }
         }
+        let _ = CONVENTIONS.statuses.near_miss(line);
+        let _ = CONVENTIONS.statuses.mentions_any(line);
+        let _ = recognise::is_placeholder(line);
         let _ = recognise::label_and_part(line);
         let _ = recognise::parse_line_ranges(line);
         let _ = recognise::language_for_path(line);
-        let _ = recognise::is_status_header(line);
         assert!(!recognise::slugify(line).is_empty());
     }
     if let Some((a, b)) = text.split_once('\t') {

@@ -1,20 +1,21 @@
-//! Record recognition in one report (`parse_report` with the default ID grammars): any
-//! text gives a report or located diagnostics, and every location is inside the file.
+//! Record and finding recognition in one report (`parse_report` with the default
+//! conventions): any text gives a report or located diagnostics, every location is
+//! inside the file, and every finding's evidence and anchor point at what exists.
 #![no_main]
 
 use std::path::Path;
 use std::sync::LazyLock;
 
-use casebook::config::IdConfig;
+use casebook::config::SiteConfig;
 use casebook::parse::parse_report;
-use casebook::recognise::IdScheme;
+use casebook::recognise::Conventions;
 use libfuzzer_sys::fuzz_target;
 
-static SCHEME: LazyLock<IdScheme> = LazyLock::new(|| IdScheme::new(&IdConfig::default()).unwrap());
+static CONVENTIONS: LazyLock<Conventions> = LazyLock::new(|| Conventions::new(&SiteConfig::default()).unwrap());
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let (report, diagnostics) = parse_report(Path::new("r.md"), "content/s/r/r.md", "r", text, &SCHEME);
+    let (report, diagnostics) = parse_report(Path::new("r.md"), "content/s/r/r.md", "r", text, &CONVENTIONS);
     // `lines()` ignores a final newline; a location may sit just past the last line.
     let lines = text.split('\n').count() as u32;
     for d in &diagnostics {
@@ -26,6 +27,12 @@ fuzz_target!(|data: &[u8]| {
             if let Some(body) = &declaration.body {
                 assert!(report.markdown.get(body.clone()).is_some(), "body {body:?} is not a slice of the report");
             }
+        }
+        for finding in &report.findings {
+            assert!(finding.location.line <= lines.max(1), "a finding is past the end");
+            assert!(finding.evidence.end <= report.citations.len(), "evidence {:?} past the citations", finding.evidence);
+            let anchored = report.row_anchors.values().chain(report.block_anchors.values()).any(|a| *a == finding.anchor);
+            assert!(anchored, "the anchor {} of a finding is on the page", finding.anchor);
         }
     }
 });

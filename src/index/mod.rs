@@ -276,10 +276,7 @@ fn record_document(system: &System, run: &Run, record: &Record) -> SearchDoc {
     doc.kind = Some(record.kind.clone());
     doc.family = record.family.clone();
     doc.label = record.label.clone();
-    let mut statuses: Vec<String> = record.statuses.iter().map(|s| s.value.to_string()).collect();
-    statuses.sort();
-    statuses.dedup();
-    doc.statuses = statuses;
+    doc.statuses = run.statuses_of(record).into_iter().map(str::to_string).collect();
     let mut body = String::new();
     if !record.parts.is_empty() {
         body.push_str(&format!("Parts: {}\n", record.parts.join("; ")));

@@ -7,7 +7,8 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-/// How bad a diagnostic is. Errors fail the build; warnings are listed.
+/// How bad a diagnostic is. Errors fail the build; warnings are listed; notes (what
+/// casebook did not understand) are counted, and listed by `check --explain`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -15,6 +16,8 @@ pub enum Severity {
     Error,
     /// Reported; the build goes on.
     Warning,
+    /// Text that looks like a convention but produced nothing.
+    Note,
 }
 
 impl fmt::Display for Severity {
@@ -22,9 +25,14 @@ impl fmt::Display for Severity {
         f.write_str(match self {
             Severity::Error => "error",
             Severity::Warning => "warning",
+            Severity::Note => "note",
         })
     }
 }
+
+/// The code of every note: a place that looks like a convention but produced nothing
+/// (`casebook check --explain` lists them).
+pub const NOT_UNDERSTOOD: &str = "not-understood";
 
 /// A place in a source file: 1-based line and column (in characters).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -87,6 +95,11 @@ impl Diagnostic {
     /// A warning at `location`.
     pub fn warning(location: Location, message: impl Into<String>) -> Self {
         Self::new(Severity::Warning, location, message)
+    }
+
+    /// A note at `location`: text that looks like a convention but produced nothing.
+    pub fn note(location: Location, message: impl Into<String>) -> Self {
+        Self::new(Severity::Note, location, message).with_code(NOT_UNDERSTOOD)
     }
 
     fn new(severity: Severity, location: Location, message: impl Into<String>) -> Self {

@@ -7,7 +7,7 @@
 mod diagnostic;
 mod id;
 
-pub use diagnostic::{sort_diagnostics, Diagnostic, Location, Severity, SourcePart};
+pub use diagnostic::{sort_diagnostics, Diagnostic, Location, Severity, SourcePart, NOT_UNDERSTOOD};
 pub use id::RecordId;
 
 use std::collections::BTreeMap;
@@ -124,6 +124,39 @@ impl Run {
     pub fn source(&self, id: &str) -> Option<&Source> {
         self.sources.iter().find(|s| s.id == id)
     }
+
+    /// The finding at `at`.
+    pub fn finding(&self, at: At) -> &Finding {
+        &self.reports[at.report].findings[at.index]
+    }
+
+    /// The findings about `record`, in report order.
+    pub fn findings_of<'a>(&'a self, record: &'a Record) -> impl Iterator<Item = &'a Finding> + 'a {
+        record.findings.iter().map(|at| self.finding(*at))
+    }
+
+    /// The statuses of `record`'s findings, each once, in the site's order of `names`
+    /// (or by name when one is not there).
+    pub fn statuses_of<'a>(&'a self, record: &'a Record) -> Vec<&'a str> {
+        let mut names: Vec<&str> = self.findings_of(record).map(|f| &*f.status).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
+    /// Every finding of the run whose subject is not a published record of it (a named
+    /// subject, or a record the run only refers to), with where it is, in report order.
+    pub fn findings_without_record(&self) -> impl Iterator<Item = (At, &Finding)> + '_ {
+        self.reports.iter().enumerate().flat_map(move |(r, report)| {
+            report.findings.iter().enumerate().filter_map(move |(index, finding)| {
+                let published = match &finding.subject {
+                    Subject::Record(id) => self.records.get(id).is_some_and(|r| r.publication == Publication::Published),
+                    Subject::Named(_) => false,
+                };
+                (!published).then_some((At { report: r, index }, finding))
+            })
+        })
+    }
 }
 
 /// A report of a run: its text and what `parse` recognised in it.
@@ -161,8 +194,14 @@ pub struct Report {
     pub quotes: Vec<Quote>,
     /// Citations of the source register, in order.
     pub citations: Vec<Citation>,
-    /// Anchors of ID-first table rows, by (table index, body row index).
+    /// Findings, in order.
+    pub findings: Vec<Finding>,
+    /// Anchors of table rows that declare records or hold findings, by (table index,
+    /// body row index).
     pub row_anchors: BTreeMap<(usize, usize), String>,
+    /// Anchors of paragraphs and list items that hold findings, by the byte offset where
+    /// the block starts in [`Report::markdown`].
+    pub block_anchors: BTreeMap<usize, String>,
 }
 
 /// A heading of a report.
@@ -217,9 +256,6 @@ pub struct Declaration {
     pub label: Option<String>,
     /// Fields (`Key: value` paragraphs, or column → cell), in order.
     pub fields: Vec<Field>,
-    /// Statuses given here, as parsed; `resolve` moves them to the record
-    /// ([`Record::statuses`]), so in a resolved site this is empty.
-    pub statuses: Vec<StatusClaim>,
     /// Byte range of a heading record's body in [`Report::markdown`].
     pub body: Option<Range<usize>>,
     /// Where the ID is written.
@@ -237,21 +273,79 @@ pub struct Field {
     pub value: String,
 }
 
-/// A status a record carries. Its words are shared, not copied: a record holds a copy of
-/// each claim of its declarations, and a large site has millions of claims drawn from a
-/// few words.
+/// A conclusion the analysis states: a status of the vocabulary on a dimension of a
+/// subject, where it is written and what it says. Its words are shared, not copied: a
+/// large site has millions of findings drawn from a few words.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatusClaim {
-    /// The dimension (`operation conclusion`); empty for a plain status.
+pub struct Finding {
+    /// What the status is about.
+    pub subject: Subject,
+    /// The dimension (`(c) Activation`, `operation conclusion`); empty for a plain status.
     pub dimension: Arc<str>,
-    /// The status name.
-    pub value: Arc<str>,
-    /// A qualifier (`listing` in `implemented (listing)`).
+    /// The status, as the vocabulary names it.
+    pub status: Arc<str>,
+    /// A qualifier (`listing` in `implemented (listing)`, or the lead of
+    /// `wiring implemented`).
     pub qualifier: Option<Arc<str>>,
-    /// The part it applies to.
+    /// The part of its record it applies to.
     pub part: Option<Arc<str>>,
-    /// Where it is written.
+    /// The statement as written (the cell or the sentence), Markdown.
+    pub statement: String,
+    /// How it is written.
+    pub form: FindingForm,
+    /// Where the status word is.
     pub location: Location,
+    /// Index of the enclosing section.
+    pub section: Option<usize>,
+    /// Its anchor on the report page (its row's, or its paragraph's).
+    pub anchor: String,
+    /// The record or annotation whose text holds it.
+    pub owner: Option<Owner>,
+    /// The citations written with it (its row, cell or paragraph), into
+    /// [`Report::citations`].
+    pub evidence: Range<usize>,
+}
+
+/// What a finding is about.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Subject {
+    /// A record: the row's ID, or the record whose text holds the finding.
+    Record(RecordId),
+    /// What the analysis names without an ID: the row's first cell (`Consolidation`), the
+    /// key (`Promotion path finding: …`, `Status of "compression": …`), or else the
+    /// section the sentence is in.
+    Named(String),
+}
+
+/// The forms a finding is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FindingForm {
+    /// A cell of a column whose header ends in `Status`.
+    StatusColumn,
+    /// A cell of a column whose cells start with statuses (`(c) Activation`).
+    DimensionColumn,
+    /// `Status: …`, `<dimension> status: …`, `Status of <X>: …`, `<X> finding: …`.
+    StatusKey,
+    /// `Key: <status> …` in a list item or a record's field.
+    KeyValue,
+}
+
+impl FindingForm {
+    /// The form's name in the manifest (`status-column`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FindingForm::StatusColumn => "status-column",
+            FindingForm::DimensionColumn => "dimension-column",
+            FindingForm::StatusKey => "status-key",
+            FindingForm::KeyValue => "key-value",
+        }
+    }
+
+    /// True for forms whose words say a status follows: a value that is no status is then
+    /// worth a diagnostic.
+    pub fn is_explicit(self) -> bool {
+        matches!(self, FindingForm::StatusColumn | FindingForm::StatusKey)
+    }
 }
 
 /// An `On <ID>` section annotating a record.
@@ -375,7 +469,7 @@ impl Record {
             references: Vec::new(),
             quotes: Vec::new(),
             citations: Vec::new(),
-            statuses: Vec::new(),
+            findings: Vec::new(),
             parts: Vec::new(),
         }
     }
@@ -406,8 +500,8 @@ pub struct Record {
     pub quotes: Vec<At>,
     /// Citations in its text (into `Report::citations`).
     pub citations: Vec<At>,
-    /// Every status it carries, in declaration order.
-    pub statuses: Vec<StatusClaim>,
+    /// The findings about it (into `Report::findings`), in report order.
+    pub findings: Vec<At>,
     /// Names of its parts, in order.
     pub parts: Vec<String>,
 }

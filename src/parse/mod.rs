@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use crate::config::{parse_yaml, Redirect, RunMeta, SiteConfig, SystemMeta};
 use crate::discover::{RunDir, SourceTree, SystemDir};
 use crate::model::{Diagnostic, Location, Report};
-use crate::recognise::IdScheme;
+use crate::recognise::Conventions;
 
 /// The redirects file, parsed, with its text to point diagnostics at.
 #[derive(Debug, Default)]
@@ -60,15 +60,16 @@ pub struct ParsedRun {
     pub reports: Vec<Report>,
 }
 
-/// `casebook.yaml` (or the defaults), its text, and its compiled ID grammars.
-pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, IdScheme), Diagnostic> {
+/// `casebook.yaml` (or the defaults), its text, and the conventions it sets (ID grammars
+/// and status words).
+pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, Conventions), Diagnostic> {
     let (config, config_text) = match &tree.config {
         Some(path) => read_text(path, crate::config::DEFAULT_MAX_FILE_MIB)
             .and_then(|text| parse_yaml::<SiteConfig>(&text, path, 1).map(|config| (config, text)))?,
         None => (SiteConfig::default(), String::new()),
     };
-    match IdScheme::new(&config.ids) {
-        Ok(scheme) => Ok((config, config_text, scheme)),
+    match Conventions::new(&config) {
+        Ok(conventions) => Ok((config, config_text, conventions)),
         Err(e) => {
             let file = tree.config.clone().unwrap_or_else(|| "casebook.yaml".into());
             let pattern = match &e {
@@ -107,7 +108,7 @@ pub fn parse_system_meta(dir: &SystemDir, limit: u64) -> Result<ParsedSystem, Di
 }
 
 /// A run: `run.yaml` and its reports, read and parsed (reports in parallel).
-pub fn parse_run(dir: &RunDir, root: &Path, scheme: &IdScheme, limit: u64) -> (Option<ParsedRun>, Vec<Diagnostic>) {
+pub fn parse_run(dir: &RunDir, root: &Path, conventions: &Conventions, limit: u64) -> (Option<ParsedRun>, Vec<Diagnostic>) {
     let text = match read_text(&dir.meta, limit) {
         Ok(text) => text,
         Err(d) => return (None, vec![d]),
@@ -123,7 +124,7 @@ pub fn parse_run(dir: &RunDir, root: &Path, scheme: &IdScheme, limit: u64) -> (O
         .map(|path| {
             let slug = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             match read_text(path, limit) {
-                Ok(text) => parse_report(path, &relative_to(root, path), &slug, &text, scheme),
+                Ok(text) => parse_report(path, &relative_to(root, path), &slug, &text, conventions),
                 Err(d) => (None, vec![d]),
             }
         })

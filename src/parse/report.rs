@@ -1,6 +1,9 @@
 //! One report: front matter, then one pass over the Markdown events that recognises
 //! sections, record declarations (ID headings and ID-first rows), `On <ID>` annotations,
-//! references, quotes and citations, each with its file, line and column.
+//! references, quotes, citations and findings (in `findings.rs`), each with its file,
+//! line and column.
+
+mod findings;
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -12,10 +15,10 @@ use pulldown_cmark::{CodeBlockKind, Event, Tag, TagEnd};
 use crate::config::{parse_yaml, FrontMatter};
 use crate::model::RecordId;
 use crate::model::{
-    Annotation, Citation, Declaration, DeclarationForm, Diagnostic, Field, Location, Mention, Owner, Quote, Report,
-    Section, StatusClaim,
+    Annotation, Citation, Declaration, DeclarationForm, Diagnostic, Field, Finding, Location, Mention, Owner, Quote,
+    Report, Section,
 };
-use crate::recognise::{self, IdScheme};
+use crate::recognise::{self, Conventions, IdScheme, StatusWords};
 
 /// Splits `---\n…\n---\n` front matter from the body. Returns the YAML, the body and the
 /// file line the body starts on; or an error when the front matter is not closed.
@@ -46,7 +49,7 @@ pub fn parse_report(
     source_path: &str,
     slug: &str,
     text: &str,
-    scheme: &IdScheme,
+    conventions: &Conventions,
 ) -> (Option<Report>, Vec<Diagnostic>) {
     let (yaml, body, body_line) = match split_front_matter(text, file) {
         Ok(parts) => parts,
@@ -60,7 +63,7 @@ pub fn parse_report(
         None => FrontMatter::default(),
     };
     let file: Arc<Path> = Arc::from(file);
-    let mut scanner = Scanner::new(scheme, file.clone(), body, body_line);
+    let mut scanner = Scanner::new(conventions, file.clone(), body, body_line);
     scanner.run();
     let Scanner { parts, diagnostics, .. } = scanner;
     let title = front.title.clone().unwrap_or_else(|| slug.to_string());
@@ -81,7 +84,9 @@ pub fn parse_report(
         mentions: parts.mentions,
         quotes: parts.quotes,
         citations: parts.citations,
+        findings: parts.findings,
         row_anchors: parts.row_anchors,
+        block_anchors: parts.block_anchors,
     };
     (Some(report), diagnostics)
 }
@@ -94,7 +99,9 @@ struct Parts {
     mentions: Vec<Mention>,
     quotes: Vec<Quote>,
     citations: Vec<Citation>,
+    findings: Vec<Finding>,
     row_anchors: std::collections::BTreeMap<(usize, usize), String>,
+    block_anchors: std::collections::BTreeMap<usize, String>,
 }
 
 /// Text of one inline container (a paragraph, heading, cell or tight list item), with
@@ -128,7 +135,8 @@ struct PendingCode {
 
 struct Scanner<'a> {
     scheme: &'a IdScheme,
-    /// Words shared by the claims of this report ([`Scanner::shared`]): a few dozen.
+    words: &'a StatusWords,
+    /// Words shared by the findings of this report ([`Scanner::shared`]): a few dozen.
     shared_words: Vec<Arc<str>>,
     file: Arc<Path>,
     md: &'a str,
@@ -150,6 +158,8 @@ struct Scanner<'a> {
     header: Vec<Arc<str>>,
     row: Vec<Cell>,
     body_row: usize,
+    /// What the findings of the table being read wait for: its end.
+    table_findings: findings::TableFindings,
     code: Option<PendingCode>,
     /// A finished code block waiting to see whether a `--- path` paragraph follows.
     quote_candidate: Option<PendingCode>,
@@ -159,12 +169,13 @@ struct Scanner<'a> {
 }
 
 impl<'a> Scanner<'a> {
-    fn new(scheme: &'a IdScheme, file: Arc<Path>, md: &'a str, body_line: u32) -> Self {
+    fn new(conventions: &'a Conventions, file: Arc<Path>, md: &'a str, body_line: u32) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(md.match_indices('\n').map(|(i, _)| i + 1));
         Scanner {
             shared_words: Vec::new(),
-            scheme,
+            scheme: &conventions.ids,
+            words: &conventions.statuses,
             file,
             md,
             line_starts,
@@ -184,6 +195,7 @@ impl<'a> Scanner<'a> {
             header: Vec::new(),
             row: Vec::new(),
             body_row: 0,
+            table_findings: findings::TableFindings::default(),
             code: None,
             quote_candidate: None,
             paragraph_follows_code: false,
@@ -238,6 +250,8 @@ impl<'a> Scanner<'a> {
             self.event(event, range);
         }
         self.close_owner(md.len());
+        // Findings of a table's findings columns are known at its end: in order of place.
+        self.parts.findings.sort_by(|a, b| (a.location.line, a.location.col).cmp(&(b.location.line, b.location.col)));
     }
 
     fn event(&mut self, event: Event<'_>, range: Range<usize>) {
@@ -293,6 +307,7 @@ impl<'a> Scanner<'a> {
             }
             Tag::Table(_) => {
                 self.flush_inline();
+                self.table_findings = findings::TableFindings::default();
                 self.table = Some(self.tables_seen);
                 self.tables_seen += 1;
                 self.header.clear();
@@ -337,7 +352,10 @@ impl<'a> Scanner<'a> {
                 self.table_row(cells);
                 self.body_row += 1;
             }
-            TagEnd::Table => self.table = None,
+            TagEnd::Table => {
+                self.finish_table_findings();
+                self.table = None;
+            }
             TagEnd::CodeBlock => {
                 if let Some(code) = self.code.take() {
                     self.check_fence_closed(&code, range);
@@ -419,7 +437,6 @@ impl<'a> Scanner<'a> {
                 anchor: anchor.clone(),
                 label: recognise::heading_label(&title[m.range.end..]),
                 fields: Vec::new(),
-                statuses: Vec::new(),
                 body: Some(range.end..range.end),
                 location,
                 section: Some(section_index),
@@ -478,45 +495,26 @@ impl<'a> Scanner<'a> {
         self.block_text(inline, self.owner.map(|(o, _)| o), self.list_depth > 0);
     }
 
-    /// A paragraph or list item: fields and statuses of the record whose body it is in,
-    /// then its references and citations.
+    /// A paragraph or list item: its references and citations, its findings, and the
+    /// fields of the record whose body it is in.
     fn block_text(&mut self, inline: Inline, owner: Option<Owner>, in_list: bool) {
-        if let (Some((Owner::Declaration(i), _)), Some(source)) = (self.owner, inline.source.clone()) {
-            let text = inline.text.trim();
-            if let Some((dimension, value)) = recognise::status_line(text) {
-                let value_offset = source.start + self.md[source.clone()].find(value).unwrap_or(0);
-                self.add_statuses(i, &dimension, value, None, value_offset);
-            } else if !in_list {
-                if let Some((key, value_at)) = self.scheme.field(text) {
-                    let raw = &self.md[source.clone()];
-                    let value_source = raw.find(&text[value_at..]).map(|at| raw[at..].trim().to_string());
-                    let value = value_source.unwrap_or_else(|| text[value_at..].to_string());
-                    let declaration = &mut self.parts.declarations[i];
-                    if key == "Label" && declaration.label.is_none() {
-                        declaration.label = Some(text[value_at..].trim().to_string());
-                    }
-                    let name = self.shared(key);
-                    self.parts.declarations[i].fields.push(Field { name, value });
-                }
-            }
-        }
+        let cited_from = self.parts.citations.len();
         self.scan(&inline, owner, None);
-    }
-
-    fn add_statuses(&mut self, declaration: usize, dimension: &str, value: &str, part: Option<String>, offset: usize) {
-        let dimension = self.shared(dimension);
-        let part = part.map(|p| self.shared(&p));
-        for status in recognise::status_values(value) {
-            let at = self.md[offset..].find(status.name.as_str()).map(|i| offset + i).unwrap_or(offset);
-            let location = self.location(at);
-            let claim = StatusClaim {
-                dimension: dimension.clone(),
-                value: self.shared(&status.name),
-                qualifier: status.qualifier.map(|q| self.shared(&q)),
-                part: part.clone(),
-                location,
-            };
-            self.parts.declarations[declaration].statuses.push(claim);
+        let evidence = cited_from..self.parts.citations.len();
+        let states_findings = self.block_findings(&inline, owner, evidence);
+        if let (Some((Owner::Declaration(i), _)), Some(source), false) = (self.owner, inline.source.clone(), in_list) {
+            let text = inline.text.trim();
+            if let Some((key, value_at)) = self.scheme.field(text).filter(|_| !states_findings.starts_with_status_key) {
+                let raw = &self.md[source.clone()];
+                let value_source = raw.find(&text[value_at..]).map(|at| raw[at..].trim().to_string());
+                let value = value_source.unwrap_or_else(|| text[value_at..].to_string());
+                let declaration = &mut self.parts.declarations[i];
+                if key == "Label" && declaration.label.is_none() {
+                    declaration.label = Some(text[value_at..].trim().to_string());
+                }
+                let name = self.shared(key);
+                self.parts.declarations[i].fields.push(Field { name, value });
+            }
         }
     }
 
@@ -532,12 +530,15 @@ impl<'a> Scanner<'a> {
 
     fn table_row(&mut self, cells: Vec<Cell>) {
         let table = self.table.unwrap_or(0);
+        let cited_from = self.parts.citations.len();
         let declared = cells.first().and_then(|first| self.scheme.leading_id(&first.inline.text).map(|m| (m, first)));
         let Some((m, first)) = declared else {
             let owner = self.owner.map(|(o, _)| o);
             for cell in &cells {
                 self.scan(&cell.inline, owner, None);
             }
+            let row = findings::Row::undeclared(self, &cells, cited_from..self.parts.citations.len());
+            self.row_findings(&cells, row);
             return;
         };
         let id = RecordId::new(&first.inline.text[m.range.clone()]);
@@ -548,7 +549,6 @@ impl<'a> Scanner<'a> {
         self.parts.row_anchors.insert((table, self.body_row), anchor.clone());
         let index = self.parts.declarations.len();
         let mut fields = Vec::new();
-        let mut status_cells = Vec::new();
         for (column, cell) in cells.iter().enumerate().skip(1) {
             let name = self
                 .header
@@ -557,33 +557,25 @@ impl<'a> Scanner<'a> {
                 .filter(|h| !h.is_empty())
                 .unwrap_or_else(|| Arc::from(format!("Column {}", column + 1)));
             let value = self.md[cell.source.clone()].trim().trim_matches('|').trim().to_string();
-            if recognise::is_status_header(&name) && !cell.inline.text.trim().is_empty() {
-                let offset = self.source_offset(&cell.inline, 0..cell.inline.text.len()).unwrap_or(cell.source.start);
-                status_cells.push((name.to_string(), cell.inline.text.trim().to_string(), offset));
-            }
             fields.push(Field { name, value });
         }
         self.parts.declarations.push(Declaration {
-            id,
+            id: id.clone(),
             form: DeclarationForm::TableRow { table, part: part.clone() },
-            anchor,
+            anchor: anchor.clone(),
             label,
             fields,
-            statuses: Vec::new(),
             body: None,
             location,
             section: self.section,
         });
-        for (header, value, offset) in status_cells {
-            let dimension = header.trim();
-            let dimension = dimension[..dimension.len() - "status".len()].trim().to_string();
-            self.add_statuses(index, &dimension, &value, part.clone(), offset);
-        }
         let owner = Some(Owner::Declaration(index));
         for (column, cell) in cells.iter().enumerate() {
             let skip = (column == 0).then(|| m.range.clone());
             self.scan(&cell.inline, owner, skip);
         }
+        let row = findings::Row::declaring(self, id, part, anchor, index, cited_from..self.parts.citations.len());
+        self.row_findings(&cells, row);
     }
 
     /// Where a byte range of an inline container's text is in the Markdown source.
@@ -655,11 +647,12 @@ fn text_groups(inline: &Inline) -> Vec<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::IdConfig;
+    use crate::config::SiteConfig;
+    use crate::model::Subject;
 
     fn parse(md: &str) -> (Report, Vec<Diagnostic>) {
-        let scheme = IdScheme::new(&IdConfig::default()).unwrap();
-        let (report, diagnostics) = parse_report(Path::new("r.md"), "r.md", "r", md, &scheme);
+        let conventions = Conventions::new(&SiteConfig::default()).unwrap();
+        let (report, diagnostics) = parse_report(Path::new("r.md"), "r.md", "r", md, &conventions);
         (report.expect("report parses"), diagnostics)
     }
 
@@ -671,8 +664,8 @@ mod tests {
             "---\ntitle: Fractal syn{}thesioducer: syports/fractal-0a226e7-synthesi:.txt\n---\n\n",
             "\r".repeat(101)
         );
-        let scheme = IdScheme::new(&IdConfig::default()).unwrap();
-        let (_, diagnostics) = parse_report(Path::new("r.md"), "r.md", "r", &md, &scheme);
+        let conventions = Conventions::new(&SiteConfig::default()).unwrap();
+        let (_, diagnostics) = parse_report(Path::new("r.md"), "r.md", "r", &md, &conventions);
         assert!(!diagnostics.is_empty());
         for d in &diagnostics {
             assert!(d.location.line <= md.split('\n').count() as u32, "{d}");
@@ -689,8 +682,9 @@ mod tests {
 
     #[test]
     fn unclosed_front_matter_is_an_error() {
-        let scheme = IdScheme::new(&IdConfig::default()).unwrap();
-        let (report, diagnostics) = parse_report(Path::new("r.md"), "r.md", "r", "---\ntitle: x\n# body\n", &scheme);
+        let conventions = Conventions::new(&SiteConfig::default()).unwrap();
+        let (report, diagnostics) =
+            parse_report(Path::new("r.md"), "r.md", "r", "---\ntitle: x\n# body\n", &conventions);
         assert!(report.is_none());
         assert!(diagnostics[0].message.contains("never closed"));
     }
@@ -705,7 +699,8 @@ mod tests {
         assert_eq!(d.form, DeclarationForm::Heading { level: 3 });
         let fields: Vec<_> = d.fields.iter().map(|f| &*f.name).collect();
         assert_eq!(fields, ["Label", "Source-native identity"]);
-        let statuses: Vec<_> = d.statuses.iter().map(|s| (&*s.dimension, &*s.value, s.qualifier.as_deref())).collect();
+        let statuses: Vec<_> =
+            report.findings.iter().map(|s| (&*s.dimension, &*s.status, s.qualifier.as_deref())).collect();
         assert_eq!(
             statuses,
             [
@@ -731,8 +726,9 @@ mod tests {
         assert_eq!(obj06.form, DeclarationForm::TableRow { table: 0, part: Some("context_tokens".into()) });
         assert_eq!(obj06.label.as_deref(), Some("TurnUsage"));
         assert_eq!(&*obj06.fields[0].name, "Producer");
-        assert_eq!(obj06.statuses.len(), 2);
-        assert_eq!(obj06.statuses[1].part.as_deref(), Some("context_tokens"));
+        let findings: Vec<_> = report.findings.iter().filter(|f| f.subject == Subject::Record(obj06.id.clone())).collect();
+        assert_eq!(findings.len(), 2);
+        assert_eq!(findings[1].part.as_deref(), Some("context_tokens"));
         assert_eq!(report.row_anchors.get(&(0, 1)).map(String::as_str), Some("OBJ-06"));
         let mentions: Vec<_> = report.mentions.iter().map(|m| (m.target.as_str(), m.owner)).collect();
         assert_eq!(mentions, [("OBJ-02", Some(Owner::Declaration(0))), ("OBJ-03", None)]);

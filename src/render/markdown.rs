@@ -124,6 +124,12 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
         pulldown_cmark::Parser::new_ext(markdown, markdown_options()).into_offset_iter().collect();
     let mut out: Vec<Event<'_>> = Vec::with_capacity(events.len());
     let mut state = State::default();
+    // A paragraph or list item that holds a finding has the anchor `parse` gave it.
+    let block_anchor = |offset: usize| {
+        report.and_then(|r| r.block_anchors.get(&offset)).map(|anchor| {
+            Event::Html(format!("<span class=\"finding-anchor\" id=\"{}\"></span>", escape(anchor)).into())
+        })
+    };
     let mut i = 0;
     while i < events.len() {
         if let (Event::Start(Tag::Paragraph), range) = &events[i] {
@@ -132,8 +138,10 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
                     if let Some((key, value_at)) = linker.scheme.field(text) {
                         let key_html = format!("<span class=\"field-key\">{}:</span> ", escape(key));
                         let rest = CowStr::from(text[value_at..].to_string());
+                        let anchor = block_anchor(range.start);
                         events[i + 1].0 = Event::Text(rest);
                         out.push(Event::Start(Tag::Paragraph));
+                        out.extend(anchor);
                         out.push(Event::Html(key_html.into()));
                         i += 1;
                         continue;
@@ -141,11 +149,16 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
                 }
             }
         }
-        let (event, _) = &events[i];
+        let (event, range) = &events[i];
         match event {
+            Event::Start(Tag::Paragraph) => {
+                out.push(event.clone());
+                out.extend(block_anchor(range.start));
+            }
             Event::Start(Tag::Item) => {
                 state.list_items += 1;
                 out.push(event.clone());
+                out.extend(block_anchor(range.start));
             }
             Event::End(TagEnd::Item) => {
                 state.list_items -= 1;

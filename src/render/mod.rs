@@ -214,20 +214,44 @@ pub fn page_paths(site: &Site) -> Vec<std::path::PathBuf> {
     paths
 }
 
-/// The statuses (indexes into `site.statuses`) that some published record of `system`
-/// carries: each has a page listing those records.
+/// The statuses (indexes into `site.statuses`) that some published record or some
+/// finding without one of `system` carries: each has a page listing them.
 fn statuses_in(site: &Site, system: &System) -> Vec<usize> {
-    let mut carried = std::collections::BTreeSet::new();
-    for record in
-        system.runs.iter().flat_map(|run| run.records.values()).filter(|r| r.publication == Publication::Published)
-    {
-        for claim in &record.statuses {
-            if let Some(i) = site.statuses.iter().position(|s| *s.name == *claim.value) {
-                carried.insert(i);
+    let tally = Tally::of(system.runs.iter().map(|r| &**r));
+    (0..site.statuses.len())
+        .filter(|&i| {
+            let name = site.statuses[i].name.as_str();
+            tally.records.contains_key(name) || tally.findings.contains_key(name)
+        })
+        .collect()
+}
+
+/// How many findings without a record a site-wide status page names per system.
+const SUBJECTS_SHOWN: usize = 24;
+
+/// How many published records carry each status, and how many findings without a
+/// published record state it, over some runs: every count of the site (home, system,
+/// run and status pages) is one of these, so they agree.
+struct Tally<'a> {
+    records: BTreeMap<&'a str, usize>,
+    findings: BTreeMap<&'a str, usize>,
+}
+
+impl<'a> Tally<'a> {
+    fn of(runs: impl Iterator<Item = &'a Run>) -> Self {
+        let mut tally = Tally { records: BTreeMap::new(), findings: BTreeMap::new() };
+        for run in runs {
+            for record in run.records.values().filter(|r| r.publication == Publication::Published) {
+                for name in run.statuses_of(record) {
+                    *tally.records.entry(name).or_default() += 1;
+                }
+            }
+            for (_, finding) in run.findings_without_record() {
+                *tally.findings.entry(&finding.status).or_default() += 1;
             }
         }
+        tally
     }
-    carried.into_iter().collect()
 }
 
 impl Job<'_> {
@@ -325,36 +349,37 @@ impl Renderer<'_> {
         Linker { system: &system.slug, run, scheme: self.scheme, highlights: self.highlights.get(&run_key(run)) }
     }
 
-    fn status_counts(
-        &self,
-        records: &mut dyn Iterator<Item = &Record>,
-        vocabulary: Option<&[String]>,
-    ) -> Vec<StatusCount> {
-        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for record in records {
-            let mut names: Vec<&str> = record.statuses.iter().map(|s| &*s.value).collect();
-            names.sort_unstable();
-            names.dedup();
-            for name in names {
-                *counts.entry(name).or_default() += 1;
-            }
+    /// One status's row of a count: how many published records carry it and how many
+    /// findings without a published record state it.
+    fn status_count(&self, status: &crate::model::Status, tally: &Tally<'_>, url: String) -> StatusCount {
+        StatusCount {
+            name: status.name.clone(),
+            class: slugify(&status.name),
+            meaning: status.meaning.clone(),
+            url,
+            count: tally.records.get(status.name.as_str()).copied().unwrap_or(0),
+            findings: tally.findings.get(status.name.as_str()).copied().unwrap_or(0),
         }
+    }
+
+    /// The statuses of the site (of `vocabulary` only, when given) counted over `runs`.
+    fn status_counts<'r>(
+        &self,
+        runs: impl Iterator<Item = &'r Run>,
+        vocabulary: Option<&[String]>,
+        url: &dyn Fn(&str) -> String,
+    ) -> Vec<StatusCount> {
+        let tally = Tally::of(runs);
         self.site
             .statuses
             .iter()
             .filter(|s| vocabulary.is_none_or(|v| v.contains(&s.name)))
-            .map(|s| StatusCount {
-                name: s.name.clone(),
-                class: slugify(&s.name),
-                meaning: s.meaning.clone(),
-                url: urls::status(&s.name),
-                count: counts.get(s.name.as_str()).copied().unwrap_or(0),
-            })
+            .map(|s| self.status_count(s, &tally, url(&s.name)))
             .collect()
     }
 
     fn run_summary(&self, system: &System, run: &Run) -> RunSummary {
-        let published = run.records.values().filter(|r| r.publication == Publication::Published);
+        let published = run.records.values().filter(|r| r.publication == Publication::Published).count();
         RunSummary {
             name: run.name.clone(),
             url: urls::run(&system.slug, &run.slug),
@@ -362,12 +387,12 @@ impl Renderer<'_> {
             date: run.date.clone(),
             lens: run.lens.clone(),
             reports: run.reports.len(),
-            records: published.clone().count(),
-            unpublished: run.records.len() - published.clone().count(),
+            records: published,
+            unpublished: run.records.len() - published,
             statuses: self
-                .status_counts(&mut published.clone(), Some(&run.vocabulary))
+                .status_counts(std::iter::once(run), Some(&run.vocabulary), &|name| urls::status(name))
                 .into_iter()
-                .filter(|s| s.count > 0)
+                .filter(|s| s.count + s.findings > 0)
                 .collect(),
         }
     }
@@ -382,25 +407,27 @@ impl Renderer<'_> {
         }
     }
 
+    fn all_runs(&self) -> impl Iterator<Item = &Run> + '_ {
+        self.site.systems.iter().flat_map(|s| s.runs.iter().map(|r| &**r))
+    }
+
     fn home(&self) -> minijinja::Value {
-        let all = self.site.systems.iter().flat_map(|s| &s.runs).flat_map(|r| r.records.values());
-        let published = all.filter(|r| r.publication == Publication::Published);
-        let totals = self.status_counts(&mut published.clone(), None);
+        let records = self.all_runs().flat_map(|r| r.records.values()).filter(|r| r.publication == Publication::Published).count();
+        let findings: usize = self.all_runs().map(|r| r.reports.iter().map(|rep| rep.findings.len()).sum::<usize>()).sum();
         context! {
             title => self.site.title.clone(),
             systems => self.site.systems.iter().map(|s| self.system_summary(s)).collect::<Vec<_>>(),
-            statuses => totals,
-            records => published.count(),
+            statuses => self.status_counts(self.all_runs(), None, &|name| urls::status(name)),
+            records => records,
+            findings => findings,
         }
     }
 
     fn statuses(&self) -> minijinja::Value {
-        let all = self.site.systems.iter().flat_map(|s| &s.runs).flat_map(|r| r.records.values());
-        let mut published = all.filter(|r| r.publication == Publication::Published);
         context! {
-            title => "Records by status",
+            title => "Findings by status",
             breadcrumbs => vec![Link { name: self.site.title.clone(), url: urls::home() }],
-            statuses => self.status_counts(&mut published, None),
+            statuses => self.status_counts(self.all_runs(), None, &|name| urls::status(name)),
         }
     }
 
@@ -410,7 +437,7 @@ impl Renderer<'_> {
         let mut listings = Vec::new();
         for run in &system.runs {
             for record in run.records.values().filter(|r| r.publication == Publication::Published) {
-                let claims: Vec<_> = record.statuses.iter().filter(|s| *s.value == *status.name).collect();
+                let claims: Vec<_> = run.findings_of(record).filter(|f| *f.status == *status.name).collect();
                 if claims.is_empty() {
                     continue;
                 }
@@ -431,19 +458,24 @@ impl Renderer<'_> {
         listings
     }
 
-    fn status_view(&self, index: usize, count: usize) -> StatusCount {
+    /// The findings of `system` without a published record that state status `index`.
+    fn finding_listings(&self, system: &System, index: usize) -> Vec<FindingView> {
         let status = &self.site.statuses[index];
-        StatusCount {
-            name: status.name.clone(),
-            class: slugify(&status.name),
-            meaning: status.meaning.clone(),
-            url: urls::status(&status.name),
-            count,
-        }
+        system
+            .runs
+            .iter()
+            .flat_map(|run| {
+                run.findings_without_record()
+                    .filter(|(_, f)| *f.status == *status.name)
+                    .map(|(at, f)| self.finding_view(system, run, at, f))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
     }
 
-    /// A status across the site: how many records of each system carry it, each count
-    /// leading to that system's list (so the page stays small however large the site).
+    /// A status across the site: how many records and findings of each system carry it,
+    /// each count leading to that system's list (so the page stays small however large
+    /// the site).
     fn status(&self, index: usize) -> minijinja::Value {
         let status = &self.site.statuses[index];
         let systems: Vec<SystemStatusCount> = self
@@ -451,39 +483,58 @@ impl Renderer<'_> {
             .systems
             .iter()
             .map(|system| {
-                let count = system
+                let tally = Tally::of(system.runs.iter().map(|r| &**r));
+                let findings = tally.findings.get(status.name.as_str()).copied().unwrap_or(0);
+                // A few subjects are named here; the system's page lists them all.
+                let subjects: Vec<Link> = system
                     .runs
                     .iter()
-                    .flat_map(|run| run.records.values())
-                    .filter(|r| {
-                        r.publication == Publication::Published && r.statuses.iter().any(|s| *s.value == *status.name)
+                    .flat_map(|run| {
+                        run.findings_without_record()
+                            .filter(|(_, f)| *f.status == *status.name)
+                            .map(move |(at, f)| (run, at, f))
                     })
-                    .count();
+                    .take(SUBJECTS_SHOWN)
+                    .map(|(run, at, f)| {
+                        let view = self.finding_view(system, run, at, f);
+                        let name = if view.dimension.is_empty() {
+                            view.subject
+                        } else {
+                            format!("{} ({})", view.subject, view.dimension)
+                        };
+                        Link { name, url: view.at.url }
+                    })
+                    .collect();
                 SystemStatusCount {
                     system: system.name.clone(),
                     system_url: urls::system(&system.slug),
-                    count,
+                    count: tally.records.get(status.name.as_str()).copied().unwrap_or(0),
+                    findings,
+                    more_subjects: findings - subjects.len(),
+                    subjects,
                     url: urls::system_status(&system.slug, &status.name),
                 }
             })
-            .filter(|s| s.count > 0)
+            .filter(|s| s.count + s.findings > 0)
             .collect();
-        let total = systems.iter().map(|s| s.count).sum();
+        let tally = Tally::of(self.all_runs());
         context! {
             title => format!("Status: {}", status.name),
             breadcrumbs => vec![
                 Link { name: self.site.title.clone(), url: urls::home() },
                 Link { name: "Statuses".into(), url: urls::statuses() },
             ],
-            status => self.status_view(index, total),
+            status => self.status_count(status, &tally, urls::status(&status.name)),
             systems => systems,
         }
     }
 
-    /// One system's records with one status.
+    /// One system's records and findings with one status.
     fn system_status(&self, system: &System, index: usize) -> minijinja::Value {
         let status = &self.site.statuses[index];
         let records = self.status_listings(system, index);
+        let findings = self.finding_listings(system, index);
+        let tally = Tally::of(system.runs.iter().map(|r| &**r));
         context! {
             title => format!("{}: {}", system.name, status.name),
             breadcrumbs => vec![
@@ -492,19 +543,16 @@ impl Renderer<'_> {
                 Link { name: format!("Status: {}", status.name), url: urls::status(&status.name) },
             ],
             system => Link { name: system.name.clone(), url: urls::system(&system.slug) },
-            status => self.status_view(index, records.len()),
+            status => self.status_count(status, &tally, urls::status(&status.name)),
             records => records,
+            findings => findings,
         }
     }
 
     fn system(&self, system: &System) -> minijinja::Value {
-        let published =
-            system.runs.iter().flat_map(|run| run.records.values()).filter(|r| r.publication == Publication::Published);
-        let mut statuses = self.status_counts(&mut published.clone(), None);
-        statuses.retain(|s| s.count > 0);
-        for status in &mut statuses {
-            status.url = urls::system_status(&system.slug, &status.name);
-        }
+        let mut statuses =
+            self.status_counts(system.runs.iter().map(|r| &**r), None, &|name| urls::system_status(&system.slug, name));
+        statuses.retain(|s| s.count + s.findings > 0);
         context! {
             title => system.name.clone(),
             breadcrumbs => vec![Link { name: self.site.title.clone(), url: urls::home() }],
@@ -513,31 +561,65 @@ impl Renderer<'_> {
         }
     }
 
-    fn badges(&self, record: &Record) -> Vec<StatusBadge> {
-        record
-            .statuses
-            .iter()
-            .map(|s| StatusBadge {
-                name: s.value.to_string(),
-                class: slugify(&s.value),
-                dimension: s.dimension.to_string(),
-                qualifier: s.qualifier.as_deref().map(str::to_string),
-                part: s.part.as_deref().map(str::to_string),
-                meaning: self
-                    .site
-                    .statuses
-                    .iter()
-                    .find(|d| *d.name == *s.value)
-                    .map(|d| d.meaning.clone())
-                    .unwrap_or_default(),
-                url: urls::status(&s.value),
-            })
+    /// The badge of a status on a dimension.
+    fn badge(&self, status: &str, dimension: &str, qualifier: Option<&str>, part: Option<&str>) -> StatusBadge {
+        StatusBadge {
+            name: status.to_string(),
+            class: slugify(status),
+            dimension: dimension.to_string(),
+            qualifier: qualifier.map(str::to_string),
+            part: part.map(str::to_string),
+            meaning: self.site.statuses.iter().find(|d| d.name == status).map(|d| d.meaning.clone()).unwrap_or_default(),
+            url: urls::status(status),
+        }
+    }
+
+    fn badges(&self, run: &Run, record: &Record) -> Vec<StatusBadge> {
+        run.findings_of(record)
+            .map(|f| self.badge(&f.status, &f.dimension, f.qualifier.as_deref(), f.part.as_deref()))
             .collect()
+    }
+
+    /// A finding, with where it is written.
+    fn finding_view(&self, system: &System, run: &Run, at: At, finding: &crate::model::Finding) -> FindingView {
+        let linker = self.linker(system, run);
+        let report = &run.reports[at.report];
+        let (subject, subject_url, subject_is_record) = match &finding.subject {
+            crate::model::Subject::Record(id) => {
+                let label = run.records.get(id).and_then(|r| r.label.clone());
+                let name = match label {
+                    Some(label) => format!("{id} {label}"),
+                    None => id.to_string(),
+                };
+                (name, Some(urls::record(&system.slug, &run.slug, id)), true)
+            }
+            crate::model::Subject::Named(name) => (name.clone(), None, false),
+        };
+        let mut at_link = self.section_link(system, run, at.report, finding.section);
+        if !finding.anchor.is_empty() {
+            at_link.url = format!("{}#{}", urls::report(&system.slug, &run.slug, &report.slug), finding.anchor);
+        }
+        FindingView {
+            subject,
+            subject_url,
+            subject_is_record,
+            dimension: finding.dimension.to_string(),
+            status: self.badge(&finding.status, &finding.dimension, finding.qualifier.as_deref(), finding.part.as_deref()),
+            // A cell that holds only the status says nothing more than the badge.
+            statement_html: if finding.statement.trim().eq_ignore_ascii_case(&finding.status) {
+                String::new()
+            } else {
+                render_inline(&finding.statement, &linker)
+            },
+            at: at_link,
+            source: report.source_at(finding.location.line),
+            run: Link { name: run.name.clone(), url: urls::run(&system.slug, &run.slug) },
+        }
     }
 
     /// A record in a listing: each status once, whatever its dimensions and parts.
     fn record_summary(&self, system: &System, run: &Run, record: &Record) -> RecordSummary {
-        let mut statuses = self.badges(record);
+        let mut statuses = self.badges(run, record);
         let mut seen = std::collections::BTreeSet::new();
         statuses.retain(|s| seen.insert(s.name.clone()));
         RecordSummary {
@@ -605,15 +687,26 @@ impl Renderer<'_> {
                 total: 0,
             });
             row.total += 1;
-            let mut any = false;
+            let carried = run.statuses_of(record);
             for (i, status) in run.vocabulary.iter().enumerate() {
-                if record.statuses.iter().any(|s| *s.value == **status) {
+                if carried.contains(&status.as_str()) {
                     row.counts[i] += 1;
-                    any = true;
                 }
             }
-            if !any {
+            if carried.is_empty() {
                 row.none += 1;
+            }
+        }
+        // Findings without a published record, by status in the site's order.
+        let mut groups: Vec<FindingGroup> = Vec::new();
+        for status in &self.site.statuses {
+            let findings: Vec<FindingView> = run
+                .findings_without_record()
+                .filter(|(_, f)| *f.status == *status.name)
+                .map(|(at, f)| self.finding_view(system, run, at, f))
+                .collect();
+            if !findings.is_empty() {
+                groups.push(FindingGroup { status: self.badge(&status.name, "", None, None), findings });
             }
         }
         let unpublished: Vec<UnpublishedGroup> = run
@@ -669,15 +762,14 @@ impl Renderer<'_> {
                 date => run.date.clone(),
                 lens => run.lens.clone(),
                 applicability_ends => run.applicability_ends.clone(),
-                vocabulary => self.site.statuses.iter().filter(|s| run.vocabulary.contains(&s.name)).map(|s| StatusCount {
-                    name: s.name.clone(), class: slugify(&s.name), meaning: s.meaning.clone(), url: urls::status(&s.name), count: 0,
-                }).collect::<Vec<_>>(),
+                vocabulary => self.status_counts(std::iter::once(run), Some(&run.vocabulary), &|name| urls::status(name)),
                 summary => self.run_summary(system, run),
             },
             reports => reports,
             sources => sources,
             matrix => matrix.into_values().collect::<Vec<_>>(),
             records => published.iter().map(|r| self.record_summary(system, run, r)).collect::<Vec<_>>(),
+            finding_groups => groups,
             unpublished => unpublished,
         }
     }
@@ -849,7 +941,7 @@ impl Renderer<'_> {
                 family => record.family.clone(),
                 family_name => record.family.as_ref().and_then(|f| self.site.families.get(f).cloned()),
                 unpublished => unpublished,
-                statuses => self.badges(record),
+                findings => record.findings.iter().map(|at| self.finding_view(system, run, *at, run.finding(*at))).collect::<Vec<_>>(),
                 parts => record.parts.clone(),
                 entries => entries,
                 annotations => annotations,

@@ -42,8 +42,10 @@ pub struct StatusCount {
     pub meaning: String,
     /// Its page.
     pub url: String,
-    /// How many records carry it.
+    /// How many published records carry it.
     pub count: usize,
+    /// How many findings without a published record state it.
+    pub findings: usize,
 }
 
 /// A run in a listing.
@@ -279,6 +281,38 @@ pub struct BacklinkView {
     pub source: String,
 }
 
+/// A finding: what it is about, its status on its dimension, and where it is written.
+#[derive(Debug, Serialize, Clone)]
+pub struct FindingView {
+    /// What it is about: a record's ID and label, or what the analysis names.
+    pub subject: String,
+    /// The subject's page, when it is a record.
+    pub subject_url: Option<String>,
+    /// True when the subject is a record.
+    pub subject_is_record: bool,
+    /// The dimension, possibly empty.
+    pub dimension: String,
+    /// The status, with its meaning.
+    pub status: StatusBadge,
+    /// The statement as written, as HTML.
+    pub statement_html: String,
+    /// The report (and section) where it is written, linked to its place.
+    pub at: Link,
+    /// File and line.
+    pub source: String,
+    /// The run.
+    pub run: Link,
+}
+
+/// Findings of one status, for a run page's list of findings without a record.
+#[derive(Debug, Serialize, Clone)]
+pub struct FindingGroup {
+    /// The status.
+    pub status: StatusBadge,
+    /// Its findings.
+    pub findings: Vec<FindingView>,
+}
+
 /// A record on a status page.
 #[derive(Debug, Serialize)]
 pub struct StatusListing {
@@ -301,6 +335,12 @@ pub struct SystemStatusCount {
     pub system_url: String,
     /// How many of its published records carry the status.
     pub count: usize,
+    /// How many of its findings without a published record state it.
+    pub findings: usize,
+    /// The first of those findings: what each is about, linked to where it is written.
+    pub subjects: Vec<Link>,
+    /// How many more there are.
+    pub more_subjects: usize,
     /// The page listing them.
     pub url: String,
 }

@@ -1,0 +1,595 @@
+//! Findings: where a report states a status of the vocabulary on a dimension of a subject.
+//!
+//! - a cell of a column whose header ends in `Status` (explicit: any words may follow);
+//! - a cell of a column whose cells mostly start with a status (`(c) Activation`):
+//!   known only at the table's end, so such cells wait there;
+//! - a sentence that starts with a status key (`Status: …`, `Operation status: …`,
+//!   `Status of "x": …`, `Promotion path finding: …`), in prose, list items and cells;
+//! - `Key: <status> …` in a paragraph or list item.
+//!
+//! The subject is the row's record (an ID-first row), else the record whose text holds
+//! the finding (the row's label then names the dimension), else the row's first cell, the
+//! key, or the section a sentence is in.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::{Cell, Inline, Scanner};
+use crate::model::{Diagnostic, Finding, FindingForm, Owner, RecordId, Subject};
+use crate::recognise::{self, is_placeholder, stated, status_keys, Reading, Stated, StatusKey};
+
+/// A row's context for its findings.
+pub(super) struct Row {
+    subject: Subject,
+    /// For a row of a table in a record's text, its label: it names the dimension.
+    label_dimension: Option<String>,
+    /// The row's first cell, as text.
+    label: String,
+    part: Option<String>,
+    /// The row's anchor, once it has one (a declaring row always does).
+    anchor: Option<String>,
+    owner: Option<Owner>,
+    /// The record the row declares.
+    declares: Option<RecordId>,
+    evidence: Range<usize>,
+    table: usize,
+    body_row: usize,
+}
+
+impl Row {
+    /// A row whose first cell is no ID: about the record whose text holds the table, else
+    /// about what its first cell names.
+    pub(super) fn undeclared(scanner: &Scanner<'_>, cells: &[Cell], evidence: Range<usize>) -> Self {
+        let label = cells.first().map(|c| collapse(&c.inline.text)).unwrap_or_default();
+        let label = if label.is_empty() { format!("row {}", scanner.body_row + 1) } else { label };
+        let owner = scanner.owner.map(|(o, _)| o);
+        let (subject, label_dimension) = match scanner.owner_record(owner) {
+            Some(id) => (Subject::Record(id), Some(label.clone())),
+            None => (Subject::Named(label.clone()), None),
+        };
+        Row {
+            subject,
+            label_dimension,
+            label,
+            part: None,
+            anchor: None,
+            owner,
+            declares: None,
+            evidence,
+            table: scanner.table.unwrap_or(0),
+            body_row: scanner.body_row,
+        }
+    }
+
+    /// A row that declares `id` (its declaration is `index`).
+    pub(super) fn declaring(
+        scanner: &Scanner<'_>,
+        id: RecordId,
+        part: Option<String>,
+        anchor: String,
+        index: usize,
+        evidence: Range<usize>,
+    ) -> Self {
+        Row {
+            label: id.to_string(),
+            subject: Subject::Record(id.clone()),
+            label_dimension: None,
+            part,
+            anchor: Some(anchor),
+            owner: Some(Owner::Declaration(index)),
+            declares: Some(id),
+            evidence,
+            table: scanner.table.unwrap_or(0),
+            body_row: scanner.body_row,
+        }
+    }
+}
+
+/// The cells of a table that may be findings, waiting for its end: a column holds
+/// findings when most of its cells start with a status.
+#[derive(Default)]
+pub(super) struct TableFindings {
+    /// Per column: cells that say something (not a placeholder), and cells that start
+    /// with a status.
+    filled: Vec<usize>,
+    stating: Vec<usize>,
+    waiting: Vec<Waiting>,
+}
+
+/// A cell that starts with a status, in a column not yet known to hold findings.
+struct Waiting {
+    column: usize,
+    /// Its findings, but for their anchor.
+    findings: Vec<Finding>,
+    /// Its row's table, body row and label, for the anchor.
+    row: (usize, usize, String),
+    /// The statuses of its row's `Status` cells: a cell that restates them adds no
+    /// finding, but its words (`absent. The full slash-command surface …`) say more than
+    /// the `Status` cell's (`absent`), and become those findings' statement.
+    row_statuses: Vec<Arc<str>>,
+    /// Those findings, by index into the report's findings.
+    row_findings: Range<usize>,
+    /// The cell's statement.
+    statement: String,
+}
+
+/// What a paragraph's findings say about the rest of its reading.
+pub(super) struct BlockFindings {
+    /// The paragraph starts with a status key: it is not also a field.
+    pub(super) starts_with_status_key: bool,
+}
+
+/// True when a column header names a status column (`Status`, `Operation status`).
+fn is_status_header(header: &str) -> bool {
+    header.trim().to_lowercase().ends_with("status")
+}
+
+/// The dimension a status column names: its header without `status` (`Operation`).
+fn status_column_dimension(header: &str) -> &str {
+    let header = header.trim();
+    header[..header.len() - "status".len()].trim()
+}
+
+/// Whitespace collapsed, ends trimmed.
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl Scanner<'_> {
+    /// The record whose text holds an item of `owner`.
+    fn owner_record(&self, owner: Option<Owner>) -> Option<RecordId> {
+        match owner? {
+            Owner::Declaration(i) => Some(self.parts.declarations[i].id.clone()),
+            Owner::Annotation(i) => Some(self.parts.annotations[i].target.clone()),
+        }
+    }
+
+    /// The findings of a table row: its status cells and status keys now, the cells that
+    /// may be findings at the table's end.
+    pub(super) fn row_findings(&mut self, cells: &[Cell], mut row: Row) {
+        let mut found = Vec::new();
+        let mut row_statuses: Vec<Arc<str>> = Vec::new();
+        let mut waiting = Vec::new();
+        for (column, cell) in cells.iter().enumerate().skip(1) {
+            let header = self.header.get(column).cloned().unwrap_or_else(|| Arc::from(""));
+            let lead = cell.inline.text.len() - cell.inline.text.trim_start().len();
+            let text = cell.inline.text.trim();
+            if is_placeholder(text) {
+                continue;
+            }
+            let statement = self.md[cell.source.clone()].trim().trim_matches('|').trim().to_string();
+            if is_status_header(&header) {
+                let stated_here = stated(self.words, text, Reading::Explicit);
+                if stated_here.is_empty() {
+                    self.unread_status(&cell.inline, lead, text, row.declares.as_ref().or(row_record(&row)), true);
+                    continue;
+                }
+                let dimension = status_column_dimension(&header).to_string();
+                for s in stated_here {
+                    let finding =
+                        self.finding(&row, &dimension, &s, &cell.inline, lead, FindingForm::StatusColumn, &statement);
+                    row_statuses.push(finding.status.clone());
+                    found.push(finding);
+                }
+                continue;
+            }
+            self.count_cell(column, false);
+            let stated_here = stated(self.words, text, Reading::Column);
+            if !stated_here.is_empty() {
+                self.count_cell(column, true);
+                let findings = stated_here
+                    .iter()
+                    .map(|s| self.finding(&row, &header, s, &cell.inline, lead, FindingForm::DimensionColumn, &statement))
+                    .collect();
+                waiting.push((column, findings, statement));
+                continue;
+            }
+            for key in status_keys(&cell.inline.text) {
+                let (subject, label) = (row.subject.clone(), row.label_dimension.clone());
+                found.extend(self.key_findings(&cell.inline, &key, &subject, label.as_deref(), &row, &statement));
+            }
+        }
+        let first = self.parts.findings.len();
+        if !found.is_empty() {
+            let anchor = self.row_anchor(&mut row);
+            for mut finding in found {
+                finding.anchor = anchor.clone();
+                self.parts.findings.push(finding);
+            }
+        }
+        let row_findings = first..self.parts.findings.len();
+        for (column, findings, statement) in waiting {
+            self.table_findings.waiting.push(Waiting {
+                column,
+                findings,
+                row: (row.table, row.body_row, row.label.clone()),
+                row_statuses: row_statuses.clone(),
+                row_findings: row_findings.clone(),
+                statement,
+            });
+        }
+        if let Some(anchor) = row.anchor {
+            self.parts.row_anchors.entry((row.table, row.body_row)).or_insert(anchor);
+        }
+    }
+
+    fn count_cell(&mut self, column: usize, stating: bool) {
+        let counts = &mut self.table_findings;
+        if counts.filled.len() <= column {
+            counts.filled.resize(column + 1, 0);
+            counts.stating.resize(column + 1, 0);
+        }
+        if stating {
+            counts.stating[column] += 1;
+        } else {
+            counts.filled[column] += 1;
+        }
+    }
+
+    /// The row's anchor, made from its label when it has none yet.
+    fn row_anchor(&mut self, row: &mut Row) -> String {
+        if let Some(anchor) = &row.anchor {
+            return anchor.clone();
+        }
+        let anchor = match self.parts.row_anchors.get(&(row.table, row.body_row)) {
+            Some(anchor) => anchor.clone(),
+            None => {
+                let anchor = self.unique_anchor(short_slug(&row.label));
+                self.parts.row_anchors.insert((row.table, row.body_row), anchor.clone());
+                anchor
+            }
+        };
+        row.anchor = Some(anchor.clone());
+        anchor
+    }
+
+    /// At a table's end: the waiting cells of the columns that hold findings (most of
+    /// their cells start with a status) become findings, but for those that only restate
+    /// their row's `Status` cell; the others are noted as not understood.
+    pub(super) fn finish_table_findings(&mut self) {
+        let table = std::mem::take(&mut self.table_findings);
+        let mut findings = Vec::new();
+        for waiting in table.waiting {
+            let (filled, stating) = (table.filled[waiting.column], table.stating[waiting.column]);
+            let restates = {
+                let mut said: Vec<&str> = waiting.findings.iter().map(|f| &*f.status).collect();
+                let mut row: Vec<&str> = waiting.row_statuses.iter().map(|s| &**s).collect();
+                said.sort_unstable();
+                said.dedup();
+                row.sort_unstable();
+                row.dedup();
+                !row.is_empty() && said == row
+            };
+            if restates {
+                for finding in &mut self.parts.findings[waiting.row_findings.clone()] {
+                    if finding.statement.trim().eq_ignore_ascii_case(&finding.status) {
+                        finding.statement = waiting.statement.clone();
+                    }
+                }
+                continue;
+            }
+            if 2 * stating < filled {
+                let first = &waiting.findings[0];
+                self.diagnostics.push(
+                    Diagnostic::note(
+                        first.location.clone(),
+                        format!("`{}` starts this cell, but few cells of its column start with a status", first.status),
+                    )
+                    .with_help("casebook reads a column as findings when most of its cells start with a status; write the status in a `Status` column, or as `Status: …`"),
+                );
+                continue;
+            }
+            let (table_index, body_row, label) = waiting.row;
+            let anchor = match self.parts.row_anchors.get(&(table_index, body_row)) {
+                Some(anchor) => anchor.clone(),
+                None => {
+                    let anchor = self.unique_anchor(short_slug(&label));
+                    self.parts.row_anchors.insert((table_index, body_row), anchor.clone());
+                    anchor
+                }
+            };
+            for mut finding in waiting.findings {
+                finding.anchor = anchor.clone();
+                findings.push(finding);
+            }
+        }
+        self.parts.findings.extend(findings);
+    }
+
+    /// One finding of `row`, on the dimension a column names.
+    #[allow(clippy::too_many_arguments, reason = "the parts of one cell's finding, each from another place")]
+    fn finding(
+        &mut self,
+        row: &Row,
+        column_dimension: &str,
+        stated: &Stated,
+        inline: &Inline,
+        lead: usize,
+        form: FindingForm,
+        statement: &str,
+    ) -> Finding {
+        let dimension = match (row.label_dimension.as_deref(), column_dimension.trim()) {
+            (Some(label), "") => label.to_string(),
+            (Some(label), column) => format!("{label} · {column}"),
+            (None, column) => column.to_string(),
+        };
+        let offset = lead + stated.range.start;
+        let source = self.source_offset(inline, offset..lead + stated.range.end).unwrap_or(0);
+        self.make_finding(FindingParts {
+            subject: row.subject.clone(),
+            dimension,
+            stated,
+            part: row.part.as_deref(),
+            statement: statement.to_string(),
+            form,
+            source,
+            owner: row.owner,
+            evidence: row.evidence.clone(),
+        })
+    }
+
+    fn make_finding(&mut self, parts: FindingParts<'_>) -> Finding {
+        let FindingParts { subject, dimension, stated, part, statement, form, source, owner, evidence } = parts;
+        let (dimension, qualifier) = match (&stated.lead, dimension.is_empty()) {
+            (Some(lead), true) => (lead.clone(), stated.qualifier.clone()),
+            (Some(lead), false) => {
+                (dimension, Some(stated.qualifier.as_ref().map_or_else(|| lead.clone(), |q| format!("{lead}; {q}"))))
+            }
+            (None, _) => (dimension, stated.qualifier.clone()),
+        };
+        Finding {
+            subject,
+            dimension: self.shared(&dimension),
+            status: self.shared(&stated.status),
+            qualifier: qualifier.map(|q| self.shared(&q)),
+            part: part.map(|p| self.shared(p)),
+            statement,
+            form,
+            location: self.location(source),
+            section: self.section,
+            anchor: String::new(),
+            owner,
+            evidence,
+        }
+    }
+
+    /// The findings of one status key (`Status: …`) of a cell or paragraph, about
+    /// `subject`; `label_dimension` (a row's label in a record's table) comes first in
+    /// the dimension.
+    fn key_findings(
+        &mut self,
+        inline: &Inline,
+        key: &StatusKey,
+        subject: &Subject,
+        label_dimension: Option<&str>,
+        row: &Row,
+        statement: &str,
+    ) -> Vec<Finding> {
+        let value = &inline.text[key.value_start..key.value_end];
+        let stated_here = stated(self.words, value, Reading::Explicit);
+        if stated_here.is_empty() {
+            let record = match subject {
+                Subject::Record(id) => Some(id.clone()),
+                Subject::Named(_) => None,
+            };
+            self.unread_status(inline, key.value_start, value.trim(), record.as_ref(), false);
+            return Vec::new();
+        }
+        // A key's own words name the dimension of a record, or, outside records, the
+        // subject (then `subject` already says so).
+        let names = match subject {
+            Subject::Record(_) => key.names.as_deref(),
+            Subject::Named(_) => None,
+        };
+        let dimension = match (label_dimension, names) {
+            (Some(label), Some(names)) => format!("{label} · {names}"),
+            (Some(label), None) => label.to_string(),
+            (None, names) => names.unwrap_or("").to_string(),
+        };
+        let mut out = Vec::new();
+        for s in &stated_here {
+            let offset = key.value_start + s.range.start;
+            let source = self.source_offset(inline, offset..key.value_start + s.range.end).unwrap_or(0);
+            out.push(self.make_finding(FindingParts {
+                subject: subject.clone(),
+                dimension: dimension.clone(),
+                stated: s,
+                part: row.part.as_deref(),
+                statement: statement.to_string(),
+                form: FindingForm::StatusKey,
+                source,
+                owner: row.owner,
+                evidence: row.evidence.clone(),
+            }));
+        }
+        out
+    }
+
+    /// The findings of a paragraph or list item: its status keys, else a `Key: value`
+    /// whose value concludes with a status.
+    pub(super) fn block_findings(&mut self, inline: &Inline, owner: Option<Owner>, evidence: Range<usize>) -> BlockFindings {
+        let keys = status_keys(&inline.text);
+        let starts_with_status_key = keys.first().is_some_and(|k| inline.text[..k.start].trim().is_empty());
+        let record = self.owner_record(owner);
+        let block_source = inline.source.clone().unwrap_or(0..0);
+        let mut found = Vec::new();
+        let row = Row {
+            subject: Subject::Named(String::new()),
+            label_dimension: None,
+            label: String::new(),
+            part: None,
+            anchor: None,
+            owner,
+            declares: None,
+            evidence: evidence.clone(),
+            table: 0,
+            body_row: 0,
+        };
+        for key in &keys {
+            let subject = match (&record, key.names.as_deref()) {
+                (Some(id), _) => Subject::Record(id.clone()),
+                (None, Some(names)) => Subject::Named(collapse(names)),
+                (None, None) => Subject::Named(self.section_name()),
+            };
+            let statement = self.statement_source(inline, key.start..key.value_end);
+            found.extend(self.key_findings(inline, key, &subject, None, &row, &statement));
+        }
+        if keys.is_empty() {
+            let text = inline.text.trim();
+            let lead = inline.text.len() - inline.text.trim_start().len();
+            if let Some((key, value_at)) = self.scheme.field(text) {
+                let value = &text[value_at..];
+                let stated_here = stated(self.words, value, Reading::KeyValue);
+                if stated_here.is_empty() {
+                    if let Some((status, _)) = self.words.at_start(value) {
+                        let offset = self.source_offset(inline, lead + value_at..lead + value_at + 1).unwrap_or(block_source.start);
+                        self.diagnostics.push(
+                            Diagnostic::note(self.location(offset), format!("`{status}` follows `{key}:` but reads as prose, not as a finding"))
+                                .with_help(format!("to state a finding, write `{key} status: {status}` or end the status's clause (`{key}: {status}.`)")),
+                        );
+                    }
+                } else {
+                    let (subject, dimension) = match &record {
+                        Some(id) => (Subject::Record(id.clone()), key.to_string()),
+                        None => (Subject::Named(collapse(key)), String::new()),
+                    };
+                    let statement = self.md[block_source.clone()].trim().to_string();
+                    for s in &stated_here {
+                        let offset = lead + value_at + s.range.start;
+                        let source = self.source_offset(inline, offset..lead + value_at + s.range.end).unwrap_or(0);
+                        found.push(self.make_finding(FindingParts {
+                            subject: subject.clone(),
+                            dimension: dimension.clone(),
+                            stated: s,
+                            part: None,
+                            statement: statement.clone(),
+                            form: FindingForm::KeyValue,
+                            source,
+                            owner,
+                            evidence: evidence.clone(),
+                        }));
+                    }
+                }
+            }
+        }
+        if !found.is_empty() {
+            let label = match &found[0].subject {
+                Subject::Named(name) if *name != self.section_name() => name.clone(),
+                _ if !found[0].dimension.is_empty() => found[0].dimension.to_string(),
+                _ => "finding".to_string(),
+            };
+            let anchor = match self.parts.block_anchors.get(&block_source.start) {
+                Some(anchor) => anchor.clone(),
+                None => {
+                    let anchor = self.unique_anchor(short_slug(&label));
+                    self.parts.block_anchors.insert(block_source.start, anchor.clone());
+                    anchor
+                }
+            };
+            for mut finding in found {
+                finding.anchor = anchor.clone();
+                self.parts.findings.push(finding);
+            }
+        }
+        BlockFindings { starts_with_status_key }
+    }
+
+    /// The Markdown source of `range` of an inline container's text, or the container's
+    /// whole source when the range cannot be placed.
+    fn statement_source(&self, inline: &Inline, range: Range<usize>) -> String {
+        let whole = inline.source.clone().unwrap_or(0..0);
+        let start = self.source_offset(inline, range.start..range.start + 1);
+        let last = inline.text[..range.end].char_indices().next_back().map(|(i, c)| (i, c.len_utf8()));
+        let end = last.and_then(|(i, len)| self.source_offset(inline, i..i + len).map(|at| at + len));
+        match (start, end) {
+            (Some(start), Some(end)) if start < end && end <= whole.end.max(end) => self.md[start..end].trim().to_string(),
+            _ => self.md[whole].trim().to_string(),
+        }
+    }
+
+    /// The name of the section being read (its heading), for a finding that names no
+    /// subject of its own.
+    fn section_name(&self) -> String {
+        match self.section.and_then(|s| self.parts.sections.get(s)) {
+            Some(section) => collapse(&section.title),
+            None => "the report's opening".to_string(),
+        }
+    }
+
+    /// A value where a key or column says a status is, that states none: a typo is an
+    /// error in a record's text (as `unknown status`) and a warning elsewhere; a short
+    /// value in a record's `Status` is an error; anything else is not understood.
+    fn unread_status(&mut self, inline: &Inline, at: usize, value: &str, record: Option<&RecordId>, column: bool) {
+        let first_words: String = value.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+        let first_word = value.split_whitespace().next().unwrap_or("");
+        let near = self
+            .words
+            .near_miss(value.trim_end_matches('.'))
+            .or_else(|| self.words.near_miss(&first_words))
+            .or_else(|| self.words.near_miss(first_word.trim_end_matches(['.', ',', ';'])));
+        let offset = self.source_offset(inline, at..at + value.len().max(1)).unwrap_or(0);
+        let location = self.location(offset);
+        let line = self.line_text(offset).to_string();
+        let span = value.chars().count().min(60);
+        let shown: String = value.chars().take(60).collect();
+        let short = value.split_whitespace().count() <= 3;
+        let names_a_status = self.words.mentions_any(value);
+        let diagnostic = match (record, near) {
+            (Some(id), Some(near)) => Diagnostic::error(location, format!("unknown status `{shown}` on {id}"))
+                .with_help(format!("did you mean `{near}`?")),
+            (Some(id), None) if short && column => Diagnostic::error(location, format!("unknown status `{shown}` on {id}"))
+                .with_help(format!("use one of: {}", self.words.names().join(", "))),
+            (None, Some(near)) => Diagnostic::warning(location, format!("unknown status `{shown}`"))
+                .with_help(format!("did you mean `{near}`?")),
+            // A value without a word of the vocabulary (`Status: retained state, not
+            // read-back`) is a classification of the analysis's own, not a status.
+            _ if !names_a_status => return,
+            _ => Diagnostic::note(location, format!("`{}` is where a status belongs, but it does not start with one", recognise_shorten(&shown)))
+                .with_help("casebook reads a status at the start of the value, or at the end of its first clause (`retention implemented`); reword it so, or leave it as prose"),
+        };
+        self.diagnostics.push(diagnostic.with_source(line, span));
+    }
+}
+
+fn row_record(row: &Row) -> Option<&RecordId> {
+    match &row.subject {
+        Subject::Record(id) => Some(id),
+        Subject::Named(_) => None,
+    }
+}
+
+/// What [`Scanner::make_finding`] builds a finding from.
+struct FindingParts<'s> {
+    subject: Subject,
+    dimension: String,
+    stated: &'s Stated,
+    part: Option<&'s str>,
+    statement: String,
+    form: FindingForm,
+    source: usize,
+    owner: Option<Owner>,
+    evidence: Range<usize>,
+}
+
+/// At most 40 characters of `text`, cut at a word.
+fn recognise_shorten(text: &str) -> String {
+    if text.chars().count() <= 40 {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(40).collect();
+    format!("{}…", cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head))
+}
+
+/// An anchor from a label: its slug, cut at a word to at most 48 bytes.
+fn short_slug(label: &str) -> String {
+    let slug = recognise::slugify(label);
+    if slug.len() <= 48 {
+        return slug;
+    }
+    let mut cut = 48;
+    while !slug.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let head = &slug[..cut];
+    head.rsplit_once('-').map_or(head, |(h, _)| h).to_string()
+}

@@ -1,0 +1,563 @@
+//! Statuses in text: where an analysis states a conclusion with a word of its vocabulary.
+//!
+//! A value states a status when it *starts* with one (`absent`, `implemented (listing)`,
+//! `implemented — concatenated into …`, `uninspected, and …`), or, where the reading
+//! allows it, when its first clause *ends* with one after a short lead phrase
+//! (`retention implemented, garbage collection absent`). Later clauses of the same
+//! sentence that read the same way add statuses (`absent at the turn level; implemented
+//! only within one turn`). A status word anywhere else in a sentence is prose: `the packet
+//! forbids causally supported conclusions` states nothing.
+
+use std::collections::{BTreeMap, HashSet};
+use std::ops::Range;
+
+use super::is_boundary_before;
+
+/// The words of a site's status vocabulary, with their synonyms, matched without regard
+/// to case as whole words.
+#[derive(Debug, Clone)]
+pub struct StatusWords {
+    /// Each written form, lower-case, with the index of its status in `names`; longest
+    /// first, so `causally supported` wins over a shorter form it starts with.
+    forms: Vec<(String, usize)>,
+    /// The statuses, as the vocabulary names them.
+    names: Vec<String>,
+    /// The first word of every form, lower-case: most words are none of them.
+    first_words: HashSet<String>,
+}
+
+/// How a value is read: what a key or column says is a status (`Status: …`, a `Status`
+/// column) may state one in any words; anywhere else a status must read as a
+/// conclusion, followed only by punctuation, a qualifier or a connecting word
+/// (`implemented for the host handoff`, not `observed behaviour`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// A key or column says the value is a status.
+    Explicit,
+    /// A cell of a column whose cells state statuses: a lead phrase may come first
+    /// (`wiring implemented`).
+    Column,
+    /// The value of a `Key: value`: it must start with the status (`Cause: the user
+    /// observed` states nothing).
+    KeyValue,
+}
+
+/// One status a value states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stated {
+    /// The status, as the vocabulary names it.
+    pub status: String,
+    /// The text in parentheses right after it (`listing` in `implemented (listing)`).
+    pub qualifier: Option<String>,
+    /// The phrase before it, when it ends its clause (`garbage collection` in
+    /// `garbage collection absent`).
+    pub lead: Option<String>,
+    /// Where the status word is written, in bytes of the value.
+    pub range: Range<usize>,
+}
+
+/// Words that may follow a status that concludes: `implemented for …`, `absent at …`.
+const CONNECTORS: [&str; 52] = [
+    "about", "across", "after", "again", "already", "also", "although", "and", "as", "at", "because", "before",
+    "beyond", "both", "but", "by", "either", "elsewhere", "even", "except", "for", "from", "here", "if", "in", "inside",
+    "into", "not", "now", "on", "once", "only", "or", "outside", "over", "per", "since", "so", "still", "then",
+    "there", "though", "through", "throughout", "to", "under", "unless", "until", "up", "via", "when", "where",
+];
+/// More words that may follow a status (`implemented within`, `absent without`).
+const MORE_CONNECTORS: [&str; 6] = ["while", "whenever", "with", "within", "without", "yet"];
+/// Words that undo a status in a lead: `nothing observed` does not state `observed`.
+const NEGATIONS: [&str; 10] = ["not", "no", "nothing", "never", "neither", "nor", "none", "without", "hardly", "cannot"];
+/// Words that open a clause of a sentence, never a name.
+const SENTENCE_OPENERS: [&str; 14] =
+    ["moreover", "whether", "which", "that", "who", "what", "how", "however", "thus", "hence", "therefore", "it", "this", "these"];
+/// Words a lead may end with that are not part of what it names (`handling is uninspected`).
+const COPULAS: [&str; 9] = ["is", "are", "was", "were", "be", "been", "remains", "remain", "stays"];
+/// The longest lead phrase, in words.
+const MAX_LEAD_WORDS: usize = 6;
+
+impl StatusWords {
+    /// The vocabulary `names` (in order) with `synonyms` (written form → status name;
+    /// a synonym of a name that is not in `names` is left out).
+    pub fn new(names: impl IntoIterator<Item = String>, synonyms: &BTreeMap<String, String>) -> Self {
+        let names: Vec<String> = names.into_iter().collect();
+        let mut forms: Vec<(String, usize)> = names.iter().enumerate().map(|(i, n)| (n.to_lowercase(), i)).collect();
+        for (written, name) in synonyms {
+            if let Some(i) = names.iter().position(|n| n == name) {
+                forms.push((written.to_lowercase(), i));
+            }
+        }
+        forms.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+        forms.dedup_by(|a, b| a.0 == b.0);
+        let first_words = forms.iter().filter_map(|(f, _)| f.split_whitespace().next()).map(str::to_string).collect();
+        StatusWords { forms, names, first_words }
+    }
+
+    /// The statuses, as the vocabulary names them.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The status written at the very start of `text`, as a whole word: its name and the
+    /// length in bytes of the written form.
+    pub fn at_start(&self, text: &str) -> Option<(&str, usize)> {
+        let first: String = text.chars().take_while(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect();
+        if !self.first_words.contains(&first) {
+            return None;
+        }
+        self.forms.iter().find_map(|(form, i)| {
+            let written = text.get(..form.len())?;
+            (written.to_lowercase() == *form && ends_word(text, form.len())).then(|| (self.names[*i].as_str(), form.len()))
+        })
+    }
+
+    /// The status written at the very end of `text`, as a whole word: its name and
+    /// where the written form starts.
+    fn at_end(&self, text: &str) -> Option<(&str, usize)> {
+        self.forms.iter().find_map(|(form, i)| {
+            let start = text.len().checked_sub(form.len())?;
+            let written = text.get(start..)?;
+            let starts_word = text[..start].chars().next_back().is_none_or(|c| c.is_whitespace());
+            (starts_word && written.to_lowercase() == *form).then(|| (self.names[*i].as_str(), start))
+        })
+    }
+
+    /// True when `text` holds a word of the vocabulary anywhere, as a whole word.
+    pub fn mentions_any(&self, text: &str) -> bool {
+        let lower = text.to_lowercase();
+        self.forms.iter().any(|(form, _)| {
+            lower.match_indices(form.as_str()).any(|(at, _)| {
+                let before = lower[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+                before && ends_word(&lower, at + form.len())
+            })
+        })
+    }
+
+    /// The status a word that is none of them most likely meant (at most two edits
+    /// away): `implmented` → `implemented`.
+    pub fn near_miss(&self, word: &str) -> Option<&str> {
+        let word = word.trim().to_lowercase();
+        self.names
+            .iter()
+            .map(|n| (strsim::damerau_levenshtein(&word, &n.to_lowercase()), n))
+            .filter(|(d, _)| *d <= 2)
+            .min()
+            .map(|(_, n)| n.as_str())
+    }
+}
+
+fn ends_word(text: &str, at: usize) -> bool {
+    text[at..].chars().next().is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '-' && next_is_word(text, at)))
+}
+
+fn next_is_word(text: &str, at: usize) -> bool {
+    text[at..].chars().nth(1).is_some_and(char::is_alphanumeric)
+}
+
+/// True for values that say nothing on purpose: empty, a dash, `n/a`.
+pub fn is_placeholder(text: &str) -> bool {
+    matches!(text.trim().to_lowercase().as_str(), "" | "-" | "—" | "–" | "n/a" | "na" | "none" | "?")
+}
+
+/// The statuses `value` states, read as `reading` says (see the module's summary).
+pub fn stated(words: &StatusWords, value: &str, reading: Reading) -> Vec<Stated> {
+    let sentence = &value[..first_sentence_end(value)];
+    let mut out = Vec::new();
+    for (i, clause) in clauses(sentence).into_iter().enumerate() {
+        let found = clause_status(words, sentence, clause, i == 0 && reading == Reading::Explicit, reading != Reading::KeyValue);
+        match found {
+            Some(stated) => out.push(stated),
+            // A value that does not state a status in its first clause states none.
+            None if i == 0 => return out,
+            None => {}
+        }
+    }
+    out
+}
+
+/// The status of one clause (`range` of `text`), read loosely when `loose` (the first
+/// clause of an explicit value), a lead phrase allowed when `lead_allowed`.
+fn clause_status(words: &StatusWords, text: &str, range: Range<usize>, loose: bool, lead_allowed: bool) -> Option<Stated> {
+    let clause = &text[range.clone()];
+    let lead_space = clause.len() - clause.trim_start().len();
+    let clause = clause.trim();
+    let at = range.start + lead_space;
+    if let Some((name, len)) = words.at_start(clause) {
+        let rest = &clause[len..];
+        if loose || concludes(rest) {
+            return Some(Stated {
+                status: name.to_string(),
+                qualifier: parenthesised(rest),
+                lead: None,
+                range: at..at + len,
+            });
+        }
+        return None;
+    }
+    if !lead_allowed {
+        return None;
+    }
+    // `garbage collection absent`, `handling is uninspected (CMP-12)`.
+    let (body, qualifier) = match clause.strip_suffix(')').and_then(|c| c.rfind(" (").map(|i| (i, c))) {
+        Some((open, c)) => (c[..open].trim_end(), Some(c[open + 2..].trim().to_string())),
+        None => (clause.trim_end_matches(['.', '!']), None),
+    };
+    let (name, start) = words.at_end(body)?;
+    let mut lead: Vec<&str> = body[..start].split_whitespace().collect();
+    if lead.is_empty() || lead.len() > MAX_LEAD_WORDS + 1 {
+        return None;
+    }
+    if lead.iter().any(|w| NEGATIONS.contains(&w.to_lowercase().as_str()) || w.to_lowercase().ends_with("n't")) {
+        return None;
+    }
+    // A lead that opens with a connecting word goes on a sentence (`or truncated is
+    // uninspected`); a name does not.
+    let opener = lead[0].to_lowercase();
+    if CONNECTORS.contains(&opener.as_str()) || MORE_CONNECTORS.contains(&opener.as_str()) || SENTENCE_OPENERS.contains(&opener.as_str()) {
+        return None;
+    }
+    if lead.last().is_some_and(|w| COPULAS.contains(&w.to_lowercase().as_str())) {
+        lead.pop();
+    }
+    if lead.is_empty() || lead.len() > MAX_LEAD_WORDS || lead.iter().any(|w| w.ends_with([':', ';'])) {
+        return None;
+    }
+    Some(Stated {
+        status: name.to_string(),
+        qualifier: qualifier.filter(|q| !q.is_empty()),
+        lead: Some(lead.join(" ")),
+        range: at + start..at + start + (body.len() - start),
+    })
+}
+
+/// True when what follows a status lets it conclude: nothing, punctuation, a
+/// parenthesis or dash, or a connecting word (any adverb in `-ly` among them).
+fn concludes(rest: &str) -> bool {
+    let Some(first) = rest.chars().next() else { return true };
+    if !first.is_whitespace() {
+        return !first.is_alphanumeric();
+    }
+    let rest = rest.trim_start();
+    let Some(next) = rest.chars().next() else { return true };
+    if !next.is_alphanumeric() {
+        return true;
+    }
+    let word: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '\'').flat_map(char::to_lowercase).collect();
+    CONNECTORS.contains(&word.as_str()) || MORE_CONNECTORS.contains(&word.as_str()) || word.ends_with("ly")
+}
+
+/// The text in parentheses at the start of `rest`, if any.
+fn parenthesised(rest: &str) -> Option<String> {
+    let inner = rest.trim_start().strip_prefix('(')?;
+    let mut depth = 1;
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    let q = inner[..i].trim();
+                    return (!q.is_empty()).then(|| q.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Where the first sentence of `text` ends (its terminator included), or its length.
+fn first_sentence_end(text: &str) -> usize {
+    let mut depth = 0i32;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            '.' | '!' | '?' if depth <= 0 => {
+                let after = i + 1;
+                if after == text.len() || is_boundary_before(text, after, text.len()) {
+                    return after;
+                }
+            }
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// The clauses of a sentence: split at ` / `, `;`, `,`, and spaced dashes, outside
+/// parentheses.
+fn clauses(sentence: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    let bytes = sentence.as_bytes();
+    let mut i = 0;
+    while i < sentence.len() {
+        let c = sentence[i..].chars().next().unwrap();
+        let width = c.len_utf8();
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ';' | ',' if depth <= 0 => {
+                out.push(start..i);
+                start = i + 1;
+            }
+            '/' | '—' | '–' if depth <= 0 && i > 0 && bytes[i - 1] == b' ' && sentence[i + width..].starts_with(' ') => {
+                out.push(start..i - 1);
+                start = i + width + 1;
+                i = start;
+                continue;
+            }
+            _ => {}
+        }
+        i += width;
+    }
+    out.push(start..sentence.len());
+    out.retain(|r| r.start <= r.end);
+    out
+}
+
+/// A key that says a status follows: `Status: …`, `Operation status: …`,
+/// `Status of "compression": …`, `Status within this run: …`, `Promotion path finding: …`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusKey {
+    /// Where the key starts (the start of its sentence), in bytes of the text.
+    pub start: usize,
+    /// Where the value starts, after the colon and spaces.
+    pub value_start: usize,
+    /// Where the value's sentence ends.
+    pub value_end: usize,
+    /// What the key names: the dimension before `status` (`Operation`), or the subject
+    /// after `Status of`; `None` for a plain `Status:`.
+    pub names: Option<String>,
+    /// True for `Status of X`: `X` is what the status is about.
+    pub of: bool,
+}
+
+/// Prepositions after `Status` that scope it without naming anything (`Status within
+/// this run: …`).
+const SCOPES: [&str; 5] = ["within", "in", "at", "under", "during"];
+/// What a key may end with to say a status follows.
+const STATUS_NOUNS: [&str; 3] = ["status", "finding", "conclusion"];
+/// Words that name nothing before `status`: `The status: …` is a plain status.
+const DETERMINERS: [&str; 7] = ["the", "this", "its", "their", "our", "his", "her"];
+
+/// Every status key that starts a sentence of `text`, in order.
+pub fn status_keys(text: &str) -> Vec<StatusKey> {
+    if !text.contains(':') {
+        return Vec::new();
+    }
+    // ASCII lower-casing keeps every byte offset.
+    let lower = text.to_ascii_lowercase();
+    if !STATUS_NOUNS.iter().any(|n| lower.contains(n)) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut searched = 0;
+    while let Some(found) = text[searched..].find(':') {
+        let colon = searched + found;
+        searched = colon + 1;
+        if !text[colon + 1..].starts_with([' ', '\t']) {
+            continue;
+        }
+        let start = sentence_start_before(text, colon);
+        let key = lower[start..colon].trim();
+        let starts_name = key.chars().next().is_some_and(|c| c.is_alphanumeric() || "(\"“'".contains(c));
+        if !starts_name || key.len() > 100 || key.split_whitespace().count() > 9 {
+            continue;
+        }
+        let Some((names, of)) = key_names(key, &text[start..colon]) else { continue };
+        let value_start = colon + 1 + (text[colon + 1..].len() - text[colon + 1..].trim_start().len());
+        let value_end = value_start + first_sentence_end(&text[value_start..]);
+        out.push(StatusKey { start, value_start, value_end, names, of });
+        searched = value_end.max(searched);
+    }
+    out
+}
+
+/// Words that make what comes before `status` a clause, not a name (`The cache is keyed
+/// by status: …`).
+const CLAUSE_WORDS: [&str; 19] =
+    ["is", "are", "was", "were", "be", "by", "has", "have", "had", "does", "do", "did", "can", "will", "would", "should", "may", "might", "must"];
+
+/// What a lower-case key names, if it is a status key (`written` is the key as written,
+/// whose case is kept).
+fn key_names(key: &str, written: &str) -> Option<(Option<String>, bool)> {
+    let written = written.trim();
+    let words: Vec<&str> = key.split_whitespace().collect();
+    let noun = |w: &str| STATUS_NOUNS.contains(&w.trim_matches(|c: char| !c.is_alphanumeric()));
+    if words.len() == 1 && noun(words[0]) {
+        return Some((None, false));
+    }
+    if noun(words[0]) && words.len() >= 3 && ["of", "for", "on"].contains(&words[1]) {
+        let after: Vec<&str> = written.split_whitespace().skip(2).collect();
+        return Some((Some(after.join(" ")).filter(|n| !n.is_empty()), true));
+    }
+    if noun(words[0]) && words.len() >= 2 && SCOPES.contains(&words[1]) {
+        return Some((None, false));
+    }
+    if words.len() >= 2 && noun(words[words.len() - 1]) {
+        let before: Vec<&str> = written.split_whitespace().collect();
+        let named = before[..before.len() - 1].join(" ");
+        if words.len() == 2 && DETERMINERS.contains(&words[0]) {
+            return Some((None, false));
+        }
+        if words[..words.len() - 1].iter().any(|w| CLAUSE_WORDS.contains(w)) {
+            return None;
+        }
+        return Some((Some(named), false));
+    }
+    None
+}
+
+/// The start of the sentence that holds byte `at` of `text`.
+fn sentence_start_before(text: &str, at: usize) -> usize {
+    for (i, c) in text[..at].char_indices().rev() {
+        if matches!(c, '.' | '!' | '?') && is_boundary_before(text, i + 1, at) {
+            return i + 1 + (text[i + 1..at].len() - text[i + 1..at].trim_start().len());
+        }
+    }
+    text.len() - text.trim_start().len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words() -> StatusWords {
+        let names = ["absent", "inapplicable", "uninspected", "claimed", "implemented", "wired", "observed", "causally supported"];
+        StatusWords::new(names.iter().map(|n| n.to_string()), &BTreeMap::from([("not inspected".into(), "uninspected".into())]))
+    }
+
+    fn read(value: &str, reading: Reading) -> Vec<(String, Option<String>, Option<String>)> {
+        stated(&words(), value, reading).into_iter().map(|s| (s.status, s.qualifier, s.lead)).collect()
+    }
+
+    fn s(status: &str) -> (String, Option<String>, Option<String>) {
+        (status.to_string(), None, None)
+    }
+
+    #[test]
+    fn a_value_that_starts_with_a_status() {
+        assert_eq!(read("implemented", Reading::Explicit), [s("implemented")]);
+        assert_eq!(read("Implemented.", Reading::Column), [s("implemented")]);
+        assert_eq!(read("implemented — concatenated into the signature", Reading::Column), [s("implemented")]);
+        assert_eq!(read("uninspected, and structurally weaker than for OBJ-02", Reading::Column), [s("uninspected")]);
+        assert_eq!(read("causally supported by a comparison", Reading::Column), [s("causally supported")]);
+        assert_eq!(read("not inspected", Reading::Explicit), [s("uninspected")]);
+        assert_eq!(read("absent. Nothing generates new content; implemented elsewhere.", Reading::Column), [s("absent")]);
+    }
+
+    #[test]
+    fn compound_values_and_qualifiers() {
+        assert_eq!(
+            read("implemented (listing) / absent (content index)", Reading::Explicit),
+            [
+                ("implemented".into(), Some("listing".into()), None),
+                ("absent".into(), Some("content index".into()), None)
+            ]
+        );
+        assert_eq!(
+            read("absent at the turn level; implemented only within one turn's event lists", Reading::Explicit),
+            [s("absent"), s("implemented")]
+        );
+        assert_eq!(read("absent; handling is uninspected (CMP-12)", Reading::Column), [
+            s("absent"),
+            ("uninspected".into(), Some("CMP-12".into()), Some("handling".into()))
+        ]);
+    }
+
+    #[test]
+    fn a_lead_phrase_then_a_status() {
+        assert_eq!(
+            read("retention implemented, garbage collection absent.", Reading::Explicit),
+            [
+                ("implemented".into(), None, Some("retention".into())),
+                ("absent".into(), None, Some("garbage collection".into()))
+            ]
+        );
+        assert_eq!(read("enforcement over retained material absent.", Reading::Explicit), [(
+            "absent".into(),
+            None,
+            Some("enforcement over retained material".into())
+        )]);
+        assert_eq!(read("wiring implemented; the alternative is discarded", Reading::Column), [(
+            "implemented".into(),
+            None,
+            Some("wiring".into())
+        )]);
+    }
+
+    #[test]
+    fn status_words_that_state_nothing() {
+        // A status word used as an adjective, negated, or in the middle of a sentence.
+        assert!(read("observed behaviour differs", Reading::Column).is_empty());
+        assert!(read("nothing observed", Reading::Explicit).is_empty());
+        assert!(read("not implemented", Reading::Explicit).is_empty());
+        assert!(read("the packet forbids causally supported in this run", Reading::Explicit).is_empty());
+        assert!(read("retained state, not read-back.", Reading::Explicit).is_empty());
+        assert!(read("implementedly", Reading::Explicit).is_empty());
+        assert!(read("implemented-ish", Reading::Explicit).is_empty());
+        // A later clause counts only when the first states a status.
+        assert!(read("host; absent", Reading::Column).is_empty());
+        // A long lead is a sentence, not a name.
+        assert!(read("whether the provider receives the docstring verbatim is uninspected", Reading::Column).is_empty());
+        assert_eq!(
+            read("absent; moreover whether the variable is ever materialized, previewed, or truncated is uninspected", Reading::Column),
+            [s("absent")]
+        );
+    }
+
+    #[test]
+    fn explicit_values_may_go_on_in_any_words() {
+        assert_eq!(read("implemented approach", Reading::Explicit), [s("implemented")]);
+        assert!(read("implemented approach", Reading::Column).is_empty());
+    }
+
+    #[test]
+    fn typos_are_near_misses() {
+        assert_eq!(words().near_miss("implmented"), Some("implemented"));
+        assert_eq!(words().near_miss("open"), None);
+    }
+
+    fn keys(text: &str) -> Vec<(Option<String>, bool, String)> {
+        status_keys(text).into_iter().map(|k| (k.names, k.of, text[k.value_start..k.value_end].to_string())).collect()
+    }
+
+    #[test]
+    fn status_keys_start_sentences() {
+        assert_eq!(keys("Status: implemented"), [(None, false, "implemented".into())]);
+        assert_eq!(keys("- operation conclusion status: uninspected"), []);
+        assert_eq!(keys("operation conclusion status: uninspected"), [(
+            Some("operation conclusion".into()),
+            false,
+            "uninspected".into()
+        )]);
+        assert_eq!(
+            keys("It reads back. Status: implemented (the wiring), and more. Status of \"compression\" as a semantic operation: absent. Status of \"field projection\": implemented."),
+            [
+                (None, false, "implemented (the wiring), and more.".into()),
+                (Some("\"compression\" as a semantic operation".into()), true, "absent.".into()),
+                (Some("\"field projection\"".into()), true, "implemented.".into()),
+            ]
+        );
+        assert_eq!(keys("Promotion path finding: absent. Across the layer"), [(
+            Some("Promotion path".into()),
+            false,
+            "absent.".into()
+        )]);
+        assert_eq!(keys("Substrate: container. Status within this run: uninspected (CMP-13/SRC-8)."), [(
+            None,
+            false,
+            "uninspected (CMP-13/SRC-8).".into()
+        )]);
+    }
+
+    #[test]
+    fn keys_that_only_mention_a_status() {
+        assert!(keys("Status vocabulary available in this run: absent, inapplicable.").is_empty());
+        assert!(keys("The cache is keyed by status: the turn id, then the time.").is_empty());
+        assert!(keys("Exit status: 0 for ordinary return").len() == 1, "a key ending in status is read; its value states none");
+        assert!(stated(&words(), "0 for ordinary return", Reading::Explicit).is_empty());
+    }
+}
