@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::manifest::{Manifest, RecordEntry};
+use crate::manifest::{FindingEntry, Manifest, RecordEntry};
 use crate::markup::escape;
 
 /// The schema name and version of the JSON output.
@@ -28,6 +28,30 @@ pub struct Diff {
     pub status_transitions: Vec<Transition>,
     /// References that point at an unpublished or unknown record in NEW and did not in OLD.
     pub newly_dangling: Vec<Dangling>,
+    /// Findings without a published record whose statuses moved, appeared or vanished,
+    /// per subject, part and dimension (a published record's are in `status_transitions`).
+    pub finding_changes: Vec<FindingChange>,
+}
+
+/// The statuses of a finding without a published record, before and after.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct FindingChange {
+    /// System slug.
+    pub system: String,
+    /// Run slug.
+    pub run: String,
+    /// What the findings are about.
+    pub subject: String,
+    /// The part, if any.
+    pub part: Option<String>,
+    /// The dimension, empty for a plain status.
+    pub dimension: String,
+    /// Statuses before (empty: the finding appeared).
+    pub from: Vec<String>,
+    /// Statuses after (empty: the finding vanished).
+    pub to: Vec<String>,
+    /// Where it is written (in NEW, or in OLD when it vanished).
+    pub url: String,
 }
 
 /// A record, named.
@@ -137,7 +161,52 @@ pub fn diff(old: &Manifest, new: &Manifest) -> Diff {
         .filter(|d| !was.contains(d))
         .map(|(system, run, from, to)| Dangling { system, run, from, to })
         .collect();
+    out.finding_changes = finding_changes(old, &before, new, &after);
     out
+}
+
+/// A finding's place among the findings of its run: subject, part and dimension.
+type FindingKey = (String, String, String, Option<String>, String);
+
+fn finding_changes(
+    old: &Manifest,
+    old_records: &BTreeMap<Key, RecordEntry>,
+    new: &Manifest,
+    new_records: &BTreeMap<Key, RecordEntry>,
+) -> Vec<FindingChange> {
+    let group = |m: &Manifest, records: &BTreeMap<Key, RecordEntry>| {
+        let mut map: BTreeMap<FindingKey, (BTreeSet<String>, String)> = BTreeMap::new();
+        let of_published = |f: &FindingEntry| {
+            f.record.as_ref().is_some_and(|id| records.contains_key(&(f.system.clone(), f.run.clone(), id.clone())))
+        };
+        for f in m.findings.iter().filter(|f| !of_published(f)) {
+            let key = (f.system.clone(), f.run.clone(), f.subject.clone(), f.part.clone(), f.dimension.clone());
+            let entry = map.entry(key).or_insert_with(|| (BTreeSet::new(), f.url.clone()));
+            entry.0.insert(match &f.qualifier {
+                Some(q) => format!("{} ({q})", f.status),
+                None => f.status.clone(),
+            });
+        }
+        map
+    };
+    let (before, after) = (group(old, old_records), group(new, new_records));
+    let keys: BTreeSet<&FindingKey> = before.keys().chain(after.keys()).collect();
+    keys.into_iter()
+        .filter(|k| before.get(*k).map(|e| &e.0) != after.get(*k).map(|e| &e.0))
+        .map(|k| {
+            let (system, run, subject, part, dimension) = k.clone();
+            FindingChange {
+                system,
+                run,
+                subject,
+                part,
+                dimension,
+                from: before.get(k).map(|e| e.0.iter().cloned().collect()).unwrap_or_default(),
+                to: after.get(k).map(|e| e.0.iter().cloned().collect()).unwrap_or_default(),
+                url: after.get(k).or(before.get(k)).map(|e| e.1.clone()).unwrap_or_default(),
+            }
+        })
+        .collect()
 }
 
 fn transitions(old: &RecordEntry, new: &RecordEntry) -> Vec<Transition> {
@@ -174,6 +243,7 @@ impl Diff {
             && self.changed.is_empty()
             && self.status_transitions.is_empty()
             && self.newly_dangling.is_empty()
+            && self.finding_changes.is_empty()
     }
 
     /// The JSON report.
@@ -188,16 +258,17 @@ impl Diff {
     pub fn to_markdown(&self) -> String {
         let mut md = String::from("## What changed in the analysis\n\n");
         if self.is_empty() {
-            md.push_str("No record was added, removed or changed.\n");
+            md.push_str("No record or finding was added, removed or changed.\n");
             return md;
         }
         md.push_str(&format!(
-            "| added | removed | changed | status transitions | newly dangling references |\n|---:|---:|---:|---:|---:|\n| {} | {} | {} | {} | {} |\n",
+            "| added | removed | changed | status transitions | newly dangling references | findings without a record |\n|---:|---:|---:|---:|---:|---:|\n| {} | {} | {} | {} | {} | {} |\n",
             self.added.len(),
             self.removed.len(),
             self.changed.len(),
             self.status_transitions.len(),
-            self.newly_dangling.len()
+            self.newly_dangling.len(),
+            self.finding_changes.len()
         ));
         if !self.status_transitions.is_empty() {
             md.push_str("\n### Status transitions\n\n| record | run | on | from | to |\n|---|---|---|---|---|\n");
@@ -221,6 +292,28 @@ impl Diff {
                     run(&t.record),
                     list(&t.from),
                     list(&t.to)
+                ));
+            }
+        }
+        if !self.finding_changes.is_empty() {
+            md.push_str(
+                "\n### Findings without a record\n\n| subject | run | on | from | to |\n|---|---|---|---|---|\n",
+            );
+            for f in &self.finding_changes {
+                let on = match (&f.part, f.dimension.as_str()) {
+                    (Some(p), "") => format!("part {}", cell(p)),
+                    (Some(p), d) => format!("{}, part {}", cell(d), cell(p)),
+                    (None, "") => "status".to_string(),
+                    (None, d) => cell(d),
+                };
+                md.push_str(&format!(
+                    "| [{}]({}) | {} / {} | {on} | {} | {} |\n",
+                    cell(&f.subject).replace(['[', ']'], ""),
+                    f.url.replace(' ', "%20").replace(')', "%29"),
+                    cell(&f.system),
+                    cell(&f.run),
+                    statuses_list(&f.from),
+                    statuses_list(&f.to)
                 ));
             }
         }
@@ -249,6 +342,15 @@ impl Diff {
             }
         }
         md
+    }
+}
+
+/// Statuses as code spans, or a dash for none.
+fn statuses_list(v: &[String]) -> String {
+    if v.is_empty() {
+        "—".to_string()
+    } else {
+        v.iter().map(|s| format!("`{}`", s.replace('`', "'"))).collect::<Vec<_>>().join(", ")
     }
 }
 

@@ -9,11 +9,14 @@ use std::io::Write;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::model::{DeclarationForm, Publication, Record, Run, Site, System};
+use crate::model::{DeclarationForm, Finding, Publication, Record, Report, Run, Site, Subject, System};
 use crate::urls;
 
 /// The schema name and version written in every manifest.
 pub const SCHEMA: &str = "casebook.records/1";
+
+/// The schema name and version of the manifest's findings section.
+pub const FINDINGS_SCHEMA: &str = "casebook.findings/1";
 
 /// The whole manifest.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -26,6 +29,43 @@ pub struct Manifest {
     pub base_url: String,
     /// Every record, published or only referenced, by system, run and ID.
     pub records: Vec<RecordEntry>,
+    /// [`FINDINGS_SCHEMA`]; absent in manifests written before findings were.
+    #[serde(default)]
+    pub findings_schema: Option<String>,
+    /// Every finding, by system, run, report and place.
+    #[serde(default)]
+    pub findings: Vec<FindingEntry>,
+}
+
+/// One finding: a status on a dimension of a subject, where it is written.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FindingEntry {
+    /// System slug.
+    pub system: String,
+    /// Run slug.
+    pub run: String,
+    /// The run's frozen revision.
+    pub revision: String,
+    /// The record it is about, when it is about one (published or not).
+    pub record: Option<String>,
+    /// What it is about: the record's ID, or what the analysis names (`Consolidation`).
+    pub subject: String,
+    /// The dimension, empty for a plain status.
+    pub dimension: String,
+    /// The status.
+    pub status: String,
+    /// Qualifier.
+    pub qualifier: Option<String>,
+    /// Part.
+    pub part: Option<String>,
+    /// The statement as written (Markdown).
+    pub statement: String,
+    /// How it is written: `status-column`, `dimension-column`, `status-key`, `key-value`.
+    pub form: String,
+    /// Where it is written.
+    pub at: Place,
+    /// Its place on the report page, with the base URL.
+    pub url: String,
 }
 
 /// One record.
@@ -97,8 +137,43 @@ pub struct Place {
 
 /// Builds the manifest of a resolved site. `base_url` is what pages were built for.
 pub fn manifest(site: &Site, base_url: &str) -> Manifest {
-    let records = (Entries { site, base_url }).iter().collect();
-    Manifest { schema: SCHEMA.to_string(), title: site.title.clone(), base_url: base_url.to_string(), records }
+    let entries = Entries { site, base_url };
+    Manifest {
+        schema: SCHEMA.to_string(),
+        title: site.title.clone(),
+        base_url: base_url.to_string(),
+        records: entries.iter().collect(),
+        findings_schema: Some(FINDINGS_SCHEMA.to_string()),
+        findings: entries.findings().collect(),
+    }
+}
+
+fn finding_entry(system: &System, run: &Run, report: &Report, finding: &Finding, base: &str) -> FindingEntry {
+    let (record, subject) = match &finding.subject {
+        Subject::Record(id) => (Some(id.to_string()), id.to_string()),
+        Subject::Named(name) => (None, name.clone()),
+    };
+    let page = urls::report(&system.slug, &run.slug, &report.slug);
+    FindingEntry {
+        system: system.slug.clone(),
+        run: run.slug.clone(),
+        revision: run.revision.clone(),
+        record,
+        subject,
+        dimension: finding.dimension.to_string(),
+        status: finding.status.to_string(),
+        qualifier: finding.qualifier.as_deref().map(str::to_string),
+        part: finding.part.as_deref().map(str::to_string),
+        statement: finding.statement.clone(),
+        form: finding.form.name().to_string(),
+        at: Place {
+            file: report.source_path.clone(),
+            line: finding.location.line,
+            report: report.slug.clone(),
+            anchor: finding.anchor.clone(),
+        },
+        url: format!("{base}{page}#{}", finding.anchor),
+    }
 }
 
 fn entry(system: &System, run: &Run, record: &Record, base: &str) -> RecordEntry {
@@ -230,6 +305,19 @@ pub fn write_manifest(site: &Site, base_url: &str, json: &mut dyn Write, lines: 
         }
         first = false;
     }
+    json.write_all(if first { b"]" } else { b"\n  ]" })?;
+    write!(json, ",\n  \"findings_schema\": {},\n  \"findings\": [", quoted(FINDINGS_SCHEMA))?;
+    let mut first = true;
+    for finding in (Entries { site, base_url }).findings() {
+        pretty.clear();
+        serde_json::to_writer_pretty(&mut pretty, &finding)?;
+        json.write_all(if first { b"\n" } else { b",\n" })?;
+        for (i, line) in pretty.split(|&b| b == b'\n').enumerate() {
+            json.write_all(if i == 0 { b"    " } else { b"\n    " })?;
+            json.write_all(line)?;
+        }
+        first = false;
+    }
     json.write_all(if first { b"]\n}\n" } else { b"\n  ]\n}\n" })
 }
 
@@ -241,6 +329,17 @@ struct Entries<'a> {
 }
 
 impl<'a> Entries<'a> {
+    fn findings(self) -> impl Iterator<Item = FindingEntry> + 'a {
+        let base = self.base_url.trim_end_matches('/');
+        self.site.systems.iter().flat_map(move |system| {
+            system.runs.iter().flat_map(move |run| {
+                run.reports.iter().flat_map(move |report| {
+                    report.findings.iter().map(move |finding| finding_entry(system, run, report, finding, base))
+                })
+            })
+        })
+    }
+
     fn iter(self) -> impl Iterator<Item = RecordEntry> + 'a {
         let base = self.base_url.trim_end_matches('/');
         self.site.systems.iter().flat_map(move |system| {

@@ -275,7 +275,8 @@ fn load(
                         }
                     }
                     let stamps = if memory.is_some() { stamps() } else { Vec::new() };
-                    let (parsed, mut diagnostics) = parse::parse_run(run_dir, &tree.root, conventions, config.max_file_mib);
+                    let (parsed, mut diagnostics) =
+                        parse::parse_run(run_dir, &tree.root, conventions, config.max_file_mib);
                     let Some(parsed) = parsed else { return Err(diagnostics) };
                     let (run, found) = resolve::resolve_run(parsed, &conventions.ids, &config.statuses);
                     diagnostics.extend(found);

@@ -350,9 +350,11 @@ fn attach_findings(
                     Diagnostic::warning(finding.location.clone(), format!("{message}; it is published as written"))
                 };
                 diagnostics.push(
-                    d.with_source(source_line(report, finding.location.line), finding.status.chars().count()).with_help(
-                        format!("this run allows: {}; or add it to `vocabulary` in run.yaml", vocabulary.join(", ")),
-                    ),
+                    d.with_source(source_line(report, finding.location.line), finding.status.chars().count())
+                        .with_help(format!(
+                            "this run allows: {}; or add it to `vocabulary` in run.yaml",
+                            vocabulary.join(", ")
+                        )),
                 );
             }
             if let Some(record) = record {

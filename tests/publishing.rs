@@ -30,6 +30,10 @@ fn edited_copy() -> tempfile::TempDir {
     assert!(lines[obj12].ends_with("| implemented |"));
     lines[obj12] = lines[obj12].replace("| implemented |", "| absent |");
     lines.retain(|l| !l.starts_with("| NEW-3 |"));
+    // A finding without a record: the operation Consolidation, concluded absent.
+    let consolidation = lines.iter().position(|l| l.starts_with("| Consolidation | absent for OBJ-03.")).unwrap();
+    lines[consolidation] =
+        lines[consolidation].replace("| Consolidation | absent for", "| Consolidation | implemented for");
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     dir
 }
@@ -69,6 +73,59 @@ fn the_manifest_lists_every_record_with_a_documented_schema() {
     for key in value["records"][0].as_object().unwrap().keys() {
         assert!(doc.contains(&format!("`{key}`")), "docs/manifest.md does not document `{key}`");
     }
+    for key in
+        value["findings"][0].as_object().unwrap().keys().chain(value["findings"][0]["at"].as_object().unwrap().keys())
+    {
+        assert!(doc.contains(&format!("`{key}`")), "docs/manifest.md does not document the finding key `{key}`");
+    }
+}
+
+#[test]
+fn the_manifest_holds_every_finding_with_where_it_is_written() {
+    let built = bundled();
+    let json = std::fs::read_to_string(built.out().join("records.json")).unwrap();
+    let manifest = Manifest::from_json(&json).unwrap();
+    assert_eq!(manifest.findings_schema.as_deref(), Some("casebook.findings/1"));
+    let find = |subject: &str, dimension: &str| {
+        manifest
+            .findings
+            .iter()
+            .filter(|f| f.subject == subject && f.dimension == dimension && f.run == "aas-2026-08-20-fractal-01")
+            .collect::<Vec<_>>()
+    };
+    // A row of §2.3 without an ID: a finding about what its first cell names.
+    let consolidation = find("Consolidation", "");
+    assert_eq!(consolidation.len(), 1);
+    let c = consolidation[0];
+    assert_eq!((c.status.as_str(), c.record.as_deref(), c.form.as_str()), ("absent", None, "status-column"));
+    assert!(c.statement.starts_with("absent for OBJ-03."), "{}", c.statement);
+    assert_eq!((c.at.file.as_str(), c.at.line, c.at.anchor.as_str()), (FRACTAL_REPORT, 68, "consolidation"));
+    assert!(c.url.ends_with("/fractal/aas-2026-08-20-fractal-01/memory/#consolidation"), "{}", c.url);
+    // A cell of §4 whose column names a dimension, in OBJ-02's row.
+    let activation = find("OBJ-02", "(c) Activation");
+    assert_eq!(activation.len(), 1);
+    assert_eq!((activation[0].status.as_str(), activation[0].record.as_deref()), ("uninspected", Some("OBJ-02")));
+    assert_eq!(activation[0].form, "dimension-column");
+    // A compound value is two findings on one dimension.
+    let index: Vec<(&str, Option<&str>)> =
+        find("Index maintenance", "").iter().map(|f| (f.status.as_str(), f.qualifier.as_deref())).collect();
+    assert_eq!(index, [("implemented", Some("listing")), ("absent", Some("content index"))]);
+    // A status sentence names its own subject.
+    let compression = find("\"compression\" as a semantic operation", "");
+    assert_eq!((compression.len(), compression[0].form.as_str()), (1, "status-key"));
+    // The record's statuses are its findings.
+    let obj02 = manifest.records.iter().find(|r| r.id == "OBJ-02" && r.run == "aas-2026-08-20-fractal-01").unwrap();
+    let statuses: Vec<(&str, &str)> = obj02.statuses.iter().map(|s| (s.dimension.as_str(), s.value.as_str())).collect();
+    assert_eq!(
+        statuses,
+        [
+            ("", "implemented"),
+            ("(a) Context presence", "implemented"),
+            ("(b) Deployed wiring", "implemented"),
+            ("(c) Activation", "uninspected"),
+            ("(d) Causal effect", "uninspected")
+        ]
+    );
 }
 
 #[test]
@@ -89,11 +146,17 @@ fn diff_reports_exactly_a_status_change_and_a_removed_record() {
     let changed: Vec<&str> = diff["changed"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
     assert_eq!(changed, ["OBJ-12"], "only the record whose status changed");
     assert_eq!(diff["newly_dangling"].as_array().unwrap().len(), 0);
+    let findings = diff["finding_changes"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!((findings[0]["subject"].as_str(), findings[0]["dimension"].as_str()), (Some("Consolidation"), Some("")));
+    assert_eq!(findings[0]["from"], serde_json::json!(["absent"]));
+    assert_eq!(findings[0]["to"], serde_json::json!(["implemented"]));
 
     // The Markdown form, for a pull request comment.
     let output = casebook(&repo(), &["diff", ".", edited.path().to_str().unwrap()]);
     let md = text(&output.stdout);
-    assert!(md.contains("| 0 | 1 | 1 | 1 | 0 |"), "{md}");
+    assert!(md.contains("| 0 | 1 | 1 | 1 | 0 | 1 |"), "{md}");
+    assert!(md.contains("| [Consolidation](/fractal/aas-2026-08-20-fractal-01/memory/#consolidation) |"), "{md}");
     assert!(md.contains("`implemented` | `absent`"), "{md}");
     assert!(md.contains("[`NEW-3`](/fractal/aas-2026-08-20-fractal-01/records/NEW-3.html)"), "{md}");
 }
@@ -103,7 +166,7 @@ fn diff_of_a_site_with_itself_is_empty_and_reads_built_sites_too() {
     let built = bundled();
     let output = casebook(&repo(), &["diff", built.out().to_str().unwrap(), "."]);
     assert!(output.status.success(), "{}", text(&output.stderr));
-    assert!(text(&output.stdout).contains("No record was added, removed or changed."));
+    assert!(text(&output.stdout).contains("No record or finding was added, removed or changed."));
 }
 
 #[test]

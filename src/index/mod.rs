@@ -22,7 +22,9 @@ use pulldown_cmark::{Event, Tag, TagEnd};
 use rayon::prelude::*;
 
 use crate::markup::options as markdown_options;
-use crate::model::{DeclarationForm, Publication, Record, Report, Run, Site, System};
+use crate::model::{
+    At, DeclarationForm, Finding, FindingForm, Publication, Record, Report, Run, Site, Subject, System,
+};
 use crate::output::OutputFile;
 use crate::urls;
 
@@ -50,6 +52,8 @@ pub enum DocType {
     Section,
     /// A whole report.
     Report,
+    /// A finding without a published record (`Consolidation: absent`).
+    Finding,
 }
 
 impl DocType {
@@ -59,6 +63,7 @@ impl DocType {
             DocType::Record => "record",
             DocType::Section => "section",
             DocType::Report => "report",
+            DocType::Finding => "finding",
         }
     }
 }
@@ -102,7 +107,7 @@ pub struct SearchDoc {
 }
 
 /// The search documents of one run, in site order: each report and its sections, then
-/// each published record.
+/// each published record, then each finding without a published record.
 pub fn run_documents(system: &System, run: &Run) -> Vec<SearchDoc> {
     let mut docs = Vec::new();
     for report in &run.reports {
@@ -111,7 +116,36 @@ pub fn run_documents(system: &System, run: &Run) -> Vec<SearchDoc> {
     for record in run.records.values().filter(|r| r.publication == Publication::Published) {
         docs.push(record_document(system, run, record));
     }
+    for (subject, findings) in run.subjects_without_record() {
+        docs.push(subject_document(system, run, subject, &findings));
+    }
     docs
+}
+
+/// A subject of findings without a published record (`Consolidation`), as one document,
+/// as a record is: its statuses, and the statements of its findings.
+fn subject_document(system: &System, run: &Run, subject: String, findings: &[(At, &Finding)]) -> SearchDoc {
+    let (first_at, first) = findings[0];
+    let report = &run.reports[first_at.report];
+    let url = format!("{}#{}", urls::report(&system.slug, &run.slug, &report.slug), first.anchor);
+    let mut statuses: Vec<String> = findings.iter().map(|(_, f)| f.status.to_string()).collect();
+    statuses.sort();
+    statuses.dedup();
+    let mut doc = base(system, run, DocType::Finding, format!("{subject}: {}", statuses.join(", ")), url);
+    doc.report = Some((report.slug.clone(), report.report_type.clone()));
+    doc.label = Some(subject);
+    doc.statuses = statuses;
+    let mut statements: Vec<&str> = findings.iter().map(|(_, f)| f.statement.as_str()).collect();
+    statements.dedup();
+    doc.body = statements.iter().map(|s| plain_text(s)).collect::<Vec<_>>().join("\n");
+    let mut paths: Vec<String> = findings
+        .iter()
+        .flat_map(|(at, f)| run.reports[at.report].citations[f.evidence.clone()].iter().filter_map(|c| c.path.clone()))
+        .collect();
+    paths.sort();
+    paths.dedup();
+    doc.paths = paths;
+    doc
 }
 
 /// Runs whose documents are made (in parallel) and added to both indexes at once: memory
@@ -190,13 +224,27 @@ fn base(system: &System, run: &Run, doc_type: DocType, title: String, path: Stri
 /// The report as one document, and one document per section.
 fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDoc> {
     let url = urls::report(&system.slug, &run.slug, &report.slug);
-    // 0-based body lines of the table rows that declare records.
-    let record_rows: Vec<usize> = report
+    // 0-based body lines of the table rows that are documents of their own: those that
+    // declare records, and those that state findings without a record.
+    let mut record_rows: Vec<usize> = report
         .declarations
         .iter()
         .filter(|d| matches!(d.form, DeclarationForm::TableRow { .. }))
-        .map(|d| d.location.line.saturating_sub(report.body_line) as usize)
+        .map(|d| d.location.line)
+        .chain(
+            report
+                .findings
+                .iter()
+                .filter(|f| {
+                    matches!(f.form, FindingForm::StatusColumn | FindingForm::DimensionColumn)
+                        && !matches!(&f.subject, Subject::Record(id) if run.records.get(id).is_some_and(|r| r.publication == Publication::Published))
+                })
+                .map(|f| f.location.line),
+        )
+        .map(|line| line.saturating_sub(report.body_line) as usize)
         .collect();
+    record_rows.sort_unstable();
+    record_rows.dedup();
     let sections = section_texts(&report.markdown, &record_rows);
     let report_ref = Some((report.slug.clone(), report.report_type.clone()));
     let paths_in = |range: Option<&Range<usize>>| -> Vec<String> {
@@ -466,9 +514,7 @@ fn section_texts(markdown: &str, record_rows: &[usize]) -> Vec<SectionText> {
                 });
                 headings += 1;
             }
-            Event::Start(Tag::TableRow)
-                if !record_rows.is_empty() && record_rows.contains(&lines.line_of(range.start)) =>
-            {
+            Event::Start(Tag::TableRow) if record_rows.binary_search(&lines.line_of(range.start)).is_ok() => {
                 twin_start = Some(sections.last().expect("never empty").text.len());
             }
             _ => {}

@@ -144,13 +144,32 @@ impl Run {
         names
     }
 
+    /// The subjects of the findings without a published record, each with its findings,
+    /// in the order each subject is first written: a subject is to these findings what a
+    /// record is to its own (counted once per status, searched as one document).
+    pub fn subjects_without_record(&self) -> Vec<(String, Vec<(At, &Finding)>)> {
+        let mut order: Vec<(String, Vec<(At, &Finding)>)> = Vec::new();
+        let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for (at, finding) in self.findings_without_record() {
+            let name = finding.subject.name().to_string();
+            let slot = *index.entry(name.clone()).or_insert_with(|| {
+                order.push((name, Vec::new()));
+                order.len() - 1
+            });
+            order[slot].1.push((at, finding));
+        }
+        order
+    }
+
     /// Every finding of the run whose subject is not a published record of it (a named
     /// subject, or a record the run only refers to), with where it is, in report order.
     pub fn findings_without_record(&self) -> impl Iterator<Item = (At, &Finding)> + '_ {
         self.reports.iter().enumerate().flat_map(move |(r, report)| {
             report.findings.iter().enumerate().filter_map(move |(index, finding)| {
                 let published = match &finding.subject {
-                    Subject::Record(id) => self.records.get(id).is_some_and(|r| r.publication == Publication::Published),
+                    Subject::Record(id) => {
+                        self.records.get(id).is_some_and(|r| r.publication == Publication::Published)
+                    }
                     Subject::Named(_) => false,
                 };
                 (!published).then_some((At { report: r, index }, finding))
@@ -315,6 +334,16 @@ pub enum Subject {
     /// key (`Promotion path finding: …`, `Status of "compression": …`), or else the
     /// section the sentence is in.
     Named(String),
+}
+
+impl Subject {
+    /// The record's ID, or the name.
+    pub fn name(&self) -> &str {
+        match self {
+            Subject::Record(id) => id.as_str(),
+            Subject::Named(name) => name,
+        }
+    }
 }
 
 /// The forms a finding is written in.

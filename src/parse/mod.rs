@@ -108,7 +108,12 @@ pub fn parse_system_meta(dir: &SystemDir, limit: u64) -> Result<ParsedSystem, Di
 }
 
 /// A run: `run.yaml` and its reports, read and parsed (reports in parallel).
-pub fn parse_run(dir: &RunDir, root: &Path, conventions: &Conventions, limit: u64) -> (Option<ParsedRun>, Vec<Diagnostic>) {
+pub fn parse_run(
+    dir: &RunDir,
+    root: &Path,
+    conventions: &Conventions,
+    limit: u64,
+) -> (Option<ParsedRun>, Vec<Diagnostic>) {
     let text = match read_text(&dir.meta, limit) {
         Ok(text) => text,
         Err(d) => return (None, vec![d]),

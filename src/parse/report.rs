@@ -251,7 +251,7 @@ impl<'a> Scanner<'a> {
         }
         self.close_owner(md.len());
         // Findings of a table's findings columns are known at its end: in order of place.
-        self.parts.findings.sort_by(|a, b| (a.location.line, a.location.col).cmp(&(b.location.line, b.location.col)));
+        self.parts.findings.sort_by_key(|f| (f.location.line, f.location.col));
     }
 
     fn event(&mut self, event: Event<'_>, range: Range<usize>) {
@@ -726,7 +726,8 @@ mod tests {
         assert_eq!(obj06.form, DeclarationForm::TableRow { table: 0, part: Some("context_tokens".into()) });
         assert_eq!(obj06.label.as_deref(), Some("TurnUsage"));
         assert_eq!(&*obj06.fields[0].name, "Producer");
-        let findings: Vec<_> = report.findings.iter().filter(|f| f.subject == Subject::Record(obj06.id.clone())).collect();
+        let findings: Vec<_> =
+            report.findings.iter().filter(|f| f.subject == Subject::Record(obj06.id.clone())).collect();
         assert_eq!(findings.len(), 2);
         assert_eq!(findings[1].part.as_deref(), Some("context_tokens"));
         assert_eq!(report.row_anchors.get(&(0, 1)).map(String::as_str), Some("OBJ-06"));

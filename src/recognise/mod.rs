@@ -39,11 +39,8 @@ pub struct Conventions {
 impl Conventions {
     /// The conventions `config` sets.
     pub fn new(config: &crate::config::SiteConfig) -> Result<Self, GrammarError> {
-        let synonyms = config
-            .statuses
-            .iter()
-            .flat_map(|s| s.synonyms.iter().map(|w| (w.clone(), s.name.clone())))
-            .collect();
+        let synonyms =
+            config.statuses.iter().flat_map(|s| s.synonyms.iter().map(|w| (w.clone(), s.name.clone()))).collect();
         Ok(Conventions {
             ids: IdScheme::new(&config.ids)?,
             statuses: StatusWords::new(config.statuses.iter().map(|s| s.name.clone()), &synonyms),

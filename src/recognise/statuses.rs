@@ -58,18 +58,81 @@ pub struct Stated {
 
 /// Words that may follow a status that concludes: `implemented for …`, `absent at …`.
 const CONNECTORS: [&str; 52] = [
-    "about", "across", "after", "again", "already", "also", "although", "and", "as", "at", "because", "before",
-    "beyond", "both", "but", "by", "either", "elsewhere", "even", "except", "for", "from", "here", "if", "in", "inside",
-    "into", "not", "now", "on", "once", "only", "or", "outside", "over", "per", "since", "so", "still", "then",
-    "there", "though", "through", "throughout", "to", "under", "unless", "until", "up", "via", "when", "where",
+    "about",
+    "across",
+    "after",
+    "again",
+    "already",
+    "also",
+    "although",
+    "and",
+    "as",
+    "at",
+    "because",
+    "before",
+    "beyond",
+    "both",
+    "but",
+    "by",
+    "either",
+    "elsewhere",
+    "even",
+    "except",
+    "for",
+    "from",
+    "here",
+    "if",
+    "in",
+    "inside",
+    "into",
+    "not",
+    "now",
+    "on",
+    "once",
+    "only",
+    "or",
+    "outside",
+    "over",
+    "per",
+    "since",
+    "so",
+    "still",
+    "then",
+    "there",
+    "though",
+    "through",
+    "throughout",
+    "to",
+    "under",
+    "unless",
+    "until",
+    "up",
+    "via",
+    "when",
+    "where",
 ];
 /// More words that may follow a status (`implemented within`, `absent without`).
 const MORE_CONNECTORS: [&str; 6] = ["while", "whenever", "with", "within", "without", "yet"];
 /// Words that undo a status in a lead: `nothing observed` does not state `observed`.
-const NEGATIONS: [&str; 10] = ["not", "no", "nothing", "never", "neither", "nor", "none", "without", "hardly", "cannot"];
+const NEGATIONS: [&str; 10] =
+    ["not", "no", "nothing", "never", "neither", "nor", "none", "without", "hardly", "cannot"];
 /// Words that open a clause of a sentence, never a name.
-const SENTENCE_OPENERS: [&str; 14] =
-    ["moreover", "whether", "which", "that", "who", "what", "how", "however", "thus", "hence", "therefore", "it", "this", "these"];
+const SENTENCE_OPENERS: [&str; 14] = [
+    "moreover",
+    "whether",
+    "which",
+    "that",
+    "who",
+    "what",
+    "how",
+    "however",
+    "thus",
+    "hence",
+    "therefore",
+    "it",
+    "this",
+    "these",
+];
 /// Words a lead may end with that are not part of what it names (`handling is uninspected`).
 const COPULAS: [&str; 9] = ["is", "are", "was", "were", "be", "been", "remains", "remain", "stays"];
 /// The longest lead phrase, in words.
@@ -106,7 +169,8 @@ impl StatusWords {
         }
         self.forms.iter().find_map(|(form, i)| {
             let written = text.get(..form.len())?;
-            (written.to_lowercase() == *form && ends_word(text, form.len())).then(|| (self.names[*i].as_str(), form.len()))
+            (written.to_lowercase() == *form && ends_word(text, form.len()))
+                .then(|| (self.names[*i].as_str(), form.len()))
         })
     }
 
@@ -163,7 +227,13 @@ pub fn stated(words: &StatusWords, value: &str, reading: Reading) -> Vec<Stated>
     let sentence = &value[..first_sentence_end(value)];
     let mut out = Vec::new();
     for (i, clause) in clauses(sentence).into_iter().enumerate() {
-        let found = clause_status(words, sentence, clause, i == 0 && reading == Reading::Explicit, reading != Reading::KeyValue);
+        let found = clause_status(
+            words,
+            sentence,
+            clause,
+            i == 0 && reading == Reading::Explicit,
+            reading != Reading::KeyValue,
+        );
         match found {
             Some(stated) => out.push(stated),
             // A value that does not state a status in its first clause states none.
@@ -176,7 +246,13 @@ pub fn stated(words: &StatusWords, value: &str, reading: Reading) -> Vec<Stated>
 
 /// The status of one clause (`range` of `text`), read loosely when `loose` (the first
 /// clause of an explicit value), a lead phrase allowed when `lead_allowed`.
-fn clause_status(words: &StatusWords, text: &str, range: Range<usize>, loose: bool, lead_allowed: bool) -> Option<Stated> {
+fn clause_status(
+    words: &StatusWords,
+    text: &str,
+    range: Range<usize>,
+    loose: bool,
+    lead_allowed: bool,
+) -> Option<Stated> {
     let clause = &text[range.clone()];
     let lead_space = clause.len() - clause.trim_start().len();
     let clause = clause.trim();
@@ -212,7 +288,10 @@ fn clause_status(words: &StatusWords, text: &str, range: Range<usize>, loose: bo
     // A lead that opens with a connecting word goes on a sentence (`or truncated is
     // uninspected`); a name does not.
     let opener = lead[0].to_lowercase();
-    if CONNECTORS.contains(&opener.as_str()) || MORE_CONNECTORS.contains(&opener.as_str()) || SENTENCE_OPENERS.contains(&opener.as_str()) {
+    if CONNECTORS.contains(&opener.as_str())
+        || MORE_CONNECTORS.contains(&opener.as_str())
+        || SENTENCE_OPENERS.contains(&opener.as_str())
+    {
         return None;
     }
     if lead.last().is_some_and(|w| COPULAS.contains(&w.to_lowercase().as_str())) {
@@ -241,7 +320,8 @@ fn concludes(rest: &str) -> bool {
     if !next.is_alphanumeric() {
         return true;
     }
-    let word: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '\'').flat_map(char::to_lowercase).collect();
+    let word: String =
+        rest.chars().take_while(|c| c.is_alphanumeric() || *c == '\'').flat_map(char::to_lowercase).collect();
     CONNECTORS.contains(&word.as_str()) || MORE_CONNECTORS.contains(&word.as_str()) || word.ends_with("ly")
 }
 
@@ -302,7 +382,9 @@ fn clauses(sentence: &str) -> Vec<Range<usize>> {
                 out.push(start..i);
                 start = i + 1;
             }
-            '/' | '—' | '–' if depth <= 0 && i > 0 && bytes[i - 1] == b' ' && sentence[i + width..].starts_with(' ') => {
+            '/' | '—' | '–'
+                if depth <= 0 && i > 0 && bytes[i - 1] == b' ' && sentence[i + width..].starts_with(' ') =>
+            {
                 out.push(start..i - 1);
                 start = i + width + 1;
                 i = start;
@@ -377,8 +459,10 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
 
 /// Words that make what comes before `status` a clause, not a name (`The cache is keyed
 /// by status: …`).
-const CLAUSE_WORDS: [&str; 19] =
-    ["is", "are", "was", "were", "be", "by", "has", "have", "had", "does", "do", "did", "can", "will", "would", "should", "may", "might", "must"];
+const CLAUSE_WORDS: [&str; 19] = [
+    "is", "are", "was", "were", "be", "by", "has", "have", "had", "does", "do", "did", "can", "will", "would",
+    "should", "may", "might", "must",
+];
 
 /// What a lower-case key names, if it is a status key (`written` is the key as written,
 /// whose case is kept).
@@ -425,8 +509,20 @@ mod tests {
     use super::*;
 
     fn words() -> StatusWords {
-        let names = ["absent", "inapplicable", "uninspected", "claimed", "implemented", "wired", "observed", "causally supported"];
-        StatusWords::new(names.iter().map(|n| n.to_string()), &BTreeMap::from([("not inspected".into(), "uninspected".into())]))
+        let names = [
+            "absent",
+            "inapplicable",
+            "uninspected",
+            "claimed",
+            "implemented",
+            "wired",
+            "observed",
+            "causally supported",
+        ];
+        StatusWords::new(
+            names.iter().map(|n| n.to_string()),
+            &BTreeMap::from([("not inspected".into(), "uninspected".into())]),
+        )
     }
 
     fn read(value: &str, reading: Reading) -> Vec<(String, Option<String>, Option<String>)> {
@@ -445,7 +541,10 @@ mod tests {
         assert_eq!(read("uninspected, and structurally weaker than for OBJ-02", Reading::Column), [s("uninspected")]);
         assert_eq!(read("causally supported by a comparison", Reading::Column), [s("causally supported")]);
         assert_eq!(read("not inspected", Reading::Explicit), [s("uninspected")]);
-        assert_eq!(read("absent. Nothing generates new content; implemented elsewhere.", Reading::Column), [s("absent")]);
+        assert_eq!(
+            read("absent. Nothing generates new content; implemented elsewhere.", Reading::Column),
+            [s("absent")]
+        );
     }
 
     #[test]
@@ -461,10 +560,10 @@ mod tests {
             read("absent at the turn level; implemented only within one turn's event lists", Reading::Explicit),
             [s("absent"), s("implemented")]
         );
-        assert_eq!(read("absent; handling is uninspected (CMP-12)", Reading::Column), [
-            s("absent"),
-            ("uninspected".into(), Some("CMP-12".into()), Some("handling".into()))
-        ]);
+        assert_eq!(
+            read("absent; handling is uninspected (CMP-12)", Reading::Column),
+            [s("absent"), ("uninspected".into(), Some("CMP-12".into()), Some("handling".into()))]
+        );
     }
 
     #[test]
@@ -476,16 +575,14 @@ mod tests {
                 ("absent".into(), None, Some("garbage collection".into()))
             ]
         );
-        assert_eq!(read("enforcement over retained material absent.", Reading::Explicit), [(
-            "absent".into(),
-            None,
-            Some("enforcement over retained material".into())
-        )]);
-        assert_eq!(read("wiring implemented; the alternative is discarded", Reading::Column), [(
-            "implemented".into(),
-            None,
-            Some("wiring".into())
-        )]);
+        assert_eq!(
+            read("enforcement over retained material absent.", Reading::Explicit),
+            [("absent".into(), None, Some("enforcement over retained material".into()))]
+        );
+        assert_eq!(
+            read("wiring implemented; the alternative is discarded", Reading::Column),
+            [("implemented".into(), None, Some("wiring".into()))]
+        );
     }
 
     #[test]
@@ -503,7 +600,10 @@ mod tests {
         // A long lead is a sentence, not a name.
         assert!(read("whether the provider receives the docstring verbatim is uninspected", Reading::Column).is_empty());
         assert_eq!(
-            read("absent; moreover whether the variable is ever materialized, previewed, or truncated is uninspected", Reading::Column),
+            read(
+                "absent; moreover whether the variable is ever materialized, previewed, or truncated is uninspected",
+                Reading::Column
+            ),
             [s("absent")]
         );
     }
@@ -528,11 +628,10 @@ mod tests {
     fn status_keys_start_sentences() {
         assert_eq!(keys("Status: implemented"), [(None, false, "implemented".into())]);
         assert_eq!(keys("- operation conclusion status: uninspected"), []);
-        assert_eq!(keys("operation conclusion status: uninspected"), [(
-            Some("operation conclusion".into()),
-            false,
-            "uninspected".into()
-        )]);
+        assert_eq!(
+            keys("operation conclusion status: uninspected"),
+            [(Some("operation conclusion".into()), false, "uninspected".into())]
+        );
         assert_eq!(
             keys("It reads back. Status: implemented (the wiring), and more. Status of \"compression\" as a semantic operation: absent. Status of \"field projection\": implemented."),
             [
@@ -541,23 +640,24 @@ mod tests {
                 (Some("\"field projection\"".into()), true, "implemented.".into()),
             ]
         );
-        assert_eq!(keys("Promotion path finding: absent. Across the layer"), [(
-            Some("Promotion path".into()),
-            false,
-            "absent.".into()
-        )]);
-        assert_eq!(keys("Substrate: container. Status within this run: uninspected (CMP-13/SRC-8)."), [(
-            None,
-            false,
-            "uninspected (CMP-13/SRC-8).".into()
-        )]);
+        assert_eq!(
+            keys("Promotion path finding: absent. Across the layer"),
+            [(Some("Promotion path".into()), false, "absent.".into())]
+        );
+        assert_eq!(
+            keys("Substrate: container. Status within this run: uninspected (CMP-13/SRC-8)."),
+            [(None, false, "uninspected (CMP-13/SRC-8).".into())]
+        );
     }
 
     #[test]
     fn keys_that_only_mention_a_status() {
         assert!(keys("Status vocabulary available in this run: absent, inapplicable.").is_empty());
         assert!(keys("The cache is keyed by status: the turn id, then the time.").is_empty());
-        assert!(keys("Exit status: 0 for ordinary return").len() == 1, "a key ending in status is read; its value states none");
+        assert!(
+            keys("Exit status: 0 for ordinary return").len() == 1,
+            "a key ending in status is read; its value states none"
+        );
         assert!(stated(&words(), "0 for ordinary return", Reading::Explicit).is_empty());
     }
 }

@@ -229,9 +229,10 @@ fn statuses_in(site: &Site, system: &System) -> Vec<usize> {
 /// How many findings without a record a site-wide status page names per system.
 const SUBJECTS_SHOWN: usize = 24;
 
-/// How many published records carry each status, and how many findings without a
-/// published record state it, over some runs: every count of the site (home, system,
-/// run and status pages) is one of these, so they agree.
+/// How many published records carry each status, and how many subjects without a
+/// published record have a finding of it (`Consolidation`, counted once however many
+/// dimensions state it), over some runs: every count of the site (home, system, run and
+/// status pages, and the search page's facets) is one of these, so they agree.
 struct Tally<'a> {
     records: BTreeMap<&'a str, usize>,
     findings: BTreeMap<&'a str, usize>,
@@ -246,8 +247,13 @@ impl<'a> Tally<'a> {
                     *tally.records.entry(name).or_default() += 1;
                 }
             }
-            for (_, finding) in run.findings_without_record() {
-                *tally.findings.entry(&finding.status).or_default() += 1;
+            for (_, findings) in run.subjects_without_record() {
+                let mut names: Vec<&str> = findings.iter().map(|(_, f)| &*f.status).collect();
+                names.sort_unstable();
+                names.dedup();
+                for name in names {
+                    *tally.findings.entry(name).or_default() += 1;
+                }
             }
         }
         tally
@@ -412,8 +418,13 @@ impl Renderer<'_> {
     }
 
     fn home(&self) -> minijinja::Value {
-        let records = self.all_runs().flat_map(|r| r.records.values()).filter(|r| r.publication == Publication::Published).count();
-        let findings: usize = self.all_runs().map(|r| r.reports.iter().map(|rep| rep.findings.len()).sum::<usize>()).sum();
+        let records = self
+            .all_runs()
+            .flat_map(|r| r.records.values())
+            .filter(|r| r.publication == Publication::Published)
+            .count();
+        let findings: usize =
+            self.all_runs().map(|r| r.reports.iter().map(|rep| rep.findings.len()).sum::<usize>()).sum();
         context! {
             title => self.site.title.clone(),
             systems => self.site.systems.iter().map(|s| self.system_summary(s)).collect::<Vec<_>>(),
@@ -490,20 +501,13 @@ impl Renderer<'_> {
                     .runs
                     .iter()
                     .flat_map(|run| {
-                        run.findings_without_record()
-                            .filter(|(_, f)| *f.status == *status.name)
-                            .map(move |(at, f)| (run, at, f))
+                        run.subjects_without_record().into_iter().filter_map(move |(name, findings)| {
+                            let (at, f) = findings.into_iter().find(|(_, f)| *f.status == *status.name)?;
+                            Some((run, name, at, f))
+                        })
                     })
                     .take(SUBJECTS_SHOWN)
-                    .map(|(run, at, f)| {
-                        let view = self.finding_view(system, run, at, f);
-                        let name = if view.dimension.is_empty() {
-                            view.subject
-                        } else {
-                            format!("{} ({})", view.subject, view.dimension)
-                        };
-                        Link { name, url: view.at.url }
-                    })
+                    .map(|(run, name, at, f)| Link { name, url: self.finding_view(system, run, at, f).at.url })
                     .collect();
                 SystemStatusCount {
                     system: system.name.clone(),
@@ -569,7 +573,13 @@ impl Renderer<'_> {
             dimension: dimension.to_string(),
             qualifier: qualifier.map(str::to_string),
             part: part.map(str::to_string),
-            meaning: self.site.statuses.iter().find(|d| d.name == status).map(|d| d.meaning.clone()).unwrap_or_default(),
+            meaning: self
+                .site
+                .statuses
+                .iter()
+                .find(|d| d.name == status)
+                .map(|d| d.meaning.clone())
+                .unwrap_or_default(),
             url: urls::status(status),
         }
     }
@@ -604,7 +614,12 @@ impl Renderer<'_> {
             subject_url,
             subject_is_record,
             dimension: finding.dimension.to_string(),
-            status: self.badge(&finding.status, &finding.dimension, finding.qualifier.as_deref(), finding.part.as_deref()),
+            status: self.badge(
+                &finding.status,
+                &finding.dimension,
+                finding.qualifier.as_deref(),
+                finding.part.as_deref(),
+            ),
             // A cell that holds only the status says nothing more than the badge.
             statement_html: if finding.statement.trim().eq_ignore_ascii_case(&finding.status) {
                 String::new()
@@ -698,15 +713,22 @@ impl Renderer<'_> {
             }
         }
         // Findings without a published record, by status in the site's order.
+        let subjects = run.subjects_without_record();
         let mut groups: Vec<FindingGroup> = Vec::new();
         for status in &self.site.statuses {
-            let findings: Vec<FindingView> = run
-                .findings_without_record()
-                .filter(|(_, f)| *f.status == *status.name)
-                .map(|(at, f)| self.finding_view(system, run, at, f))
+            let of_status = |f: &crate::model::Finding| *f.status == *status.name;
+            let findings: Vec<FindingView> = subjects
+                .iter()
+                .flat_map(|(_, findings)| findings.iter().filter(|(_, f)| of_status(f)))
+                .map(|(at, f)| self.finding_view(system, run, *at, f))
                 .collect();
             if !findings.is_empty() {
-                groups.push(FindingGroup { status: self.badge(&status.name, "", None, None), findings });
+                let count = subjects.iter().filter(|(_, findings)| findings.iter().any(|(_, f)| of_status(f))).count();
+                groups.push(FindingGroup {
+                    status: self.badge(&status.name, "", None, None),
+                    subjects: count,
+                    findings,
+                });
             }
         }
         let unpublished: Vec<UnpublishedGroup> = run

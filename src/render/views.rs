@@ -44,7 +44,7 @@ pub struct StatusCount {
     pub url: String,
     /// How many published records carry it.
     pub count: usize,
-    /// How many findings without a published record state it.
+    /// How many subjects without a published record (`Consolidation`) have a finding of it.
     pub findings: usize,
 }
 
@@ -309,7 +309,9 @@ pub struct FindingView {
 pub struct FindingGroup {
     /// The status.
     pub status: StatusBadge,
-    /// Its findings.
+    /// How many subjects the findings are about.
+    pub subjects: usize,
+    /// Its findings, grouped by subject.
     pub findings: Vec<FindingView>,
 }
 
@@ -335,9 +337,9 @@ pub struct SystemStatusCount {
     pub system_url: String,
     /// How many of its published records carry the status.
     pub count: usize,
-    /// How many of its findings without a published record state it.
+    /// How many of its subjects without a published record have a finding of it.
     pub findings: usize,
-    /// The first of those findings: what each is about, linked to where it is written.
+    /// The first of those subjects, linked to where the finding is written.
     pub subjects: Vec<Link>,
     /// How many more there are.
     pub more_subjects: usize,

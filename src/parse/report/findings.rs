@@ -179,7 +179,9 @@ impl Scanner<'_> {
                 self.count_cell(column, true);
                 let findings = stated_here
                     .iter()
-                    .map(|s| self.finding(&row, &header, s, &cell.inline, lead, FindingForm::DimensionColumn, &statement))
+                    .map(|s| {
+                        self.finding(&row, &header, s, &cell.inline, lead, FindingForm::DimensionColumn, &statement)
+                    })
                     .collect();
                 waiting.push((column, findings, statement));
                 continue;
@@ -407,7 +409,12 @@ impl Scanner<'_> {
 
     /// The findings of a paragraph or list item: its status keys, else a `Key: value`
     /// whose value concludes with a status.
-    pub(super) fn block_findings(&mut self, inline: &Inline, owner: Option<Owner>, evidence: Range<usize>) -> BlockFindings {
+    pub(super) fn block_findings(
+        &mut self,
+        inline: &Inline,
+        owner: Option<Owner>,
+        evidence: Range<usize>,
+    ) -> BlockFindings {
         let keys = status_keys(&inline.text);
         let starts_with_status_key = keys.first().is_some_and(|k| inline.text[..k.start].trim().is_empty());
         let record = self.owner_record(owner);
@@ -442,7 +449,9 @@ impl Scanner<'_> {
                 let stated_here = stated(self.words, value, Reading::KeyValue);
                 if stated_here.is_empty() {
                     if let Some((status, _)) = self.words.at_start(value) {
-                        let offset = self.source_offset(inline, lead + value_at..lead + value_at + 1).unwrap_or(block_source.start);
+                        let offset = self
+                            .source_offset(inline, lead + value_at..lead + value_at + 1)
+                            .unwrap_or(block_source.start);
                         self.diagnostics.push(
                             Diagnostic::note(self.location(offset), format!("`{status}` follows `{key}:` but reads as prose, not as a finding"))
                                 .with_help(format!("to state a finding, write `{key} status: {status}` or end the status's clause (`{key}: {status}.`)")),
@@ -502,7 +511,9 @@ impl Scanner<'_> {
         let last = inline.text[..range.end].char_indices().next_back().map(|(i, c)| (i, c.len_utf8()));
         let end = last.and_then(|(i, len)| self.source_offset(inline, i..i + len).map(|at| at + len));
         match (start, end) {
-            (Some(start), Some(end)) if start < end && end <= whole.end.max(end) => self.md[start..end].trim().to_string(),
+            (Some(start), Some(end)) if start < end && end <= whole.end.max(end) => {
+                self.md[start..end].trim().to_string()
+            }
             _ => self.md[whole].trim().to_string(),
         }
     }
