@@ -8,9 +8,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::model::Severity;
+use crate::model::{Listing, Severity, UNPUBLISHED_REFERENCE};
 use crate::pipeline::{self, BuildOptions, Outcome};
-use crate::resolve::UNPUBLISHED_REFERENCE;
 
 /// Publish evidence-based analyses of software systems as a website.
 #[derive(Debug, Parser)]
@@ -172,6 +171,14 @@ pub struct Common {
     /// Print the wall time of each stage.
     #[arg(long)]
     pub timings: bool,
+    /// Also list, as notes, each place that looks like a convention but produced nothing
+    /// (an `SRC-n` whose paths are no citation, a status word where no finding came of
+    /// it…) and each record whose title is derived.
+    #[arg(long)]
+    pub explain: bool,
+    /// Places casebook did not understand are errors, not notes.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Runs the command line and returns the process exit code.
@@ -193,6 +200,7 @@ pub fn main() -> ExitCode {
         options.previous_manifest = previous_manifest.clone();
         options.search_index = !no_search_index;
     }
+    options.strict = common.strict;
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(common.jobs.unwrap_or(0)).build() {
         Ok(pool) => pool,
         Err(e) => {
@@ -357,23 +365,22 @@ fn report(outcome: &Outcome, options: &BuildOptions, build: bool, common: &Commo
     let mut err = stderr.lock();
     // A build lists references to unpublished records only on request: they are
     // expected, and `check` is where one reads them.
-    let list_unpublished = !build || common.verbose;
+    let listing = Listing {
+        warnings: !common.quiet,
+        unpublished_references: !build || common.verbose,
+        notes: common.explain && !common.quiet,
+    };
     let mut unlisted = 0;
     for d in &outcome.diagnostics {
-        if d.severity == Severity::Warning {
-            if common.quiet {
-                continue;
-            }
-            if d.code == Some(UNPUBLISHED_REFERENCE) && !list_unpublished {
-                unlisted += 1;
-                continue;
-            }
+        if listing.shows(d) {
+            let _ = writeln!(err, "{d}\n");
+        } else if d.severity == Severity::Warning && d.code == Some(UNPUBLISHED_REFERENCE) && !common.quiet {
+            unlisted += 1;
         }
-        let _ = writeln!(err, "{d}\n");
     }
 
     let errors = outcome.diagnostics.iter().filter(|d| d.is_error()).count();
-    let warnings = outcome.diagnostics.len() - errors;
+    let warnings = outcome.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     let verb = if build { "build" } else { "check" };
     if errors > 0 {
@@ -402,8 +409,31 @@ fn report(outcome: &Outcome, options: &BuildOptions, build: bool, common: &Commo
         ("reports", s.reports.to_string()),
         ("records", format!("{} published, {} referenced but unpublished", s.records, s.unpublished)),
         ("references", format!("{} resolved, {} to unpublished records", s.references_resolved, s.references_dangling)),
-        ("quotes", s.quotes.to_string()),
-        ("citations", s.citations.to_string()),
+        (
+            "recognised",
+            format!(
+                "{}, {}, {}, {}; not understood: {}",
+                plural(s.records, "record"),
+                plural(s.findings, "finding"),
+                plural(s.citations, "citation"),
+                plural(s.quotes, "quote"),
+                plural(s.not_understood, "place")
+            ),
+        ),
+        (
+            "",
+            match (s.not_understood + s.derived_titles, common.explain) {
+                (0, _) | (_, true) => String::new(),
+                _ => format!(
+                    "(`casebook check --explain` lists them{})",
+                    if s.derived_titles > 0 {
+                        format!(", and the {} records whose title is derived", s.derived_titles)
+                    } else {
+                        String::new()
+                    }
+                ),
+            },
+        ),
         ("pages", format!("{} ({})", s.pages, plural(s.files, "file"))),
         ("diagnostics", format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))),
         (

@@ -55,7 +55,16 @@ pub struct IdConfig {
     pub families: BTreeMap<String, String>,
     /// Kind code → name (`OBJ` → `operative object`).
     pub kinds: BTreeMap<String, String>,
+    /// Kinds and families of words written like IDs that are none (`SHA` of `SHA-256`):
+    /// `check --explain` does not list them.
+    pub not_ids: Vec<String>,
 }
+
+/// Words written like record IDs that are common technical names, not IDs.
+pub const DEFAULT_NOT_IDS: [&str; 26] = [
+    "AES", "ANSI", "API", "CVE", "CWE", "ECMA", "GMT", "GPT", "HTTP", "IEEE", "IPV", "ISO", "LLM", "MD", "PEP", "RFC",
+    "RSA", "SHA", "SSL", "TLS", "UTC", "UTF", "WCAG", "XML", "HTML", "CSS",
+];
 
 impl Default for IdConfig {
     fn default() -> Self {
@@ -77,6 +86,7 @@ impl Default for IdConfig {
                 ("CONF", "evidence conflict"),
                 ("NEW", "requested record"),
             ]),
+            not_ids: DEFAULT_NOT_IDS.iter().map(|s| s.to_string()).collect(),
         }
     }
 }

@@ -85,6 +85,9 @@ pub struct RecordEntry {
     pub family: Option<String>,
     /// Label.
     pub label: Option<String>,
+    /// For a published record without a label, the title casebook derived for it.
+    #[serde(default)]
+    pub derived_label: Option<String>,
     /// True when declared in a report of the run.
     pub published: bool,
     /// For unpublished records, the `unpublished` set of run.yaml they fall in.
@@ -255,6 +258,7 @@ fn entry(system: &System, run: &Run, record: &Record, base: &str) -> RecordEntry
         kind: record.kind.clone(),
         family: record.family.clone(),
         label: record.label.clone(),
+        derived_label: record.derived_label.clone(),
         published,
         unpublished_in,
         statuses,

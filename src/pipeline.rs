@@ -34,6 +34,8 @@ pub struct BuildOptions {
     /// Writes the two search indexes (`--no-search-index` turns them off: a quicker
     /// build when search is not needed, and the way to time what they cost).
     pub search_index: bool,
+    /// Places casebook did not understand are errors, not notes (`--strict`).
+    pub strict: bool,
 }
 
 impl BuildOptions {
@@ -41,7 +43,7 @@ impl BuildOptions {
     pub fn new(root: impl Into<PathBuf>) -> Self {
         let root = root.into();
         let output = if root == std::path::Path::new(".") { PathBuf::from("public") } else { root.join("public") };
-        BuildOptions { output, root, base_url: None, previous_manifest: None, search_index: true }
+        BuildOptions { output, root, base_url: None, previous_manifest: None, search_index: true, strict: false }
     }
 }
 
@@ -64,8 +66,15 @@ pub struct Summary {
     pub references_dangling: usize,
     /// Quotes.
     pub quotes: usize,
-    /// Citations.
+    /// Citations of files and sections of the source register.
     pub citations: usize,
+    /// Findings (records' and the others).
+    pub findings: usize,
+    /// Places that look like a convention but produced nothing (notes; errors with
+    /// `--strict`).
+    pub not_understood: usize,
+    /// Records whose title is derived (they have no label).
+    pub derived_titles: usize,
     /// HTML pages.
     pub pages: usize,
     /// Files written (pages, assets, static files).
@@ -392,6 +401,12 @@ fn run(
         None => None,
     };
     let mut summary = summarise(&site);
+    summary.not_understood = diagnostics.iter().filter(|d| d.is_not_understood()).count();
+    if options.strict {
+        for d in diagnostics.iter_mut().filter(|d| d.is_not_understood()) {
+            d.severity = crate::model::Severity::Error;
+        }
+    }
     let mut written = false;
     let edited = changed;
     let mut changed = None;
@@ -826,6 +841,7 @@ fn summarise(site: &Site) -> Summary {
         s.runs += 1;
         s.reports += run.reports.len();
         for record in run.records.values() {
+            s.derived_titles += usize::from(record.derived_label.is_some());
             match record.publication {
                 Publication::Published => {
                     s.records += 1;
@@ -839,7 +855,8 @@ fn summarise(site: &Site) -> Summary {
         }
         for report in &run.reports {
             s.quotes += report.quotes.len();
-            s.citations += report.citations.iter().filter(|c| c.path.is_some()).count();
+            s.citations += report.citations.iter().filter(|c| c.path.is_some() || c.section.is_some()).count();
+            s.findings += report.findings.len();
         }
     }
     s

@@ -22,9 +22,7 @@ use crate::model::{
 use crate::parse::{locate, ParsedRun, ParsedSystem};
 use crate::recognise::{self, IdScheme};
 
-/// The code of the warning for a reference to an unpublished record: expected in a
-/// partly published analysis, so `build` counts these instead of listing them.
-pub const UNPUBLISHED_REFERENCE: &str = "unpublished-reference";
+use crate::model::UNPUBLISHED_REFERENCE;
 
 /// A system from its parsed `system.yaml` (whose `runs` are ignored) and its resolved runs.
 pub fn system(parsed: ParsedSystem, runs: Vec<Arc<Run>>) -> (System, Vec<Diagnostic>) {
@@ -247,6 +245,7 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
     }
 
     attach_findings(&reports, &vocabulary, &mut records, &mut cx.diagnostics);
+    derive_labels(&reports, &mut records, &mut cx.diagnostics);
     report_unknown(unknown, &meta.unpublished, &mut cx.diagnostics);
     for record in records.values_mut() {
         record.references.sort();
@@ -362,6 +361,96 @@ fn attach_findings(
             }
         }
     }
+}
+
+/// The longest derived label, in characters.
+const DERIVED_LABEL_CHARS: usize = 80;
+
+/// Words of a column header that say its cells describe the row's record.
+const DESCRIBING_HEADERS: [&str; 7] = ["description", "label", "name", "title", "summary", "what", "describes"];
+
+/// The code of the note saying a record's title is derived.
+pub const DERIVED_TITLE: &str = "derived-title";
+
+/// Gives each published record without a label a derived one, and says so: its parts;
+/// else the first cell of its declaring row that describes it (`Delivers: OBJ-02 …`),
+/// neither a status nor a placeholder; else the first sentence of its body.
+fn derive_labels(reports: &[Report], records: &mut BTreeMap<RecordId, Record>, diagnostics: &mut Vec<Diagnostic>) {
+    for record in records.values_mut().filter(|r| r.publication == Publication::Published && r.label.is_none()) {
+        let Some(at) = record.declarations.first() else { continue };
+        let report = &reports[at.report];
+        let declaration = &report.declarations[at.index];
+        let (derived, from) = if !record.parts.is_empty() {
+            (Some(record.parts.join(", ")), "its parts".to_string())
+        } else if let Some(body) = &declaration.body {
+            (first_sentence(&report.markdown[body.clone()]), "the first sentence of its text".to_string())
+        } else {
+            let describes = |f: &&crate::model::Field| {
+                let plain = plain(&f.value);
+                !f.name.trim().to_lowercase().ends_with("status")
+                    && !recognise::is_placeholder(&plain)
+                    && !plain.eq_ignore_ascii_case("yes")
+                    && !plain.eq_ignore_ascii_case("no")
+            };
+            // A column that says it describes (`Proposed description`, `Name`) gives its
+            // first sentence; else the first cell that describes at all, with its header.
+            let named = declaration.fields.iter().filter(describes).find(|f| {
+                let header = f.name.to_lowercase();
+                DESCRIBING_HEADERS.iter().any(|h| header.split(|c: char| !c.is_alphanumeric()).any(|w| w == *h))
+            });
+            match (named, declaration.fields.iter().find(describes)) {
+                (Some(f), _) => (first_sentence(&f.value), format!("its `{}` cell", f.name)),
+                (None, Some(f)) => (Some(format!("{}: {}", f.name, plain(&f.value))), format!("its `{}` cell", f.name)),
+                (None, None) => (None, String::new()),
+            }
+        };
+        let Some(derived) = derived.map(|d| shorten(&d, DERIVED_LABEL_CHARS)).filter(|d| !d.is_empty()) else {
+            continue;
+        };
+        diagnostics.push(
+            Diagnostic::note(
+                declaration.location.clone(),
+                format!("{} has no label; its title is derived from {from}: {derived}", record.id),
+            )
+            .with_code(DERIVED_TITLE)
+            .with_help("give it a label: text after the ID in its heading or first cell, or a `Label:` field"),
+        );
+        record.derived_label = Some(derived);
+    }
+}
+
+/// Markdown source as plain text: escapes, emphasis and code marks dropped, spaces collapsed.
+fn plain(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut chars = markdown.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek().is_some_and(|n| n.is_ascii_punctuation()) => out.push(chars.next().unwrap()),
+            '*' | '`' => {}
+            _ => out.push(c),
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The first sentence of a record's body that is not a field, in plain text.
+fn first_sentence(markdown: &str) -> Option<String> {
+    let paragraph = markdown
+        .split("\n\n")
+        .map(str::trim)
+        .find(|p| !p.is_empty() && !p.starts_with(['#', '|', '`', '-', '>']) && recognise::field(p).is_none())?;
+    let text = plain(paragraph);
+    let end = text.find(". ").map_or(text.len(), |i| i + 1);
+    Some(text[..end].to_string())
+}
+
+/// At most `max` characters of `text`, cut at a word, with `…` when cut.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{}…", cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head).trim_end_matches([',', ';', ':']))
 }
 
 /// Where an earlier declaration clashes with `new`: headings are exclusive, and a row may

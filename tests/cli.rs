@@ -92,7 +92,13 @@ fn build_writes_the_site_and_prints_a_summary() {
     let output = casebook(&repo(), &["build", "--quiet", "--jobs", "2", "--output", out.to_str().unwrap()]);
     assert!(output.status.success(), "{}", stderr(&output));
     let summary = String::from_utf8_lossy(&output.stdout);
-    for row in ["systems      2", "runs         3", "reports      3", "quotes       17", "pages"] {
+    for row in [
+        "systems      2",
+        "runs         3",
+        "reports      3",
+        "recognised   38 records, 70 findings, 197 citations, 17 quotes; not understood: 0 places",
+        "pages",
+    ] {
         assert!(summary.contains(row), "summary lacks `{row}`:\n{summary}");
     }
     assert!(out.join("index.html").is_file() && out.join("records.json").is_file());

@@ -315,7 +315,7 @@ fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDo
 
 /// One published record: its label, fields, body and annotations as text.
 fn record_document(system: &System, run: &Run, record: &Record) -> SearchDoc {
-    let title = match &record.label {
+    let title = match record.title_label() {
         Some(label) => format!("{} — {label}", record.id),
         None => record.id.to_string(),
     };

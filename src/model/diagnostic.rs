@@ -137,6 +137,11 @@ impl Diagnostic {
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
+
+    /// True for the notes of places casebook did not understand.
+    pub fn is_not_understood(&self) -> bool {
+        self.severity == Severity::Note && self.code == Some(NOT_UNDERSTOOD)
+    }
 }
 
 /// The part of a source line a diagnostic shows: 100 characters either side of
@@ -219,6 +224,35 @@ impl fmt::Display for Diagnostic {
         Ok(())
     }
 }
+
+/// Which diagnostics a terminal report lists: one policy for `build`, `check` and
+/// `serve`. Errors are always listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listing {
+    /// Warnings (but for references to unpublished records).
+    pub warnings: bool,
+    /// Warnings about references to unpublished records: expected in a partly published
+    /// analysis.
+    pub unpublished_references: bool,
+    /// Notes: places not understood, derived titles (`check --explain`).
+    pub notes: bool,
+}
+
+impl Listing {
+    /// True when `d` is listed.
+    pub fn shows(&self, d: &Diagnostic) -> bool {
+        match d.severity {
+            Severity::Error => true,
+            Severity::Warning if d.code == Some(UNPUBLISHED_REFERENCE) => self.warnings && self.unpublished_references,
+            Severity::Warning => self.warnings,
+            Severity::Note => self.notes,
+        }
+    }
+}
+
+/// The code of the warning for a reference to an unpublished record: expected in a
+/// partly published analysis, so `build` counts these instead of listing them.
+pub const UNPUBLISHED_REFERENCE: &str = "unpublished-reference";
 
 /// Sorts diagnostics by file, line and column, errors before warnings at one place, and
 /// drops exact duplicates, so output is the same whatever order stages ran in.

@@ -7,7 +7,9 @@
 mod diagnostic;
 mod id;
 
-pub use diagnostic::{sort_diagnostics, Diagnostic, Location, Severity, SourcePart, NOT_UNDERSTOOD};
+pub use diagnostic::{
+    sort_diagnostics, Diagnostic, Listing, Location, Severity, SourcePart, NOT_UNDERSTOOD, UNPUBLISHED_REFERENCE,
+};
 pub use id::RecordId;
 
 use std::collections::BTreeMap;
@@ -484,6 +486,11 @@ pub enum Publication {
 }
 
 impl Record {
+    /// Its label, or else its derived label.
+    pub fn title_label(&self) -> Option<&str> {
+        self.label.as_deref().or(self.derived_label.as_deref())
+    }
+
     /// A record with nothing attached yet.
     pub fn new(id: RecordId, kind: String, family: Option<String>, publication: Publication) -> Self {
         Record {
@@ -491,6 +498,7 @@ impl Record {
             kind,
             family,
             label: None,
+            derived_label: None,
             publication,
             declarations: Vec::new(),
             annotations: Vec::new(),
@@ -515,6 +523,10 @@ pub struct Record {
     pub family: Option<String>,
     /// The first label given.
     pub label: Option<String>,
+    /// For a published record its reports give no label: a title made from its parts,
+    /// the cell of its row that describes it, or the first sentence of its body (pages
+    /// show it as derived).
+    pub derived_label: Option<String>,
     /// Published or not.
     pub publication: Publication,
     /// Declarations (into `Report::declarations`), first is where it is declared.

@@ -492,7 +492,23 @@ impl<'a> Scanner<'a> {
                 return;
             }
         }
+        let text = inline.text.trim_start();
+        if text.starts_with("--- ") || text.starts_with("---\t") {
+            let offset = inline.source.as_ref().map_or(0, |s| s.start);
+            let help = match recognise::quote_path(&inline.text) {
+                Some(_) => "a quote's path line follows its code block directly; move it under the block",
+                None => "a quote's path line is `--- path` or `--- SRC-n path:lines`, without spaces in the path",
+            };
+            self.note(offset, 3, "this `---` line is not a quote's path".into(), help);
+        }
         self.block_text(inline, self.owner.map(|(o, _)| o), self.list_depth > 0);
+    }
+
+    /// A note: a place that looks like a convention but produced nothing.
+    fn note(&mut self, offset: usize, span_chars: usize, message: String, help: &str) {
+        let location = self.location(offset);
+        let line = self.line_text(offset).to_string();
+        self.diagnostics.push(Diagnostic::note(location, message).with_source(line, span_chars).with_help(help));
     }
 
     /// A paragraph or list item: its references and citations, its findings, and the
@@ -597,7 +613,8 @@ impl<'a> Scanner<'a> {
         for group in text_groups(inline) {
             let text = &inline.text[group.clone()];
             let group_source = inline.runs.iter().find(|r| r.text.start == group.start).map_or(0, |r| r.source.start);
-            for m in self.scheme.find_ids(text) {
+            let (ids, undeclared) = self.scheme.find_ids_and_undeclared(text);
+            for m in ids {
                 let in_container = group.start + m.range.start..group.start + m.range.end;
                 if skip.as_ref().is_some_and(|s| s.start == in_container.start) {
                     continue;
@@ -612,6 +629,29 @@ impl<'a> Scanner<'a> {
                     section: self.section,
                     owner,
                 });
+            }
+            for m in undeclared {
+                let in_container = group.start + m.range.start..group.start + m.range.end;
+                let offset = self.source_offset(inline, in_container).unwrap_or(group_source);
+                let word = &text[m.range.clone()];
+                self.note(
+                    offset,
+                    word.chars().count(),
+                    format!("`{word}` is written like a record ID, but its kind `{}` is not declared", m.kind),
+                    "declare the kind under `ids.kinds` in casebook.yaml to make it a record, or list it under `conventions.not_ids` if it is no ID",
+                );
+            }
+            for (source, follower) in recognise::unread_after_source(text) {
+                let offset = self
+                    .source_offset(inline, group.start + follower.start..group.start + follower.end)
+                    .unwrap_or(group_source);
+                let (source, follower) = (&text[source], &text[follower]);
+                self.note(
+                    offset,
+                    follower.chars().count(),
+                    format!("`{follower}` follows {source} but is not read as one of its paths"),
+                    "a cited path has an extension (`src/jobs.rs`), or is a folder written with `/` at its end (`src/sandbox/`)",
+                );
             }
             for c in recognise::find_citations(text) {
                 let in_container = group.start + c.range.start..group.start + c.range.end;

@@ -125,6 +125,35 @@ pub fn find_citations(text: &str) -> Vec<CitationMatch> {
     out
 }
 
+/// The source tokens of `text` followed by a word that looks like a path but is not
+/// read as one (`SRC-1 src/fractal`: a folder without its trailing `/`), with the word.
+pub fn unread_after_source(text: &str) -> Vec<(Range<usize>, Range<usize>)> {
+    if !text.contains("SRC-") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for token in SOURCE_TOKEN.find_iter(text) {
+        let (found, _, _) = after_source(text, token.range());
+        if found.iter().any(|c| c.path.is_some() || c.section.is_some()) {
+            continue;
+        }
+        let rest = &text[token.end()..];
+        let skipped = rest.len() - rest.trim_start_matches(':').trim_start_matches([' ', '\t']).len();
+        if skipped == 0 {
+            continue;
+        }
+        let start = token.end() + skipped;
+        let word: &str =
+            text[start..].split(|c: char| c.is_whitespace() || ",;()[]\"'".contains(c)).next().unwrap_or("");
+        let word = word.trim_end_matches(['.', ':']);
+        let looks_like_path = word.contains('/') && word.chars().any(char::is_alphanumeric) && !word.contains("//");
+        if looks_like_path {
+            out.push((token.range(), start..start + word.len()));
+        }
+    }
+    out
+}
+
 /// The citations made by the source token at `token`: its paths or sections, or the
 /// source alone. Returns them, where they end, and whether they cite paths.
 fn after_source(text: &str, token: Range<usize>) -> (Vec<CitationMatch>, usize, bool) {

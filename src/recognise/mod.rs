@@ -18,7 +18,7 @@ use crate::model::LineRange;
 mod citations;
 mod statuses;
 
-pub use citations::{find_citations, parse_line_ranges, CitationMatch};
+pub use citations::{find_citations, parse_line_ranges, unread_after_source, CitationMatch};
 use citations::{LINES, SOURCE_TOKEN};
 pub use statuses::{is_placeholder, stated, status_keys, Reading, Stated, StatusKey, StatusWords};
 
@@ -54,6 +54,8 @@ pub struct IdScheme {
     grammars: Vec<Regex>,
     families: BTreeMap<String, String>,
     kinds: BTreeMap<String, String>,
+    /// Kinds (and families) of ID-shaped words that are no IDs (`SHA` of `SHA-256`).
+    not_ids: std::collections::BTreeSet<String>,
 }
 
 /// An ID found in text.
@@ -95,14 +97,30 @@ impl IdScheme {
             }
             grammars.push(regex);
         }
-        Ok(IdScheme { grammars, families: config.families.clone(), kinds: config.kinds.clone() })
+        Ok(IdScheme {
+            grammars,
+            families: config.families.clone(),
+            kinds: config.kinds.clone(),
+            not_ids: config.not_ids.iter().cloned().collect(),
+        })
     }
 
     /// Every ID in `text`, in order, not overlapping. A grammar match counts only at word
     /// boundaries, when its kind (and family) are declared, and when it is at most
     /// [`MAX_ID_LEN`] bytes long (an ID becomes a folder name).
     pub fn find_ids(&self, text: &str) -> Vec<IdMatch> {
-        let mut found: Vec<IdMatch> = Vec::new();
+        self.matches(text, false).0
+    }
+
+    /// The IDs of `text`, as [`IdScheme::find_ids`], and the words a grammar matches whose
+    /// kind or family is not declared (`CONF-6` where `CONF` is no kind), but for sources
+    /// (`SRC-1`) and the configured words that are no IDs (`SHA-256`).
+    pub fn find_ids_and_undeclared(&self, text: &str) -> (Vec<IdMatch>, Vec<IdMatch>) {
+        self.matches(text, true)
+    }
+
+    fn matches(&self, text: &str, undeclared: bool) -> (Vec<IdMatch>, Vec<IdMatch>) {
+        let mut found: Vec<(IdMatch, bool)> = Vec::new();
         for grammar in &self.grammars {
             for caps in grammar.captures_iter(text) {
                 let whole = caps.get(0).expect("group 0 always matches");
@@ -110,27 +128,35 @@ impl IdScheme {
                     continue;
                 }
                 let kind = caps.name("kind").map(|m| m.as_str()).unwrap_or_default();
-                if !self.kinds.contains_key(kind) {
+                let family = caps.name("family").map(|m| m.as_str().to_string());
+                let declared =
+                    self.kinds.contains_key(kind) && family.as_ref().is_none_or(|f| self.families.contains_key(f));
+                if !declared
+                    && (!undeclared
+                        || self.not_ids.contains(kind)
+                        || family.as_ref().is_some_and(|f| self.not_ids.contains(f))
+                        || SOURCE_TOKEN.is_match(whole.as_str()))
+                {
                     continue;
                 }
-                let family = caps.name("family").map(|m| m.as_str().to_string());
-                if let Some(f) = &family {
-                    if !self.families.contains_key(f) {
-                        continue;
-                    }
-                }
-                found.push(IdMatch { range: whole.range(), kind: kind.to_string(), family });
+                found.push((IdMatch { range: whole.range(), kind: kind.to_string(), family }, declared));
             }
         }
         // Earliest first; at one start the longest wins; then drop overlaps.
-        found.sort_by(|a, b| a.range.start.cmp(&b.range.start).then(b.range.end.cmp(&a.range.end)));
-        let mut out: Vec<IdMatch> = Vec::with_capacity(found.len());
-        for m in found {
-            if out.last().is_none_or(|last| m.range.start >= last.range.end) {
-                out.push(m);
+        found.sort_by(|a, b| a.0.range.start.cmp(&b.0.range.start).then(b.0.range.end.cmp(&a.0.range.end)));
+        let (mut ids, mut others): (Vec<IdMatch>, Vec<IdMatch>) = (Vec::new(), Vec::new());
+        let mut end = 0;
+        for (m, declared) in found {
+            if m.range.start >= end {
+                end = m.range.end;
+                if declared {
+                    ids.push(m);
+                } else {
+                    others.push(m);
+                }
             }
         }
-        out
+        (ids, others)
     }
 
     /// The ID at the very start of `text` (after leading spaces), if any.

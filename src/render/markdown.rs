@@ -34,7 +34,7 @@ impl Linker<'_> {
         let record = self.run.records.get(id)?;
         let url = urls::record(self.system, &self.run.slug, id);
         match &record.publication {
-            Publication::Published => Some((url, record.label.clone().unwrap_or_default(), true)),
+            Publication::Published => Some((url, record.title_label().unwrap_or_default().to_string(), true)),
             Publication::Unpublished(set) => {
                 let name = self.run.unpublished.get(*set).map(|s| s.name.as_str()).unwrap_or("unpublished");
                 Some((url, format!("not published here ({name})"), false))

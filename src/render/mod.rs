@@ -596,7 +596,7 @@ impl Renderer<'_> {
         let report = &run.reports[at.report];
         let (subject, subject_url, subject_is_record) = match &finding.subject {
             crate::model::Subject::Record(id) => {
-                let label = run.records.get(id).and_then(|r| r.label.clone());
+                let label = run.records.get(id).and_then(|r| r.title_label().map(str::to_string));
                 let name = match label {
                     Some(label) => format!("{id} {label}"),
                     None => id.to_string(),
@@ -640,7 +640,8 @@ impl Renderer<'_> {
         RecordSummary {
             id: record.id.to_string(),
             url: urls::record(&system.slug, &run.slug, &record.id),
-            label: record.label.clone(),
+            label: record.title_label().map(str::to_string),
+            derived: record.label.is_none() && record.derived_label.is_some(),
             kind: record.kind.clone(),
             statuses,
         }
@@ -952,12 +953,13 @@ impl Renderer<'_> {
             Publication::Published => None,
         };
         context! {
-            title => match &record.label { Some(l) => format!("{} — {l}", record.id), None => record.id.to_string() },
+            title => match record.title_label() { Some(l) => format!("{} — {l}", record.id), None => record.id.to_string() },
             code => true,
             breadcrumbs => self.breadcrumbs(system, Some(run)),
             record => context! {
                 id => record.id.to_string(),
                 label => record.label.clone(),
+                derived_label => record.derived_label.clone(),
                 kind => record.kind.clone(),
                 kind_name => self.site.kinds.get(&record.kind).cloned(),
                 family => record.family.clone(),

@@ -112,8 +112,10 @@ pub struct RecordSummary {
     pub id: String,
     /// Its page.
     pub url: String,
-    /// Label.
+    /// Label, or else the derived label.
     pub label: Option<String>,
+    /// True when `label` is derived (the reports give none).
+    pub derived: bool,
     /// Kind code.
     pub kind: String,
     /// Statuses.

@@ -20,9 +20,8 @@ use std::sync::{mpsc, Arc, PoisonError, RwLock};
 
 use tokio::sync::watch as latest;
 
-use crate::model::Severity;
+use crate::model::Listing;
 use crate::pipeline::{BuildOptions, Outcome, PipelineError};
-use crate::resolve::UNPUBLISHED_REFERENCE;
 use crate::search::Searcher;
 use rebuild::Rebuilder;
 use status::BuildStatus;
@@ -278,11 +277,11 @@ impl Log {
         for d in &outcome.diagnostics {
             // Warnings are printed once, with the first build; after that only errors,
             // so the terminal shows what each save broke.
-            let warning = d.severity == Severity::Warning;
-            if warning && (self.quiet || !first || (d.code == Some(UNPUBLISHED_REFERENCE) && !self.verbose)) {
-                continue;
+            let listing =
+                Listing { warnings: !self.quiet && first, unpublished_references: self.verbose, notes: false };
+            if listing.shows(d) {
+                let _ = writeln!(err, "{d}\n");
             }
-            let _ = writeln!(err, "{d}\n");
         }
     }
 }

@@ -70,10 +70,12 @@ impl BuildStatus {
     /// A finished build that changed the output (its warnings are counted): the pages
     /// of `changed`, or every page.
     pub fn succeeded(generation: u64, diagnostics: &[Diagnostic], changed: Option<Vec<String>>) -> Self {
-        BuildStatus { generation, warnings: diagnostics.len(), changed, ..Self::initial() }
+        BuildStatus { generation, warnings: warnings(diagnostics), changed, ..Self::initial() }
     }
 
     /// A build that left the output as it was, because of errors in the content.
+    ///
+    /// (Notes, what casebook did not understand, are neither errors nor warnings.)
     pub fn failed(generation: u64, diagnostics: &[Diagnostic], root: &Path) -> Self {
         let errors: Vec<DiagnosticView> =
             diagnostics.iter().filter(|d| d.is_error()).map(|d| DiagnosticView::of(d, root)).collect();
@@ -82,7 +84,7 @@ impl BuildStatus {
             generation,
             ok: false,
             errors: errors.len(),
-            warnings: diagnostics.len() - errors.len(),
+            warnings: warnings(diagnostics),
             diagnostics: errors,
             changed: None,
         }
@@ -142,6 +144,11 @@ impl DiagnosticView {
             text: shown.to_string(),
         }
     }
+}
+
+/// How many of `diagnostics` are warnings.
+fn warnings(diagnostics: &[Diagnostic]) -> usize {
+    diagnostics.iter().filter(|d| d.severity == crate::model::Severity::Warning).count()
 }
 
 #[cfg(test)]

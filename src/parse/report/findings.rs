@@ -86,7 +86,8 @@ impl Row {
 }
 
 /// The cells of a table that may be findings, waiting for its end: a column holds
-/// findings when most of its cells start with a status.
+/// findings when most of its cells start with a status. And the table's row handles:
+/// rows numbered `L1`, `L2`… (a limitations table) are anchored by their handles.
 #[derive(Default)]
 pub(super) struct TableFindings {
     /// Per column: cells that say something (not a placeholder), and cells that start
@@ -94,6 +95,18 @@ pub(super) struct TableFindings {
     filled: Vec<usize>,
     stating: Vec<usize>,
     waiting: Vec<Waiting>,
+    /// Rows whose first cell is a handle (`L3`): body row, handle, where it is written.
+    handles: Vec<(usize, String, usize)>,
+    /// Rows whose first cell is neither empty, nor an ID, nor a handle.
+    labelled_rows: usize,
+}
+
+/// True for a row handle: one to three capitals and a number (`L3`, `Q12`), a table's
+/// own numbering of its rows.
+pub(super) fn is_handle(text: &str) -> bool {
+    let letters = text.chars().take_while(char::is_ascii_uppercase).count();
+    let digits = &text[letters..];
+    (1..=3).contains(&letters) && (1..=3).contains(&digits.len()) && digits.chars().all(|c| c.is_ascii_digit())
 }
 
 /// A cell that starts with a status, in a column not yet known to hold findings.
@@ -147,6 +160,15 @@ impl Scanner<'_> {
     /// The findings of a table row: its status cells and status keys now, the cells that
     /// may be findings at the table's end.
     pub(super) fn row_findings(&mut self, cells: &[Cell], mut row: Row) {
+        if row.declares.is_none() {
+            let first = cells.first().map(|c| c.inline.text.trim()).unwrap_or("");
+            if is_handle(first) {
+                let offset = cells[0].source.start + self.md[cells[0].source.clone()].find(first).unwrap_or(0);
+                self.table_findings.handles.push((row.body_row, first.to_string(), offset));
+            } else if !first.is_empty() {
+                self.table_findings.labelled_rows += 1;
+            }
+        }
         let mut found = Vec::new();
         let mut row_statuses: Vec<Arc<str>> = Vec::new();
         let mut waiting = Vec::new();
@@ -236,7 +258,7 @@ impl Scanner<'_> {
         let anchor = match self.parts.row_anchors.get(&(row.table, row.body_row)) {
             Some(anchor) => anchor.clone(),
             None => {
-                let anchor = self.unique_anchor(short_slug(&row.label));
+                let anchor = self.unique_anchor(row_slug(&row.label));
                 self.parts.row_anchors.insert((row.table, row.body_row), anchor.clone());
                 anchor
             }
@@ -285,7 +307,7 @@ impl Scanner<'_> {
             let anchor = match self.parts.row_anchors.get(&(table_index, body_row)) {
                 Some(anchor) => anchor.clone(),
                 None => {
-                    let anchor = self.unique_anchor(short_slug(&label));
+                    let anchor = self.unique_anchor(row_slug(&label));
                     self.parts.row_anchors.insert((table_index, body_row), anchor.clone());
                     anchor
                 }
@@ -296,6 +318,24 @@ impl Scanner<'_> {
             }
         }
         self.parts.findings.extend(findings);
+        // A table numbered by handles anchors each row by its handle; a handle among
+        // labelled rows looks like an ID but is none.
+        let table_index = self.table.unwrap_or(0);
+        for (body_row, handle, offset) in table.handles {
+            if table.labelled_rows == 0 {
+                if !self.parts.row_anchors.contains_key(&(table_index, body_row)) {
+                    let anchor = self.unique_anchor(handle);
+                    self.parts.row_anchors.insert((table_index, body_row), anchor);
+                }
+            } else {
+                self.note(
+                    offset,
+                    handle.chars().count(),
+                    format!("`{handle}` starts this row like an ID, but it is no record ID, and the other rows of its table are not numbered so"),
+                    "declare its kind under `ids` in casebook.yaml to make it a record, or number every row of the table (`L1`, `L2`…) to make them the table's handles",
+                );
+            }
+        }
     }
 
     /// One finding of `row`, on the dimension a column names.
@@ -332,8 +372,14 @@ impl Scanner<'_> {
 
     fn make_finding(&mut self, parts: FindingParts<'_>) -> Finding {
         let FindingParts { subject, dimension, stated, part, statement, form, source, owner, evidence } = parts;
+        // A lead of adverbs (`mostly implemented`) qualifies the status; another names
+        // what it is on (`retention implemented`).
+        let adverbs = stated.lead.as_ref().is_some_and(|l| l.split_whitespace().all(|w| w.ends_with("ly")));
         let (dimension, qualifier) = match (&stated.lead, dimension.is_empty()) {
-            (Some(lead), true) => (lead.clone(), stated.qualifier.clone()),
+            (Some(lead), true) if !adverbs => (lead.clone(), stated.qualifier.clone()),
+            (Some(lead), true) => {
+                (dimension, Some(stated.qualifier.as_ref().map_or_else(|| lead.clone(), |q| format!("{lead}; {q}"))))
+            }
             (Some(lead), false) => {
                 (dimension, Some(stated.qualifier.as_ref().map_or_else(|| lead.clone(), |q| format!("{lead}; {q}"))))
             }
@@ -589,6 +635,15 @@ fn recognise_shorten(text: &str) -> String {
     }
     let cut: String = text.chars().take(40).collect();
     format!("{}…", cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head))
+}
+
+/// A row's anchor from its label: a handle as it is written (`L3`), else its slug.
+fn row_slug(label: &str) -> String {
+    if is_handle(label) {
+        label.to_string()
+    } else {
+        short_slug(label)
+    }
 }
 
 /// An anchor from a label: its slug, cut at a word to at most 48 bytes.
