@@ -27,6 +27,39 @@ pub struct SiteConfig {
     /// Content files larger than this many MiB are refused (a safeguard for builds of
     /// untrusted pull requests).
     pub max_file_mib: u64,
+    /// How citations, fields and findings are written, beyond the defaults.
+    pub conventions: ConventionsConfig,
+}
+
+/// How sources of a run's register are written, unless casebook.yaml says otherwise.
+pub const DEFAULT_SOURCE_IDS: &str = "SRC-[0-9]+";
+
+/// `conventions:` of casebook.yaml: the forms casebook recognises, where a site writes
+/// them its own way. Every key is optional.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConventionsConfig {
+    /// How the sources of a run's register are written: a regular expression for a whole
+    /// source ID (`SRC-[0-9]+`).
+    pub source_ids: String,
+    /// Keys of `Key: value` paragraphs that are never fields (`Note`).
+    pub not_fields: Vec<String>,
+    /// Column headers whose cells are findings (the header names the dimension), even
+    /// where few of them start with a status.
+    pub finding_columns: Vec<String>,
+    /// Column headers whose cells are never findings, even where they start with a status.
+    pub not_finding_columns: Vec<String>,
+}
+
+impl Default for ConventionsConfig {
+    fn default() -> Self {
+        ConventionsConfig {
+            source_ids: DEFAULT_SOURCE_IDS.to_string(),
+            not_fields: Vec::new(),
+            finding_columns: Vec::new(),
+            not_finding_columns: Vec::new(),
+        }
+    }
 }
 
 /// The default of [`SiteConfig::max_file_mib`].
@@ -41,6 +74,7 @@ impl Default for SiteConfig {
             ids: IdConfig::default(),
             statuses: default_statuses(),
             max_file_mib: DEFAULT_MAX_FILE_MIB,
+            conventions: ConventionsConfig::default(),
         }
     }
 }

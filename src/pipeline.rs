@@ -378,7 +378,6 @@ fn run(
         memory.set_global(&config_text, theme.as_ref().map(Theme::fingerprint).unwrap_or_default(), &base_url);
     }
     let (systems, runs, found) = load(&tree, &config, &conventions, memory.as_deref(), changed, trusted);
-    let scheme = &conventions.ids;
     diagnostics.extend(found);
     let redirects = parse::parse_redirects(&tree, config.max_file_mib, &mut diagnostics);
     clock.lap("parse, resolve");
@@ -499,11 +498,11 @@ fn run(
             // then the rest of their runs' and systems' pages, then those made from the
             // whole site (the listings of every record).
             let not_site = |scope: render::Scope<'_>| matches!(scope, render::Scope::Site) || up_to_date(scope);
-            let mut paths = render::render(&site, scheme, &theme, &not_site, render::Pages::Of(edited), &emit)?;
+            let mut paths = render::render(&site, &conventions, &theme, &not_site, render::Pages::Of(edited), &emit)?;
             clock.lap("pages of the edited reports");
             let announced = output.changed();
             pages_ready(&announced);
-            paths.extend(render::render(&site, scheme, &theme, &not_site, render::Pages::NotOf(edited), &emit)?);
+            paths.extend(render::render(&site, &conventions, &theme, &not_site, render::Pages::NotOf(edited), &emit)?);
             clock.lap("other pages of runs and systems");
             let more: Vec<PathBuf> =
                 output.changed().into_iter().filter(|p| announced.binary_search(p).is_err()).collect();
@@ -513,7 +512,7 @@ fn run(
             }
             paths.extend(render::render(
                 &site,
-                scheme,
+                &conventions,
                 &theme,
                 &|scope| !matches!(scope, render::Scope::Site),
                 render::Pages::All,
@@ -527,7 +526,7 @@ fn run(
             // A full build makes the search indexes alongside the pages: they need only the
             // model, and the pages spend much of their time in the file system.
             let (paths, (indexes, manifest)) = rayon::join(
-                || render::render(&site, scheme, &theme, &|_| false, render::Pages::All, &emit),
+                || render::render(&site, &conventions, &theme, &|_| false, render::Pages::All, &emit),
                 || rayon::join(make_indexes, || publish::publish_manifest(&site, &base_url, &put_streamed)),
             );
             index_times = indexes?;

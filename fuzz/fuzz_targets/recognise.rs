@@ -43,7 +43,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let mut last_end = 0;
-    for c in recognise::find_citations(text) {
+    for c in CONVENTIONS.citations.find(text) {
         assert!(text.get(c.range.clone()).is_some(), "a citation range slices the text");
         assert!(c.range.start >= last_end, "citations do not overlap");
         last_end = c.range.end;
@@ -55,6 +55,13 @@ fuzz_target!(|data: &[u8]| {
             assert!(text.get(span.clone()).is_some(), "a line range's span slices the text");
         }
     }
+    for (source, follower) in CONVENTIONS.citations.unread_after_source(text) {
+        assert!(text.get(source).is_some() && text.get(follower).is_some(), "unread paths slice the text");
+    }
+    let (ids, undeclared) = CONVENTIONS.find_ids_and_undeclared(text);
+    for m in ids.iter().chain(&undeclared) {
+        assert!(text.get(m.range.clone()).is_some(), "an ID-shaped word slices the text");
+    }
     for key in recognise::status_keys(text) {
         assert!(key.start <= key.value_start && key.value_start <= key.value_end);
         let value = text.get(key.value_start..key.value_end).expect("a status key's value slices the text");
@@ -63,7 +70,8 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     for line in text.lines() {
-        let _ = recognise::quote_path(line);
+        let _ = CONVENTIONS.citations.quote_path(line);
+        let _ = CONVENTIONS.field(line);
         if let Some((_, value_at)) = recognise::field(line) {
             assert!(line.get(value_at..).is_some(), "a field value starts on a character boundary");
         }

@@ -72,14 +72,15 @@ pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, Convention
         Ok(conventions) => Ok((config, config_text, conventions)),
         Err(e) => {
             let file = tree.config.clone().unwrap_or_else(|| "casebook.yaml".into());
-            let pattern = match &e {
-                crate::recognise::GrammarError::Invalid { pattern, .. }
-                | crate::recognise::GrammarError::NoKind(pattern) => pattern,
+            use crate::recognise::GrammarError;
+            let (pattern, key) = match &e {
+                GrammarError::Invalid { pattern, .. } | GrammarError::NoKind(pattern) => (pattern, "ids.grammars"),
+                GrammarError::SourceIds { pattern, .. } => (pattern, "conventions.source_ids"),
             };
             let (line, col, source) = locate(&config_text, pattern);
             Err(Diagnostic::error(Location::new(Arc::from(file.as_path()), line, col), e.to_string())
                 .with_source(source, pattern.chars().count())
-                .with_help("fix `ids.grammars` in casebook.yaml (see docs/format.md)"))
+                .with_help(format!("fix `{key}` in casebook.yaml (see docs/format.md)")))
         }
     }
 }

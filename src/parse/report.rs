@@ -134,6 +134,7 @@ struct PendingCode {
 }
 
 struct Scanner<'a> {
+    conventions: &'a Conventions,
     scheme: &'a IdScheme,
     words: &'a StatusWords,
     /// Words shared by the findings of this report ([`Scanner::shared`]): a few dozen.
@@ -174,6 +175,7 @@ impl<'a> Scanner<'a> {
         line_starts.extend(md.match_indices('\n').map(|(i, _)| i + 1));
         Scanner {
             shared_words: Vec::new(),
+            conventions,
             scheme: &conventions.ids,
             words: &conventions.statuses,
             file,
@@ -476,7 +478,7 @@ impl<'a> Scanner<'a> {
 
     fn paragraph(&mut self, inline: Inline) {
         if let Some(code) = self.quote_candidate.take() {
-            if let Some(path) = recognise::quote_path(&inline.text) {
+            if let Some(path) = self.conventions.citations.quote_path(&inline.text) {
                 let language =
                     code.language.clone().or_else(|| recognise::language_for_path(&path.path).map(str::to_string));
                 let location = self.location(code.offset);
@@ -495,7 +497,7 @@ impl<'a> Scanner<'a> {
         let text = inline.text.trim_start();
         if text.starts_with("--- ") || text.starts_with("---\t") {
             let offset = inline.source.as_ref().map_or(0, |s| s.start);
-            let help = match recognise::quote_path(&inline.text) {
+            let help = match self.conventions.citations.quote_path(&inline.text) {
                 Some(_) => "a quote's path line follows its code block directly; move it under the block",
                 None => "a quote's path line is `--- path` or `--- SRC-n path:lines`, without spaces in the path",
             };
@@ -520,7 +522,9 @@ impl<'a> Scanner<'a> {
         let states_findings = self.block_findings(&inline, owner, evidence);
         if let (Some((Owner::Declaration(i), _)), Some(source), false) = (self.owner, inline.source.clone(), in_list) {
             let text = inline.text.trim();
-            if let Some((key, value_at)) = self.scheme.field(text).filter(|_| !states_findings.starts_with_status_key) {
+            if let Some((key, value_at)) =
+                self.conventions.field(text).filter(|_| !states_findings.starts_with_status_key)
+            {
                 let raw = &self.md[source.clone()];
                 let value_source = raw.find(&text[value_at..]).map(|at| raw[at..].trim().to_string());
                 let value = value_source.unwrap_or_else(|| text[value_at..].to_string());
@@ -613,7 +617,7 @@ impl<'a> Scanner<'a> {
         for group in text_groups(inline) {
             let text = &inline.text[group.clone()];
             let group_source = inline.runs.iter().find(|r| r.text.start == group.start).map_or(0, |r| r.source.start);
-            let (ids, undeclared) = self.scheme.find_ids_and_undeclared(text);
+            let (ids, undeclared) = self.conventions.find_ids_and_undeclared(text);
             for m in ids {
                 let in_container = group.start + m.range.start..group.start + m.range.end;
                 if skip.as_ref().is_some_and(|s| s.start == in_container.start) {
@@ -641,7 +645,7 @@ impl<'a> Scanner<'a> {
                     "declare the kind under `ids.kinds` in casebook.yaml to make it a record, or list it under `conventions.not_ids` if it is no ID",
                 );
             }
-            for (source, follower) in recognise::unread_after_source(text) {
+            for (source, follower) in self.conventions.citations.unread_after_source(text) {
                 let offset = self
                     .source_offset(inline, group.start + follower.start..group.start + follower.end)
                     .unwrap_or(group_source);
@@ -653,7 +657,7 @@ impl<'a> Scanner<'a> {
                     "a cited path has an extension (`src/jobs.rs`), or is a folder written with `/` at its end (`src/sandbox/`)",
                 );
             }
-            for c in recognise::find_citations(text) {
+            for c in self.conventions.citations.find(text) {
                 let in_container = group.start + c.range.start..group.start + c.range.end;
                 let offset = self.source_offset(inline, in_container).unwrap_or(group_source);
                 let location = self.location(offset);

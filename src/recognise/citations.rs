@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::is_word_char;
+use super::{is_word_char, QuotePath};
 use crate::model::LineRange;
 
 /// A citation found in text: `SRC-1 session.py:368-390`, `runtime.py:222-223`,
@@ -38,7 +38,21 @@ const PATH: &str = r"(?:[A-Za-z0-9_.\-]+/)*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za
 const SOURCED_PATH: &str = r"(?:(?:[A-Za-z0-9_.\-]+/)*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*|(?:[A-Za-z0-9_.\-]+/)+(?:\*\*/\*|\*\*|\*)?)";
 pub(super) const LINES: &str = r"[0-9]+(?:-[0-9]+)?(?:, ?[0-9]+(?:-[0-9]+)?)*";
 
-pub(super) static SOURCE_TOKEN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\bSRC-[0-9]+\b").unwrap());
+/// How a site cites its sources: the pattern of its source IDs (`SRC-1`), compiled. The
+/// forms around it (paths, lists, sections) are the same for every site.
+#[derive(Debug, Clone)]
+pub struct Citations {
+    /// A source ID as a whole word.
+    token: Regex,
+    /// A quote's path line, `--- [SOURCE] path[:lines]`.
+    quote_path: Regex,
+}
+
+impl Default for Citations {
+    fn default() -> Self {
+        Citations::new(crate::config::DEFAULT_SOURCE_IDS).expect("the default source pattern compiles")
+    }
+}
 /// A path without a source: with lines (`runtime.py:222-223`), or, without lines, only
 /// when it has a folder (`plugin/exia_seed/pages.py`): `Node.js` or `step.usage` are words.
 static BARE_CITATION: LazyLock<Regex> =
@@ -59,99 +73,123 @@ static NEXT_LISTED_SECTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"^(?:[,;]|,? and) +§ ?(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|(?P<n>[0-9][0-9.]*[0-9]|[0-9]))"#).unwrap()
 });
 
-/// Every citation in `text`, in order. A bare path takes the source last cited with a
-/// path earlier in the same text; paths listed after `SRC-n` share it.
-pub fn find_citations(text: &str) -> Vec<CitationMatch> {
-    // Every citation names a source (`SRC-n`), or has `path:lines` or a folder: most text
-    // has none of these, and is not worth the regular expressions (render asks of every
-    // text it links).
-    if !text.contains(':') && !text.contains("SRC-") && !text.contains('/') {
-        return Vec::new();
+impl Citations {
+    /// The citations of a site whose source IDs match `source_ids` (a regular expression
+    /// for the whole ID, `SRC-[0-9]+` by default).
+    pub fn new(source_ids: &str) -> Result<Self, regex::Error> {
+        let token = Regex::new(&format!(r"\b(?:{source_ids})\b"))?;
+        let quote_path = Regex::new(&format!(
+            r"^---[ \t]+(?:(?P<src>{source_ids})[ \t]+)?(?P<path>[^\s:]+)(?::(?P<lines>{LINES}))?[ \t]*$"
+        ))?;
+        Ok(Citations { token, quote_path })
     }
-    let mut out = Vec::new();
-    let mut consumed_to = 0;
-    let mut current_source: Option<String> = None;
-    let sources: Vec<Range<usize>> = SOURCE_TOKEN.find_iter(text).map(|m| m.range()).collect();
-    let bares: Vec<regex::Captures<'_>> = BARE_CITATION.captures_iter(text).collect();
-    let (mut si, mut bi) = (0, 0);
-    loop {
-        let next_source = sources.get(si).map(|r| r.start);
-        let next_bare = bares.get(bi).map(|c| c.get(0).unwrap().start());
-        match (next_source, next_bare) {
-            (None, None) => break,
-            (Some(s), b) if b.is_none_or(|b| s <= b) => {
-                let token = sources[si].clone();
-                si += 1;
-                if token.start < consumed_to {
-                    continue;
-                }
-                let (found, end, with_path) = after_source(text, token);
-                if with_path {
-                    // Only a source cited with a path is inherited by later bare paths:
-                    // `SRC-3 §"Known Limits" … (events.py:277-281)` cites SRC-3 and then
-                    // a file of the default source.
-                    current_source = found[0].source.clone();
-                }
-                out.extend(found);
-                consumed_to = end;
-            }
-            _ => {
-                let caps = &bares[bi];
-                bi += 1;
-                let whole = caps.get(0).unwrap();
-                let has_lines = caps.name("lines").is_some();
-                if whole.start() < consumed_to
-                    || !path_starts_at_boundary(text, whole.start())
-                    || !path_ends_at_boundary(text, whole.end())
-                    || !(has_lines || caps["path"].contains('/'))
-                {
-                    continue;
-                }
-                let (lines, line_spans) =
-                    caps.name("lines").map(|l| line_ranges_at(text, l.range())).unwrap_or_default();
-                out.push(CitationMatch {
-                    range: whole.range(),
-                    source_range: None,
-                    source: current_source.clone(),
-                    path: Some(caps["path"].to_string()),
-                    section: None,
-                    lines,
-                    line_spans,
-                });
-                consumed_to = whole.end();
-            }
-        }
-    }
-    out
-}
 
-/// The source tokens of `text` followed by a word that looks like a path but is not
-/// read as one (`SRC-1 src/fractal`: a folder without its trailing `/`), with the word.
-pub fn unread_after_source(text: &str) -> Vec<(Range<usize>, Range<usize>)> {
-    if !text.contains("SRC-") {
-        return Vec::new();
+    /// True when `word` holds a source ID.
+    pub fn names_source(&self, word: &str) -> bool {
+        self.token.is_match(word)
     }
-    let mut out = Vec::new();
-    for token in SOURCE_TOKEN.find_iter(text) {
-        let (found, _, _) = after_source(text, token.range());
-        if found.iter().any(|c| c.path.is_some() || c.section.is_some()) {
-            continue;
-        }
-        let rest = &text[token.end()..];
-        let skipped = rest.len() - rest.trim_start_matches(':').trim_start_matches([' ', '\t']).len();
-        if skipped == 0 {
-            continue;
-        }
-        let start = token.end() + skipped;
-        let word: &str =
-            text[start..].split(|c: char| c.is_whitespace() || ",;()[]\"'".contains(c)).next().unwrap_or("");
-        let word = word.trim_end_matches(['.', ':']);
-        let looks_like_path = word.contains('/') && word.chars().any(char::is_alphanumeric) && !word.contains("//");
-        if looks_like_path {
-            out.push((token.range(), start..start + word.len()));
-        }
+
+    /// Reads a paragraph as a quote's path line (`--- plugin/exia_seed/rappel.py`).
+    pub fn quote_path(&self, paragraph: &str) -> Option<QuotePath> {
+        let caps = self.quote_path.captures(paragraph.trim())?;
+        Some(QuotePath {
+            source: caps.name("src").map(|m| m.as_str().to_string()),
+            path: caps["path"].to_string(),
+            lines: caps.name("lines").map(|l| parse_line_ranges(l.as_str())).unwrap_or_default(),
+        })
     }
-    out
+
+    /// Every citation in `text`, in order. A bare path takes the source last cited with a
+    /// path earlier in the same text; paths listed after `SRC-n` share it.
+    pub fn find(&self, text: &str) -> Vec<CitationMatch> {
+        // Every citation names a source, or has `path:lines` or a folder: most text has none
+        // of these, and is not worth the regular expressions (render asks of every text it
+        // links).
+        if !text.contains(':') && !text.contains('/') && !self.token.is_match(text) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let mut consumed_to = 0;
+        let mut current_source: Option<String> = None;
+        let sources: Vec<Range<usize>> = self.token.find_iter(text).map(|m| m.range()).collect();
+        let bares: Vec<regex::Captures<'_>> = BARE_CITATION.captures_iter(text).collect();
+        let (mut si, mut bi) = (0, 0);
+        loop {
+            let next_source = sources.get(si).map(|r| r.start);
+            let next_bare = bares.get(bi).map(|c| c.get(0).unwrap().start());
+            match (next_source, next_bare) {
+                (None, None) => break,
+                (Some(s), b) if b.is_none_or(|b| s <= b) => {
+                    let token = sources[si].clone();
+                    si += 1;
+                    if token.start < consumed_to {
+                        continue;
+                    }
+                    let (found, end, with_path) = after_source(text, token);
+                    if with_path {
+                        // Only a source cited with a path is inherited by later bare paths:
+                        // `SRC-3 §"Known Limits" … (events.py:277-281)` cites SRC-3 and then
+                        // a file of the default source.
+                        current_source = found[0].source.clone();
+                    }
+                    out.extend(found);
+                    consumed_to = end;
+                }
+                _ => {
+                    let caps = &bares[bi];
+                    bi += 1;
+                    let whole = caps.get(0).unwrap();
+                    let has_lines = caps.name("lines").is_some();
+                    if whole.start() < consumed_to
+                        || !path_starts_at_boundary(text, whole.start())
+                        || !path_ends_at_boundary(text, whole.end())
+                        || !(has_lines || caps["path"].contains('/'))
+                    {
+                        continue;
+                    }
+                    let (lines, line_spans) =
+                        caps.name("lines").map(|l| line_ranges_at(text, l.range())).unwrap_or_default();
+                    out.push(CitationMatch {
+                        range: whole.range(),
+                        source_range: None,
+                        source: current_source.clone(),
+                        path: Some(caps["path"].to_string()),
+                        section: None,
+                        lines,
+                        line_spans,
+                    });
+                    consumed_to = whole.end();
+                }
+            }
+        }
+        out
+    }
+
+    /// The source tokens of `text` followed by a word that looks like a path but is not
+    /// read as one (`SRC-1 src/fractal`: a folder without its trailing `/`), with the word.
+    pub fn unread_after_source(&self, text: &str) -> Vec<(Range<usize>, Range<usize>)> {
+        let mut out = Vec::new();
+        for token in self.token.find_iter(text) {
+            let (found, _, _) = after_source(text, token.range());
+            if found.iter().any(|c| c.path.is_some() || c.section.is_some()) {
+                continue;
+            }
+            let rest = &text[token.end()..];
+            let skipped = rest.len() - rest.trim_start_matches(':').trim_start_matches([' ', '\t']).len();
+            if skipped == 0 {
+                continue;
+            }
+            let start = token.end() + skipped;
+            let word: &str =
+                text[start..].split(|c: char| c.is_whitespace() || ",;()[]\"'".contains(c)).next().unwrap_or("");
+            let word = word.trim_end_matches(['.', ':']);
+            let looks_like_path = word.contains('/') && word.chars().any(char::is_alphanumeric) && !word.contains("//");
+            if looks_like_path {
+                out.push((token.range(), start..start + word.len()));
+            }
+        }
+        out
+    }
 }
 
 /// The citations made by the source token at `token`: its paths or sections, or the
@@ -257,7 +295,7 @@ mod tests {
 
     #[test]
     fn citation_with_source_and_lines() {
-        let c = find_citations("render_session_summary (SRC-1 session.py:368-390) main LM");
+        let c = Citations::default().find("render_session_summary (SRC-1 session.py:368-390) main LM");
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].source.as_deref(), Some("SRC-1"));
         assert_eq!(c[0].path.as_deref(), Some("session.py"));
@@ -267,7 +305,7 @@ mod tests {
     #[test]
     fn bare_citation_with_several_ranges_inherits_the_source() {
         let text = "SRC-1 tui/app.py:59-70; signature.py:97-106 and session.py:188, 200, 278-279.";
-        let c = find_citations(text);
+        let c = Citations::default().find(text);
         let paths: Vec<_> =
             c.iter().map(|c| (c.source.as_deref(), c.path.as_deref().unwrap(), c.lines.len())).collect();
         assert_eq!(
@@ -279,7 +317,7 @@ mod tests {
 
     #[test]
     fn bare_citation_without_source_has_none() {
-        let c = find_citations("trimmed on every save (runtime.py:222-223, 263-322).");
+        let c = Citations::default().find("trimmed on every save (runtime.py:222-223, 263-322).");
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].source, None);
         assert_eq!(c[0].lines, vec![LineRange { start: 222, end: 223 }, LineRange { start: 263, end: 322 }]);
@@ -287,7 +325,7 @@ mod tests {
 
     #[test]
     fn source_with_path_list_and_section() {
-        let c = find_citations("SRC-1 plugin/exia_seed/pages.py, plugin/exia_seed/registre.py. SRC-3 §\"Known Limits\" says so; SRC-8 was not obtained.");
+        let c = Citations::default().find("SRC-1 plugin/exia_seed/pages.py, plugin/exia_seed/registre.py. SRC-3 §\"Known Limits\" says so; SRC-8 was not obtained.");
         assert_eq!(c.len(), 4);
         assert_eq!(c[1].path.as_deref(), Some("plugin/exia_seed/registre.py"));
         assert_eq!(c[1].source.as_deref(), Some("SRC-1"));
@@ -297,7 +335,7 @@ mod tests {
 
     #[test]
     fn section_and_bare_source_mentions_are_not_inherited() {
-        let c = find_citations(
+        let c = Citations::default().find(
             "SRC-3 §\"Known Limits\" states it, and hooks return [] (events.py:277-281); see (SRC-7) runtime.py:262.",
         );
         let bare: Vec<_> = c.iter().filter(|c| c.source_range.is_none()).map(|c| c.source.clone()).collect();
@@ -307,7 +345,7 @@ mod tests {
     #[test]
     fn a_colon_after_the_source_then_a_list_of_paths() {
         let text = "SRC-1: src/jobs.rs, src/sandbox/jail.rs; src/sandbox/lima.rs and src/sandbox/ (the jail).";
-        let c = find_citations(text);
+        let c = Citations::default().find(text);
         let paths: Vec<_> = c.iter().map(|c| (c.source.as_deref(), c.path.as_deref().unwrap())).collect();
         assert_eq!(
             paths,
@@ -325,7 +363,7 @@ mod tests {
     #[test]
     fn each_line_range_has_its_own_span() {
         let text = "see session.py:188, 200, 278-279.";
-        let c = &find_citations(text)[0];
+        let c = &Citations::default().find(text)[0];
         let spans: Vec<&str> = c.line_spans.iter().map(|r| &text[r.clone()]).collect();
         assert_eq!(spans, ["188", "200", "278-279"]);
         assert_eq!(c.lines.len(), 3);
@@ -333,7 +371,9 @@ mod tests {
 
     #[test]
     fn a_bare_path_needs_lines_or_a_folder() {
-        let paths = |text: &str| -> Vec<String> { find_citations(text).into_iter().filter_map(|c| c.path).collect() };
+        let paths = |text: &str| -> Vec<String> {
+            Citations::default().find(text).into_iter().filter_map(|c| c.path).collect()
+        };
         assert_eq!(
             paths("read in plugin/exia_seed/pages.py and Node.js, not session.py"),
             ["plugin/exia_seed/pages.py"]
@@ -345,13 +385,15 @@ mod tests {
 
     #[test]
     fn section_lists_after_a_source() {
-        let c = find_citations("SRC-3 §2, §5.1 and §\"Known Limits\" say so");
+        let c = Citations::default().find("SRC-3 §2, §5.1 and §\"Known Limits\" say so");
         let sections: Vec<_> = c.iter().map(|c| (c.source.as_deref(), c.section.as_deref().unwrap())).collect();
         assert_eq!(sections, [(Some("SRC-3"), "2"), (Some("SRC-3"), "5.1"), (Some("SRC-3"), "Known Limits")]);
     }
 
     #[test]
     fn words_with_dots_are_not_citations() {
-        assert!(find_citations("predict_rlm.RuntimeHook and step.usage.main.input_tokens at 12:30").is_empty());
+        assert!(Citations::default()
+            .find("predict_rlm.RuntimeHook and step.usage.main.input_tokens at 12:30")
+            .is_empty());
     }
 }

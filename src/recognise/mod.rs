@@ -18,8 +18,7 @@ use crate::model::LineRange;
 mod citations;
 mod statuses;
 
-pub use citations::{find_citations, parse_line_ranges, unread_after_source, CitationMatch};
-use citations::{LINES, SOURCE_TOKEN};
+pub use citations::{parse_line_ranges, CitationMatch, Citations};
 pub use statuses::{is_placeholder, stated, status_keys, Reading, Stated, StatusKey, StatusWords};
 
 /// The longest ID, in bytes: IDs name folders and URL segments, which file systems cap
@@ -27,13 +26,23 @@ pub use statuses::{is_placeholder, stated, status_keys, Reading, Stated, StatusK
 pub const MAX_ID_LEN: usize = 128;
 
 /// What a site's reports are written in, built once from its configuration: the ID
-/// grammars and the words of the status vocabulary.
+/// grammars, how sources are cited, and the words of the status vocabulary.
 #[derive(Debug)]
 pub struct Conventions {
     /// How record IDs are written.
     pub ids: IdScheme,
+    /// How sources are cited.
+    pub citations: Citations,
     /// The status vocabulary's words and synonyms.
     pub statuses: StatusWords,
+    /// Keys of paragraphs that are never fields (`conventions.not_fields`).
+    pub not_fields: std::collections::BTreeSet<String>,
+    /// Column headers whose cells are findings whatever they start with
+    /// (`conventions.finding_columns`), and those whose cells never are
+    /// (`conventions.not_finding_columns`), lower-case.
+    pub finding_columns: std::collections::BTreeSet<String>,
+    /// See `finding_columns`.
+    pub not_finding_columns: std::collections::BTreeSet<String>,
 }
 
 impl Conventions {
@@ -41,10 +50,40 @@ impl Conventions {
     pub fn new(config: &crate::config::SiteConfig) -> Result<Self, GrammarError> {
         let synonyms =
             config.statuses.iter().flat_map(|s| s.synonyms.iter().map(|w| (w.clone(), s.name.clone()))).collect();
+        let conventions = &config.conventions;
+        let lower = |items: &[String]| items.iter().map(|h| h.trim().to_lowercase()).collect();
         Ok(Conventions {
             ids: IdScheme::new(&config.ids)?,
+            citations: Citations::new(&conventions.source_ids).map_err(|e| GrammarError::SourceIds {
+                pattern: conventions.source_ids.clone(),
+                message: e.to_string(),
+            })?,
             statuses: StatusWords::new(config.statuses.iter().map(|s| s.name.clone()), &synonyms),
+            not_fields: conventions.not_fields.iter().cloned().collect(),
+            finding_columns: lower(&conventions.finding_columns),
+            not_finding_columns: lower(&conventions.not_finding_columns),
         })
+    }
+
+    /// [`field`], unless the key holds a record ID or a source (`SRC-1: a.rs, b.rs` is a
+    /// citation, `Distinct from RT-RTE-x: …` a sentence) or is one of `not_fields`.
+    pub fn field<'t>(&self, text: &'t str) -> Option<(&'t str, usize)> {
+        let (key, value_at) = field(text)?;
+        // Also an ID of a kind this site does not declare (`XY-ABC-foo`, `CONF-6`).
+        static ID_SHAPED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[A-Z][A-Z0-9]+-[A-Za-z0-9]").unwrap());
+        let names_something = self.citations.names_source(key)
+            || ID_SHAPED.is_match(key)
+            || !self.ids.find_ids(key).is_empty()
+            || self.not_fields.contains(key);
+        (!names_something).then_some((key, value_at))
+    }
+
+    /// The IDs of `text`, and the words a grammar matches whose kind is not declared
+    /// (but for sources: `SRC-1` is no record).
+    pub fn find_ids_and_undeclared(&self, text: &str) -> (Vec<IdMatch>, Vec<IdMatch>) {
+        let (ids, mut undeclared) = self.ids.find_ids_and_undeclared(text);
+        undeclared.retain(|m| !self.citations.names_source(&text[m.range.clone()]));
+        (ids, undeclared)
     }
 }
 
@@ -75,6 +114,14 @@ pub enum GrammarError {
     /// Not a valid regular expression.
     #[error("ID grammar `{pattern}` is not a valid regular expression: {message}")]
     Invalid {
+        /// The pattern as configured.
+        pattern: String,
+        /// The regex crate's explanation.
+        message: String,
+    },
+    /// `conventions.source_ids` is not a valid regular expression.
+    #[error("`conventions.source_ids` `{pattern}` is not a valid regular expression: {message}")]
+    SourceIds {
         /// The pattern as configured.
         pattern: String,
         /// The regex crate's explanation.
@@ -113,8 +160,9 @@ impl IdScheme {
     }
 
     /// The IDs of `text`, as [`IdScheme::find_ids`], and the words a grammar matches whose
-    /// kind or family is not declared (`CONF-6` where `CONF` is no kind), but for sources
-    /// (`SRC-1`) and the configured words that are no IDs (`SHA-256`).
+    /// kind or family is not declared (`CONF-6` where `CONF` is no kind), but for the
+    /// configured words that are no IDs (`SHA-256`); sources are left to
+    /// [`Conventions::find_ids_and_undeclared`].
     pub fn find_ids_and_undeclared(&self, text: &str) -> (Vec<IdMatch>, Vec<IdMatch>) {
         self.matches(text, true)
     }
@@ -134,8 +182,7 @@ impl IdScheme {
                 if !declared
                     && (!undeclared
                         || self.not_ids.contains(kind)
-                        || family.as_ref().is_some_and(|f| self.not_ids.contains(f))
-                        || SOURCE_TOKEN.is_match(whole.as_str()))
+                        || family.as_ref().is_some_and(|f| self.not_ids.contains(f)))
                 {
                     continue;
                 }
@@ -168,16 +215,6 @@ impl IdScheme {
     /// The kind and family of `id` when the whole string is one ID.
     pub fn classify(&self, id: &str) -> Option<IdMatch> {
         self.find_ids(id).into_iter().next().filter(|m| m.range == (0..id.len()))
-    }
-
-    /// [`field`], unless the key holds a record ID or a source (`SRC-1: a.rs, b.rs` is a
-    /// citation, `Distinct from RT-RTE-x: …` a sentence).
-    pub fn field<'t>(&self, text: &'t str) -> Option<(&'t str, usize)> {
-        let (key, value_at) = field(text)?;
-        // Also an ID of a kind this site does not declare (`XY-ABC-foo`, `CONF-6`).
-        static ID_SHAPED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[A-Z][A-Z0-9]+-[A-Za-z0-9]").unwrap());
-        let names_something = SOURCE_TOKEN.is_match(key) || ID_SHAPED.is_match(key) || !self.find_ids(key).is_empty();
-        (!names_something).then_some((key, value_at))
     }
 
     /// The display name of a kind code (`OBJ` → `operative object`).
@@ -218,21 +255,6 @@ pub struct QuotePath {
     pub path: String,
     /// The quoted lines, when given (`--- a.py:10-12`).
     pub lines: Vec<LineRange>,
-}
-
-static QUOTE_PATH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"^---[ \t]+(?:(?P<src>SRC-[0-9]+)[ \t]+)?(?P<path>[^\s:]+)(?::(?P<lines>{LINES}))?[ \t]*$"))
-        .unwrap()
-});
-
-/// Reads a paragraph as a quote path line (`--- plugin/exia_seed/rappel.py`).
-pub fn quote_path(paragraph: &str) -> Option<QuotePath> {
-    let caps = QUOTE_PATH.captures(paragraph.trim())?;
-    Some(QuotePath {
-        source: caps.name("src").map(|m| m.as_str().to_string()),
-        path: caps["path"].to_string(),
-        lines: caps.name("lines").map(|l| parse_line_ranges(l.as_str())).unwrap_or_default(),
-    })
 }
 
 /// The highlighting language of a quoted file, from its extension.
@@ -503,7 +525,7 @@ mod tests {
 
     #[test]
     fn keys_that_name_a_record_or_source_are_not_fields() {
-        let s = scheme();
+        let s = Conventions::new(&crate::config::SiteConfig::default()).unwrap();
         assert_eq!(s.field("SRC-1: src/jobs.rs, src/sandbox/jail.rs"), None);
         assert_eq!(s.field("Distinct from RT-RTE-file-exchange: the jail is per job."), None);
         assert_eq!(s.field("Distinct from XY-ABC-other: an undeclared kind is still an ID."), None);
@@ -513,14 +535,14 @@ mod tests {
     #[test]
     fn quote_path_lines() {
         assert_eq!(
-            quote_path("--- plugin/exia_seed/rappel.py"),
+            Citations::default().quote_path("--- plugin/exia_seed/rappel.py"),
             Some(QuotePath { source: None, path: "plugin/exia_seed/rappel.py".into(), lines: vec![] })
         );
-        let q = quote_path("--- SRC-3 docs/session-management.md:20-29").unwrap();
+        let q = Citations::default().quote_path("--- SRC-3 docs/session-management.md:20-29").unwrap();
         assert_eq!(q.source.as_deref(), Some("SRC-3"));
         assert_eq!(q.lines, vec![LineRange { start: 20, end: 29 }]);
-        assert_eq!(quote_path("--- this is prose, not a path"), None);
-        assert_eq!(quote_path("plugin/x.py"), None);
+        assert_eq!(Citations::default().quote_path("--- this is prose, not a path"), None);
+        assert_eq!(Citations::default().quote_path("plugin/x.py"), None);
     }
 
     #[test]

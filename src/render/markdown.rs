@@ -11,7 +11,7 @@ use pulldown_cmark::{CodeBlockKind, CowStr, Event, Tag, TagEnd};
 
 use crate::markup::{escape, options as markdown_options, Sanitiser};
 use crate::model::{LineRange, Publication, RecordId, Report, Run};
-use crate::recognise::{self, IdScheme};
+use crate::recognise::{self, Conventions};
 use crate::urls;
 
 use super::highlight;
@@ -22,8 +22,8 @@ pub struct Linker<'a> {
     pub system: &'a str,
     /// The run.
     pub run: &'a Run,
-    /// The site's ID grammars.
-    pub scheme: &'a IdScheme,
+    /// The site's conventions (ID grammars, citation forms).
+    pub conventions: &'a Conventions,
     /// Highlighted code already made for the run's other pages, if shared.
     pub(super) highlights: Option<&'a highlight::RunMemo>,
 }
@@ -135,7 +135,7 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
         if let (Event::Start(Tag::Paragraph), range) = &events[i] {
             if state.list_items == 0 && in_record_body(range.start) {
                 if let Some((Event::Text(text), _)) = events.get(i + 1) {
-                    if let Some((key, value_at)) = linker.scheme.field(text) {
+                    if let Some((key, value_at)) = linker.conventions.field(text) {
                         let key_html = format!("<span class=\"field-key\">{}:</span> ", escape(key));
                         let rest = CowStr::from(text[value_at..].to_string());
                         let anchor = block_anchor(range.start);
@@ -188,7 +188,7 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
                     }
                     i += 1;
                 }
-                let (quote, next) = quote_path_after(&events, i + 1);
+                let (quote, next) = quote_path_after(&events, i + 1, &linker.conventions.citations);
                 out.push(Event::Html(code_block_html(&code, language.as_deref(), quote.as_ref(), linker).into()));
                 i = next;
                 continue;
@@ -276,7 +276,11 @@ struct State {
 
 /// If the events at `at` are a paragraph holding only a `--- path` line, returns it and
 /// the index after the paragraph; otherwise `None` and `at`.
-fn quote_path_after(events: &[(Event<'_>, Range<usize>)], at: usize) -> (Option<recognise::QuotePath>, usize) {
+fn quote_path_after(
+    events: &[(Event<'_>, Range<usize>)],
+    at: usize,
+    citations: &recognise::Citations,
+) -> (Option<recognise::QuotePath>, usize) {
     if !matches!(events.get(at), Some((Event::Start(Tag::Paragraph), _))) {
         return (None, at);
     }
@@ -291,7 +295,7 @@ fn quote_path_after(events: &[(Event<'_>, Range<usize>)], at: usize) -> (Option<
         }
         j += 1;
     }
-    match recognise::quote_path(&text) {
+    match citations.quote_path(&text) {
         Some(path) => (Some(path), j + 1),
         None => (None, at),
     }
@@ -379,8 +383,8 @@ pub fn linkify(text: &str, linker: &Linker<'_>) -> String {
         Citation(recognise::CitationMatch),
     }
     let mut spans: Vec<(Range<usize>, Span)> =
-        linker.scheme.find_ids(text).into_iter().map(|m| (m.range, Span::Id)).collect();
-    spans.extend(recognise::find_citations(text).into_iter().map(|c| (c.range.clone(), Span::Citation(c))));
+        linker.conventions.ids.find_ids(text).into_iter().map(|m| (m.range, Span::Id)).collect();
+    spans.extend(linker.conventions.citations.find(text).into_iter().map(|c| (c.range.clone(), Span::Citation(c))));
     spans.sort_by_key(|(r, _)| (r.start, std::cmp::Reverse(r.end)));
     let mut out = String::with_capacity(text.len() + 64);
     let mut at = 0;

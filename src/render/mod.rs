@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use crate::markup::escape;
 use crate::model::{At, Owner, Publication, Record, RecordId, Report, Run, Site, System};
 use crate::output::OutputFile;
-use crate::recognise::{slugify, IdScheme};
+use crate::recognise::{slugify, Conventions};
 use crate::urls;
 use markdown::{render_fragment, render_inline, render_record_body, render_report, short_revision, Linker};
 use views::*;
@@ -89,7 +89,7 @@ pub fn language_warnings(site: &Site) -> Vec<crate::model::Diagnostic> {
 /// rebuild keeps them as they are); [`page_paths`] names every page.
 pub fn render<E>(
     site: &Site,
-    scheme: &IdScheme,
+    conventions: &Conventions,
     theme: &Theme,
     up_to_date: &(dyn Fn(Scope<'_>) -> bool + Sync),
     pages: Pages<'_>,
@@ -118,7 +118,7 @@ where
             highlights.entry(run).or_default().add_page();
         }
     }
-    let renderer = Renderer { site, scheme, env: &env, assets: &asset_urls, highlights: &highlights };
+    let renderer = Renderer { site, conventions, env: &env, assets: &asset_urls, highlights: &highlights };
     let mut paths: Vec<std::path::PathBuf> = jobs
         .par_iter()
         .map(|job| {
@@ -304,7 +304,7 @@ fn fingerprinted(name: &str, bytes: &[u8]) -> String {
 
 struct Renderer<'a> {
     site: &'a Site,
-    scheme: &'a IdScheme,
+    conventions: &'a Conventions,
     env: &'a Environment<'a>,
     /// Asset name → fingerprinted URL.
     assets: &'a BTreeMap<String, String>,
@@ -352,7 +352,12 @@ impl Renderer<'_> {
     }
 
     fn linker<'b>(&'b self, system: &'b System, run: &'b Run) -> Linker<'b> {
-        Linker { system: &system.slug, run, scheme: self.scheme, highlights: self.highlights.get(&run_key(run)) }
+        Linker {
+            system: &system.slug,
+            run,
+            conventions: self.conventions,
+            highlights: self.highlights.get(&run_key(run)),
+        }
     }
 
     /// One status's row of a count: how many published records carry it and how many

@@ -180,6 +180,24 @@ impl Scanner<'_> {
                 continue;
             }
             let statement = self.md[cell.source.clone()].trim().trim_matches('|').trim().to_string();
+            let configured = header.trim().to_lowercase();
+            if self.conventions.not_finding_columns.contains(&configured) {
+                continue;
+            }
+            if self.conventions.finding_columns.contains(&configured) {
+                // A column the site says holds findings: read as a `Status` column is, on
+                // the dimension its header names.
+                let stated_here = stated(self.words, text, Reading::Explicit);
+                if stated_here.is_empty() {
+                    self.unread_status(&cell.inline, lead, text, row.declares.as_ref().or(row_record(&row)), false);
+                }
+                for s in stated_here {
+                    let finding =
+                        self.finding(&row, &header, &s, &cell.inline, lead, FindingForm::DimensionColumn, &statement);
+                    found.push(finding);
+                }
+                continue;
+            }
             if is_status_header(&header) {
                 let stated_here = stated(self.words, text, Reading::Explicit);
                 if stated_here.is_empty() {
@@ -490,7 +508,7 @@ impl Scanner<'_> {
         if keys.is_empty() {
             let text = inline.text.trim();
             let lead = inline.text.len() - inline.text.trim_start().len();
-            if let Some((key, value_at)) = self.scheme.field(text) {
+            if let Some((key, value_at)) = self.conventions.field(text) {
                 let value = &text[value_at..];
                 let stated_here = stated(self.words, value, Reading::KeyValue);
                 if stated_here.is_empty() {
