@@ -130,8 +130,8 @@ pub struct SearchArgs {
     /// Only records with this status.
     #[arg(long)]
     pub status: Option<String>,
-    /// Only records, sections or reports.
-    #[arg(long = "type", value_name = "TYPE", value_parser = ["record", "section", "report"])]
+    /// Only records, findings without a record, sections or reports.
+    #[arg(long = "type", value_name = "TYPE", value_parser = ["record", "finding", "section", "report"])]
     pub doc_type: Option<String>,
     /// How many results.
     #[arg(long, default_value_t = 10)]

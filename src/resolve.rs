@@ -453,8 +453,8 @@ fn shorten(text: &str, max: usize) -> String {
     format!("{}…", cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head).trim_end_matches([',', ';', ':']))
 }
 
-/// Where an earlier declaration clashes with `new`: headings are exclusive, and a row may
-/// repeat an ID only as another part, or in another table.
+/// Where an earlier declaration clashes with `new`: two headings of one ID clash, and a
+/// row may repeat an ID only as another part, or in another table.
 fn duplicate_of(
     existing: &Record,
     new: &crate::model::Declaration,
@@ -463,8 +463,11 @@ fn duplicate_of(
 ) -> Option<Location> {
     for at in &existing.declarations {
         let old = &reports[at.report].declarations[at.index];
+        // A record's row in a table after its heading (a summary, a findings table) is
+        // another entry of it, as a row in another table is.
         let clash = match (&old.form, &new.form) {
-            (DeclarationForm::Heading { .. }, _) | (_, DeclarationForm::Heading { .. }) => true,
+            (DeclarationForm::Heading { .. }, DeclarationForm::Heading { .. }) => true,
+            (DeclarationForm::Heading { .. }, _) | (_, DeclarationForm::Heading { .. }) => false,
             (DeclarationForm::TableRow { table: t1, part: p1 }, DeclarationForm::TableRow { table: t2, part: p2 }) => {
                 at.report == new_report && t1 == t2 && p1 == p2
             }

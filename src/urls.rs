@@ -31,7 +31,7 @@ pub fn record(system: &str, run: &str, id: &RecordId) -> String {
     format!("/{system}/{run}/records/{}.html", id.slug())
 }
 
-/// The page listing records by status.
+/// The page listing records and findings by status.
 pub fn statuses() -> String {
     "/statuses/".to_string()
 }

@@ -319,3 +319,67 @@ fn a_sub_path_base_url_keeps_every_internal_link_inside_the_site() {
     }
     assert!(checked > 1000, "only {checked} links checked");
 }
+
+#[test]
+fn the_absent_operations_of_fractal_are_on_the_status_pages() {
+    let built = bundled();
+    let absent = built.page("/statuses/absent/");
+    let fractal = built.page("/fractal/statuses/absent/");
+    // §2.3 of the memory report: a table with a Status column whose rows have no ID.
+    for operation in [
+        "Consolidation",
+        "Deduplication",
+        "Evolution / revision of a retained record",
+        "Synthesis",
+        "Invalidation (semantic)",
+        "Decay",
+        "Promotion",
+    ] {
+        assert!(absent.contains(&format!(">{operation}</a>")), "/statuses/absent/ names {operation}");
+        assert!(fractal.contains(&format!("<td>{operation}</td>")), "Fractal's absent page lists {operation}");
+    }
+    assert!(!absent.contains(">Invalidation (structural)</a>"), "Invalidation (structural) is implemented");
+    let implemented = built.page("/fractal/statuses/implemented/");
+    assert!(implemented.contains("<td>Invalidation (structural)</td>"));
+}
+
+#[test]
+fn a_record_page_shows_every_dimension_of_its_findings_with_meanings() {
+    let page = bundled().page(&format!("{FRACTAL_RUN}records/OBJ-02.html"));
+    let findings = &page[page.find("<section class=\"findings\">").expect("a findings section")..];
+    let findings = &findings[..findings.find("</section>").unwrap()];
+    let rows: Vec<&str> = findings.split("<tr>").skip(2).collect();
+    let dimension_status = |row: &str| {
+        let dimension = row.split("<td>").nth(1).unwrap().split("</td>").next().unwrap().to_string();
+        let status = row.split("class=\"status status-").nth(1).unwrap().split('"').next().unwrap().to_string();
+        (dimension, status)
+    };
+    let shown: Vec<(String, String)> = rows.iter().map(|r| dimension_status(r)).collect();
+    let expected = [
+        ("—", "implemented"),
+        ("(a) Context presence", "implemented"),
+        ("(b) Deployed wiring", "implemented"),
+        ("(c) Activation", "uninspected"),
+        ("(d) Causal effect", "uninspected"),
+    ];
+    assert_eq!(shown, expected.map(|(d, s)| (d.to_string(), s.to_string())));
+    assert!(findings.contains("Not examined in this run; no conclusion either way."), "meanings are in words");
+    assert!(
+        findings.contains("href=\"/fractal/aas-2026-08-20-fractal-01/memory/#OBJ-02--2\""),
+        "each finding links to its place"
+    );
+}
+
+#[test]
+fn every_fractal_record_is_titled_by_more_than_its_id() {
+    let built = bundled();
+    let manifest: casebook::manifest::Manifest =
+        casebook::manifest::Manifest::from_json(&std::fs::read_to_string(built.out().join("records.json")).unwrap())
+            .unwrap();
+    for r in manifest.records.iter().filter(|r| r.published) {
+        assert!(r.label.is_some() || r.derived_label.is_some(), "{} has a title", r.id);
+        let page = built.page(&format!("/{}", r.path));
+        let title = &page[page.find("<title>").unwrap() + 7..page.find("</title>").unwrap()];
+        assert!(title.len() > r.id.len() + 3, "{}'s page is titled by more than its ID: {title}", r.id);
+    }
+}

@@ -99,6 +99,29 @@ fn counts_equal_the_model() {
     assert_eq!(count(Request { status: Some("implemented".into()), ..records() }), implemented);
 }
 
+#[test]
+fn status_pages_and_search_count_the_same_records_and_subjects() {
+    let count = |status: &str, doc_type: &str| {
+        let request =
+            Request { status: Some(status.into()), doc_type: Some(doc_type.into()), limit: 1, ..Request::default() };
+        searcher().search(&request).unwrap().total
+    };
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let mut subjects = 0;
+    for status in ["absent", "inapplicable", "uninspected", "claimed", "implemented", "wired"] {
+        let page = bundled().page(&format!("/statuses/{status}/"));
+        let (records, named) = (count(status, "record"), count(status, "finding"));
+        let said = format!(
+            "Across all systems: {} and {} without a record.",
+            plural(records, "record"),
+            plural(named, "subject")
+        );
+        assert!(page.contains(&said), "/statuses/{status}/ says “{said}”");
+        subjects += named;
+    }
+    assert!(subjects >= 20, "the bundled Fractal run has findings without a record: {subjects}");
+}
+
 fn casebook(args: &[&str]) -> std::process::Output {
     let site = bundled().out();
     let mut command = Command::new(env!("CARGO_BIN_EXE_casebook"));

@@ -67,7 +67,7 @@ pub struct RunSummary {
     pub records: usize,
     /// Number of referenced but unpublished records.
     pub unpublished: usize,
-    /// Records by status (vocabulary order, zero counts left out).
+    /// Records and subjects without a record by status (vocabulary order, zero counts left out).
     pub statuses: Vec<StatusCount>,
 }
 

@@ -546,15 +546,21 @@ impl Scanner<'_> {
             }
         }
         if !found.is_empty() {
-            let label = match &found[0].subject {
-                Subject::Named(name) if *name != self.section_name() => name.clone(),
-                _ if !found[0].dimension.is_empty() => found[0].dimension.to_string(),
-                _ => "finding".to_string(),
+            // `memory`, `CAP-2-approval`, `2-4-raw-traces-status`: what the paragraph is about.
+            let first = &found[0];
+            let on = if first.dimension.is_empty() { "status".to_string() } else { short_slug(&first.dimension) };
+            let label = match &first.subject {
+                Subject::Record(id) => format!("{}-{on}", id.slug()),
+                Subject::Named(name) if *name != self.section_name() => short_slug(name),
+                Subject::Named(_) => {
+                    let section = self.section.and_then(|s| self.parts.sections.get(s)).map(|s| s.anchor.clone());
+                    short_slug(&format!("{}-{on}", section.unwrap_or_else(|| "report".to_string())))
+                }
             };
             let anchor = match self.parts.block_anchors.get(&block_source.start) {
                 Some(anchor) => anchor.clone(),
                 None => {
-                    let anchor = self.unique_anchor(short_slug(&label));
+                    let anchor = self.unique_anchor(label);
                     self.parts.block_anchors.insert(block_source.start, anchor.clone());
                     anchor
                 }
@@ -676,4 +682,199 @@ fn short_slug(label: &str) -> String {
     }
     let head = &slug[..cut];
     head.rsplit_once('-').map_or(head, |(h, _)| h).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use crate::config::SiteConfig;
+    use crate::model::{Diagnostic, FindingForm, Report, Severity, Subject};
+    use crate::recognise::Conventions;
+
+    fn parse_with(config: &SiteConfig, md: &str) -> (Report, Vec<Diagnostic>) {
+        let conventions = Conventions::new(config).unwrap();
+        let (report, diagnostics) = crate::parse::parse_report(Path::new("r.md"), "r.md", "r", md, &conventions);
+        (report.expect("the report parses"), diagnostics)
+    }
+
+    fn parse(md: &str) -> (Report, Vec<Diagnostic>) {
+        parse_with(&SiteConfig::default(), md)
+    }
+
+    /// (subject, dimension, status, qualifier, form) of each finding.
+    fn findings(report: &Report) -> Vec<(String, String, String, Option<String>, FindingForm)> {
+        report
+            .findings
+            .iter()
+            .map(|f| {
+                let subject = match &f.subject {
+                    Subject::Record(id) => format!("record {id}"),
+                    Subject::Named(name) => name.clone(),
+                };
+                (
+                    subject,
+                    f.dimension.to_string(),
+                    f.status.to_string(),
+                    f.qualifier.as_deref().map(str::to_string),
+                    f.form,
+                )
+            })
+            .collect()
+    }
+
+    fn f(
+        subject: &str,
+        dimension: &str,
+        status: &str,
+        form: FindingForm,
+    ) -> (String, String, String, Option<String>, FindingForm) {
+        (subject.to_string(), dimension.to_string(), status.to_string(), None, form)
+    }
+
+    fn notes(diagnostics: &[Diagnostic]) -> Vec<u32> {
+        diagnostics.iter().filter(|d| d.severity == Severity::Note).map(|d| d.location.line).collect()
+    }
+
+    #[test]
+    fn a_status_column_of_rows_without_an_id_states_findings_about_their_first_cell() {
+        let (report, diagnostics) =
+            parse("| Operation | Status | Evidence |\n|---|---|---|\n| Consolidation | absent for OBJ-03. Nothing merges. | SRC-1 a.py:3 |\n| Decay | — | |\n");
+        assert_eq!(findings(&report), [f("Consolidation", "", "absent", FindingForm::StatusColumn)]);
+        let consolidation = &report.findings[0];
+        assert_eq!(consolidation.anchor, "consolidation");
+        assert_eq!(report.row_anchors.get(&(0, 0)).map(String::as_str), Some("consolidation"));
+        assert_eq!(consolidation.evidence, 0..1, "the row's citation is its evidence");
+        assert_eq!((consolidation.location.line, consolidation.location.col), (3, 19));
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    }
+
+    #[test]
+    fn a_column_whose_cells_start_with_statuses_names_a_dimension() {
+        let md = "| Item | (a) Presence | (c) Activation | Note |\n|---|---|---|---|\n| OBJ-02 summary | implemented — at signature.py:55 | uninspected. No run occurred | host |\n| Files | implemented, but self-reported | uninspected | observed by none |\n| Other | n/a | uninspected, and weaker | plain |\n";
+        let (report, diagnostics) = parse(md);
+        assert_eq!(
+            findings(&report),
+            [
+                f("record OBJ-02", "(a) Presence", "implemented", FindingForm::DimensionColumn),
+                f("record OBJ-02", "(c) Activation", "uninspected", FindingForm::DimensionColumn),
+                f("Files", "(a) Presence", "implemented", FindingForm::DimensionColumn),
+                f("Files", "(c) Activation", "uninspected", FindingForm::DimensionColumn),
+                f("Other", "(c) Activation", "uninspected", FindingForm::DimensionColumn),
+            ]
+        );
+        // `observed by none` starts one cell of three in `Note`: not a findings column.
+        assert_eq!(notes(&diagnostics), [4]);
+    }
+
+    #[test]
+    fn a_column_that_restates_the_status_lends_its_words_and_adds_no_finding() {
+        let md = "| Question | Finding | Status |\n|---|---|---|\n| Manual write | absent. No command writes memory. | absent |\n| Automatic write | implemented, every turn | implemented |\n";
+        let (report, _) = parse(md);
+        assert_eq!(
+            findings(&report),
+            [
+                f("Manual write", "", "absent", FindingForm::StatusColumn),
+                f("Automatic write", "", "implemented", FindingForm::StatusColumn)
+            ]
+        );
+        assert_eq!(report.findings[0].statement, "absent. No command writes memory.");
+    }
+
+    #[test]
+    fn a_table_in_a_record_s_text_is_about_the_record_its_rows_name_dimensions() {
+        let md = "### MEM-OBJ-raw Raw batches\n\n| Operation | Status |\n|---|---|\n| Decay | absent |\n| Eviction | implemented (count cap) |\n";
+        let (report, _) = parse(md);
+        let mut expected = vec![
+            f("record MEM-OBJ-raw", "Decay", "absent", FindingForm::StatusColumn),
+            f("record MEM-OBJ-raw", "Eviction", "implemented", FindingForm::StatusColumn),
+        ];
+        expected[1].3 = Some("count cap".into());
+        assert_eq!(findings(&report), expected);
+    }
+
+    #[test]
+    fn status_sentences_in_prose_cells_and_lists() {
+        let md = "## 2.4 Traces\n\nThe label does not survive. Status of \"compression\": absent. Status: retention implemented, garbage collection absent.\n\n- Memory status: inapplicable (no state kept).\n- Promotion path finding: absent.\n\n| Ref | Description |\n|---|---|\n| NEW-2 | Hot sandbox. Status within this run: uninspected (CMP-13). |\n";
+        let (report, _) = parse(md);
+        let mut expected = vec![
+            f("\"compression\"", "", "absent", FindingForm::StatusKey),
+            f("2.4 Traces", "retention", "implemented", FindingForm::StatusKey),
+            f("2.4 Traces", "garbage collection", "absent", FindingForm::StatusKey),
+            f("Memory", "", "inapplicable", FindingForm::StatusKey),
+            f("Promotion path", "", "absent", FindingForm::StatusKey),
+            f("record NEW-2", "", "uninspected", FindingForm::StatusKey),
+        ];
+        expected[3].3 = Some("no state kept".into());
+        expected[5].3 = Some("CMP-13".into());
+        assert_eq!(findings(&report), expected);
+        // One anchor per paragraph, named by its first finding.
+        assert_eq!(report.findings[1].anchor, "compression");
+        assert_eq!(report.findings[4].anchor, "promotion-path");
+        assert_eq!(report.block_anchors.len(), 3, "each paragraph or item with findings has one anchor");
+    }
+
+    #[test]
+    fn key_value_findings_and_their_near_misses() {
+        let (report, diagnostics) =
+            parse("- Self-modification: absent.\n- Cause: the user observed it.\n- Note: observed behaviour differs.\n\nLineage: implemented by the host.\n");
+        assert_eq!(
+            findings(&report),
+            [
+                f("Self-modification", "", "absent", FindingForm::KeyValue),
+                f("Lineage", "", "implemented", FindingForm::KeyValue)
+            ]
+        );
+        // `observed` right after a key, used as an adjective: not understood, noted.
+        assert_eq!(notes(&diagnostics), [3]);
+    }
+
+    #[test]
+    fn values_where_a_status_belongs_that_state_none() {
+        let md = "| ID | Status |\n|---|---|\n| OBJ-01 | implmented |\n| OBJ-02 | open |\n| OBJ-03 | retained state, not read-back |\n| Thing | abset |\n| Other | mostly not implemented yet |\n\nStatus: retained state, not read-back.\n";
+        let (report, diagnostics) = parse(md);
+        assert!(report.findings.is_empty(), "{:?}", findings(&report));
+        let shown: Vec<(u32, Severity, &str)> =
+            diagnostics.iter().map(|d| (d.location.line, d.severity, d.message.as_str())).collect();
+        assert_eq!(
+            shown,
+            [
+                (3, Severity::Error, "unknown status `implmented` on OBJ-01"),
+                (4, Severity::Error, "unknown status `open` on OBJ-02"),
+                (6, Severity::Warning, "unknown status `abset`"),
+                (
+                    7,
+                    Severity::Note,
+                    "`mostly not implemented yet` is where a status belongs, but it does not start with one"
+                ),
+            ]
+        );
+        assert_eq!(diagnostics[0].help.as_deref(), Some("did you mean `implemented`?"));
+    }
+
+    #[test]
+    fn configured_columns_hold_findings_or_never_do() {
+        let mut config = SiteConfig::default();
+        config.conventions.finding_columns = vec!["Deployed".into()];
+        config.conventions.not_finding_columns = vec!["Verdict".into()];
+        let md = "| Item | Deployed | Verdict |\n|---|---|---|\n| A | wired | absent |\n| B | no idea | absent |\n| C | implemented | absent |\n";
+        let (report, diagnostics) = parse_with(&config, md);
+        assert_eq!(
+            findings(&report),
+            [
+                f("A", "Deployed", "wired", FindingForm::DimensionColumn),
+                f("C", "Deployed", "implemented", FindingForm::DimensionColumn)
+            ]
+        );
+        assert!(diagnostics.is_empty(), "`no idea` has no status word: nothing to note");
+    }
+
+    #[test]
+    fn a_table_numbered_by_handles_anchors_its_rows_a_lone_handle_is_noted() {
+        let (report, diagnostics) = parse("| # | Limitation |\n|---|---|\n| L1 | no run |\n| L2 | no trace |\n\n| Thing | Note |\n|---|---|\n| Q3 | code |\n| Label | row |\n");
+        assert_eq!(report.row_anchors.get(&(0, 0)).map(String::as_str), Some("L1"));
+        assert_eq!(report.row_anchors.get(&(0, 1)).map(String::as_str), Some("L2"));
+        assert_eq!(report.row_anchors.get(&(1, 0)), None);
+        assert_eq!(notes(&diagnostics), [8]);
+    }
 }
