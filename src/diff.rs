@@ -273,25 +273,13 @@ impl Diff {
         if !self.status_transitions.is_empty() {
             md.push_str("\n### Status transitions\n\n| record | run | on | from | to |\n|---|---|---|---|---|\n");
             for t in &self.status_transitions {
-                let on = match (&t.part, t.dimension.as_str()) {
-                    (Some(p), "") => format!("part {}", cell(p)),
-                    (Some(p), d) => format!("{}, part {}", cell(d), cell(p)),
-                    (None, "") => "status".to_string(),
-                    (None, d) => cell(d),
-                };
-                let list = |v: &[String]| {
-                    if v.is_empty() {
-                        "—".to_string()
-                    } else {
-                        v.iter().map(|s| format!("`{}`", s.replace('`', "'"))).collect::<Vec<_>>().join(", ")
-                    }
-                };
                 md.push_str(&format!(
-                    "| {} | {} | {on} | {} | {} |\n",
+                    "| {} | {} | {} | {} | {} |\n",
                     link(&t.record),
                     run(&t.record),
-                    list(&t.from),
-                    list(&t.to)
+                    on(t.part.as_deref(), &t.dimension),
+                    statuses_list(&t.from),
+                    statuses_list(&t.to)
                 ));
             }
         }
@@ -300,18 +288,13 @@ impl Diff {
                 "\n### Findings without a record\n\n| subject | run | on | from | to |\n|---|---|---|---|---|\n",
             );
             for f in &self.finding_changes {
-                let on = match (&f.part, f.dimension.as_str()) {
-                    (Some(p), "") => format!("part {}", cell(p)),
-                    (Some(p), d) => format!("{}, part {}", cell(d), cell(p)),
-                    (None, "") => "status".to_string(),
-                    (None, d) => cell(d),
-                };
                 md.push_str(&format!(
-                    "| [{}]({}) | {} / {} | {on} | {} | {} |\n",
+                    "| [{}]({}) | {} / {} | {} | {} | {} |\n",
                     cell(&f.subject).replace(['[', ']'], ""),
                     f.url.replace(' ', "%20").replace(')', "%29"),
                     cell(&f.system),
                     cell(&f.run),
+                    on(f.part.as_deref(), &f.dimension),
                     statuses_list(&f.from),
                     statuses_list(&f.to)
                 ));
@@ -342,6 +325,16 @@ impl Diff {
             }
         }
         md
+    }
+}
+
+/// What a status is on: its dimension and part, or `status` for a plain one.
+fn on(part: Option<&str>, dimension: &str) -> String {
+    match (part, dimension) {
+        (Some(p), "") => format!("part {}", cell(p)),
+        (Some(p), d) => format!("{}, part {}", cell(d), cell(p)),
+        (None, "") => "status".to_string(),
+        (None, d) => cell(d),
     }
 }
 

@@ -295,34 +295,47 @@ pub fn write_manifest(site: &Site, base_url: &str, json: &mut dyn Write, lines: 
         quoted(&site.title),
         quoted(base_url)
     )?;
-    let mut pretty = Vec::new();
-    let mut first = true;
+    let mut array = PrettyArray::default();
     for record in (Entries { site, base_url }).iter() {
         serde_json::to_writer(&mut *lines, &record)?;
         lines.write_all(b"\n")?;
-        pretty.clear();
-        serde_json::to_writer_pretty(&mut pretty, &record)?;
-        json.write_all(if first { b"\n" } else { b",\n" })?;
-        for (i, line) in pretty.split(|&b| b == b'\n').enumerate() {
-            json.write_all(if i == 0 { b"    " } else { b"\n    " })?;
-            json.write_all(line)?;
-        }
-        first = false;
+        array.item(json, &record)?;
     }
-    json.write_all(if first { b"]" } else { b"\n  ]" })?;
+    array.end(json)?;
     write!(json, ",\n  \"findings_schema\": {},\n  \"findings\": [", quoted(FINDINGS_SCHEMA))?;
-    let mut first = true;
+    let mut array = PrettyArray::default();
     for finding in (Entries { site, base_url }).findings() {
-        pretty.clear();
-        serde_json::to_writer_pretty(&mut pretty, &finding)?;
-        json.write_all(if first { b"\n" } else { b",\n" })?;
-        for (i, line) in pretty.split(|&b| b == b'\n').enumerate() {
+        array.item(json, &finding)?;
+    }
+    array.end(json)?;
+    json.write_all(b"\n}\n")
+}
+
+/// The items of an array of the manifest, written one at a time as
+/// `serde_json::to_writer_pretty` would lay them out, two levels in.
+#[derive(Default)]
+struct PrettyArray {
+    pretty: Vec<u8>,
+    written: bool,
+}
+
+impl PrettyArray {
+    fn item(&mut self, json: &mut dyn Write, item: &impl Serialize) -> std::io::Result<()> {
+        self.pretty.clear();
+        serde_json::to_writer_pretty(&mut self.pretty, item)?;
+        json.write_all(if self.written { b",\n" } else { b"\n" })?;
+        for (i, line) in self.pretty.split(|&b| b == b'\n').enumerate() {
             json.write_all(if i == 0 { b"    " } else { b"\n    " })?;
             json.write_all(line)?;
         }
-        first = false;
+        self.written = true;
+        Ok(())
     }
-    json.write_all(if first { b"]\n}\n" } else { b"\n  ]\n}\n" })
+
+    /// Closes the array (the caller opened it with `[`).
+    fn end(&self, json: &mut dyn Write) -> std::io::Result<()> {
+        json.write_all(if self.written { b"\n  ]" } else { b"]" })
+    }
 }
 
 /// The records of a site, in manifest order.

@@ -30,8 +30,13 @@ fuzz_target!(|data: &[u8]| {
         }
         for finding in &report.findings {
             assert!(finding.location.line <= lines.max(1), "a finding is past the end");
-            assert!(finding.evidence.end <= report.citations.len(), "evidence {:?} past the citations", finding.evidence);
-            let anchored = report.row_anchors.values().chain(report.block_anchors.values()).any(|a| *a == finding.anchor);
+            assert!(
+                finding.evidence.end <= report.citations.len(),
+                "evidence {:?} past the citations",
+                finding.evidence
+            );
+            let anchored =
+                report.row_anchors.values().chain(report.block_anchors.values()).any(|a| *a == finding.anchor);
             assert!(anchored, "the anchor {} of a finding is on the page", finding.anchor);
         }
     }
