@@ -125,9 +125,17 @@ fn each_record_page_shows_its_findings_and_every_citation_of_its_text() {
         format!("{blob}/src/tools/comment_body.rs"),
         // The quote.
         format!("{blob}/src/tools/review.rs#L12"),
+        // A code span that is a citation, with an en dash in its range.
+        format!("{blob}/src/tools/format.rs#L3-L9"),
+        // A list going on after a parenthesis.
+        format!("{blob}/src/agent/loop.rs"),
+        format!("{blob}/src/agent/state.rs"),
     ] {
         assert!(cap2_evidence.contains(&format!("href=\"{link}\"")), "CAP-2 lists {link}:\n{cap2_evidence}");
     }
+    // The report links the code span as parse read it.
+    let report = built.page(&format!("{RUN}capabilities/"));
+    assert!(report.contains(&format!("<a class=\"cite external\" href=\"{blob}/src/tools/format.rs#L3-L9\" rel=\"noopener noreferrer\"><code>src/tools/format.rs:3–9</code></a>")));
     // `Distinct from CAP-2: …` is a sentence with a reference, not a field.
     assert!(cap2.contains("Distinct from <mark>CAP-2</mark>: it reads the diff and never writes."), "a backlink");
 }
@@ -165,7 +173,7 @@ fn what_only_looks_like_a_convention_is_prose_and_noted() {
         .filter(|d| d.severity == casebook::model::Severity::Note)
         .map(|d| format!("{}:{} {}", d.location.line, d.location.col, d.code.unwrap_or("")))
         .collect();
-    assert_eq!(notes, ["21:5 derived-title", "65:7 not-understood"]);
+    assert_eq!(notes, ["21:5 derived-title", "67:7 not-understood"]);
     assert_eq!(built.outcome.summary.as_ref().unwrap().not_understood, 1);
     // The limitations table numbers its rows: they are anchored by their handles.
     assert!(report.contains("id=\"L1\"") && report.contains("id=\"L2\""));

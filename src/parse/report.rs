@@ -111,6 +111,8 @@ struct Inline {
     text: String,
     runs: Vec<TextRun>,
     source: Option<Range<usize>>,
+    /// Code spans outside links: one that is a whole citation is one (`` `src/a.rs:3` ``).
+    code_spans: Vec<TextRun>,
 }
 
 #[derive(Clone)]
@@ -273,6 +275,11 @@ impl<'a> Scanner<'a> {
             }
             // Inline code and raw inline HTML (shown as text) are part of the text, but
             // never hold references.
+            Event::Code(text) if self.link_depth == 0 && self.image_depth == 0 => {
+                let start = self.inline.text.len();
+                self.inline.text.push_str(&text);
+                self.inline.code_spans.push(TextRun { text: start..self.inline.text.len(), source: range });
+            }
             Event::Code(text) | Event::InlineHtml(text) => self.inline.text.push_str(&text),
             // A soft break joins the runs around it (a citation may wrap onto the next
             // line); a hard break ends the run, as `render` sees it.
@@ -614,6 +621,30 @@ impl<'a> Scanner<'a> {
     /// of a declaring ID, which is not a reference. Text runs that touch (an escape such
     /// as `\_` ends a run) are read as one, so `\_\_init\_\_.py` is one path.
     fn scan(&mut self, inline: &Inline, owner: Option<Owner>, skip: Option<Range<usize>>) {
+        let cited_from = self.parts.citations.len();
+        self.scan_text(inline, owner, skip);
+        for span in &inline.code_spans {
+            let code = &inline.text[span.text.clone()];
+            let Some(c) = self.conventions.citations.in_code(code, &inline.text[..span.text.start]) else { continue };
+            // The span's source starts at its backtick: the code is after it.
+            let backticks = self.md[span.source.clone()].find(code).unwrap_or(0);
+            let location = self.location(span.source.start + backticks);
+            self.parts.citations.push(Citation {
+                names_source: c.source_range.is_some() || c.source.is_some(),
+                source: c.source,
+                path: c.path,
+                section: c.section,
+                lines: c.lines,
+                location,
+                owner,
+            });
+        }
+        if !inline.code_spans.is_empty() {
+            self.parts.citations[cited_from..].sort_by_key(|c| (c.location.line, c.location.col));
+        }
+    }
+
+    fn scan_text(&mut self, inline: &Inline, owner: Option<Owner>, skip: Option<Range<usize>>) {
         for group in text_groups(inline) {
             let text = &inline.text[group.clone()];
             let group_source = inline.runs.iter().find(|r| r.text.start == group.start).map_or(0, |r| r.source.start);

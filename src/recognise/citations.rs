@@ -36,7 +36,8 @@ const PATH: &str = r"(?:[A-Za-z0-9_.\-]+/)*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za
 /// What may follow `SRC-n`: a file, or a folder written with its trailing `/` or a glob
 /// (`src/sandbox/`, `src/fractal/**`).
 const SOURCED_PATH: &str = r"(?:(?:[A-Za-z0-9_.\-]+/)*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*|(?:[A-Za-z0-9_.\-]+/)+(?:\*\*/\*|\*\*|\*)?)";
-pub(super) const LINES: &str = r"[0-9]+(?:-[0-9]+)?(?:, ?[0-9]+(?:-[0-9]+)?)*";
+/// Line ranges: `188, 200, 278-279`, with an en dash (`368–390`) or forges' `L` (`L10-L20`).
+pub(super) const LINES: &str = r"L?[0-9]+(?:[-–]L?[0-9]+)?(?:, ?L?[0-9]+(?:[-–]L?[0-9]+)?)*";
 
 /// How a site cites its sources: the pattern of its source IDs (`SRC-1`), compiled. The
 /// forms around it (paths, lists, sections) are the same for every site.
@@ -56,13 +57,17 @@ impl Default for Citations {
 /// A path without a source: with lines (`runtime.py:222-223`), or, without lines, only
 /// when it has a folder (`plugin/exia_seed/pages.py`): `Node.js` or `step.usage` are words.
 static BARE_CITATION: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(&format!(r"(?P<path>{PATH})(?::(?P<lines>{LINES}))?")).unwrap());
+    LazyLock::new(|| Regex::new(&format!(r"(?P<path>{PATH})(?:[:#](?P<lines>{LINES}))?")).unwrap());
 /// After `SRC-n`, optionally a colon: a path (and lines).
 static AFTER_SOURCE_PATH: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(&format!(r"^:? +(?P<path>{SOURCED_PATH})(?::(?P<lines>{LINES}))?")).unwrap());
-/// A further path of a list after `SRC-n a.py`: `, b.py`, `; c.py:3-4`, `and d.py`.
+    LazyLock::new(|| Regex::new(&format!(r"^:? +(?P<path>{SOURCED_PATH})(?:[:#](?P<lines>{LINES}))?")).unwrap());
+/// A further path of a list after `SRC-n a.py`: `, b.py`, `; c.py:3-4`, `and d.py`,
+/// also after a parenthesis on the one before (`a.py (run_job), b.py`).
 static NEXT_LISTED_PATH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"^(?:[,;]|,? and|,? or) +(?P<path>{SOURCED_PATH})(?::(?P<lines>{LINES}))?")).unwrap()
+    Regex::new(&format!(
+        r"^(?: ?\([^()]{{0,80}}\))?(?:[,;]|,? and|,? or) +(?P<path>{SOURCED_PATH})(?:[:#](?P<lines>{LINES}))?"
+    ))
+    .unwrap()
 });
 /// After `SRC-n`: a section of the document, `§"Known Limits"`, `§“Known Limits”`, `§4.2`.
 static AFTER_SOURCE_SECTION: LazyLock<Regex> = LazyLock::new(|| {
@@ -82,6 +87,28 @@ impl Citations {
             r"^---[ \t]+(?:(?P<src>{source_ids})[ \t]+)?(?P<path>[^\s:]+)(?::(?P<lines>{LINES}))?[ \t]*$"
         ))?;
         Ok(Citations { token, quote_path })
+    }
+
+    /// The citation a code span is, when it is one whole citation (`` `src/jobs.rs:12` ``,
+    /// `` `SRC-2 docs/x.md` ``): its source is the one it names, else a source written
+    /// right before it (`SRC-2 `docs/x.md``), else none (the run's default). Its ranges
+    /// are in `code`.
+    pub fn in_code(&self, code: &str, before: &str) -> Option<CitationMatch> {
+        let trimmed = code.trim();
+        if trimmed.is_empty() || trimmed.len() != code.len() {
+            return None;
+        }
+        let mut found = self.find(code);
+        if found.len() != 1 || found[0].range != (0..code.len()) || found[0].path.is_none() {
+            return None;
+        }
+        let mut citation = found.remove(0);
+        if citation.source_range.is_none() {
+            let tail = before.trim_end().trim_end_matches(':').trim_end();
+            let named = self.token.find_iter(tail).last().filter(|m| m.end() == tail.len());
+            citation.source = named.map(|m| m.as_str().to_string());
+        }
+        Some(citation)
     }
 
     /// True when `word` holds a source ID.
@@ -280,11 +307,12 @@ fn line_ranges_at(text: &str, range: Range<usize>) -> (Vec<LineRange>, Vec<Range
 /// Parses `188, 200, 278-279` into line ranges. A reversed range is kept as written
 /// (`parse` reports it).
 pub fn parse_line_ranges(text: &str) -> Vec<LineRange> {
+    let number = |n: &str| n.trim().trim_start_matches('L').parse().ok();
     text.split(',')
         .filter_map(|part| {
             let part = part.trim();
-            let (a, b) = part.split_once('-').unwrap_or((part, part));
-            Some(LineRange { start: a.trim().parse().ok()?, end: b.trim().parse().ok()? })
+            let (a, b) = part.split_once(['-', '–']).unwrap_or((part, part));
+            Some(LineRange { start: number(a)?, end: number(b)? })
         })
         .collect()
 }
@@ -388,6 +416,30 @@ mod tests {
         let c = Citations::default().find("SRC-3 §2, §5.1 and §\"Known Limits\" say so");
         let sections: Vec<_> = c.iter().map(|c| (c.source.as_deref(), c.section.as_deref().unwrap())).collect();
         assert_eq!(sections, [(Some("SRC-3"), "2"), (Some("SRC-3"), "5.1"), (Some("SRC-3"), "Known Limits")]);
+    }
+
+    #[test]
+    fn line_ranges_as_exports_and_forges_write_them() {
+        let c = Citations::default().find("SRC-1 a.py:368–390, src/b.rs#L10-L20 and c.rs (run_job), d.rs:L7");
+        let found: Vec<(&str, Vec<LineRange>)> =
+            c.iter().map(|c| (c.path.as_deref().unwrap(), c.lines.clone())).collect();
+        let r = |start, end| LineRange { start, end };
+        assert_eq!(
+            found,
+            [("a.py", vec![r(368, 390)]), ("src/b.rs", vec![r(10, 20)]), ("c.rs", vec![]), ("d.rs", vec![r(7, 7)])]
+        );
+    }
+
+    #[test]
+    fn a_code_span_that_is_a_whole_citation() {
+        let c = Citations::default();
+        let cited =
+            |code: &str, before: &str| c.in_code(code, before).map(|m| (m.source, m.path.unwrap(), m.lines.len()));
+        assert_eq!(cited("src/jobs.rs:12-20", "see "), Some((None, "src/jobs.rs".into(), 1)));
+        assert_eq!(cited("docs/x.md", "as SRC-2: "), Some((Some("SRC-2".into()), "docs/x.md".into(), 0)));
+        assert_eq!(cited("SRC-3 a.py:4", ""), Some((Some("SRC-3".into()), "a.py".into(), 1)));
+        assert_eq!(cited("session.py", ""), None, "a file name alone, as `foo.bar` could be code");
+        assert_eq!(cited("x = a/b.rs", ""), None, "code that holds a path is not one");
     }
 
     #[test]

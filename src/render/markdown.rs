@@ -152,10 +152,23 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
         let (event, range) = &events[i];
         match event {
             Event::Start(Tag::Paragraph) => {
+                state.text_before.clear();
                 out.push(event.clone());
                 out.extend(block_anchor(range.start));
             }
+            // A code span that is one whole citation links to its file, as `parse` reads it.
+            Event::Code(code) if !state.sanitiser.in_link_or_image() => {
+                let cited = linker.conventions.citations.in_code(code, &state.text_before);
+                match cited.and_then(|c| linker.file_url(c.source.as_deref(), c.path.as_deref()?, &c.lines)) {
+                    Some(url) => out.push(Event::Html(
+                        format!("<a class=\"cite\" href=\"{}\"><code>{}</code></a>", escape(&url), escape(code)).into(),
+                    )),
+                    None => out.push(event.clone()),
+                }
+                state.text_before.push_str(code);
+            }
             Event::Start(Tag::Item) => {
+                state.text_before.clear();
                 state.list_items += 1;
                 out.push(event.clone());
                 out.extend(block_anchor(range.start));
@@ -165,6 +178,7 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
                 out.push(event.clone());
             }
             Event::Start(Tag::Heading { level, classes, attrs, .. }) => {
+                state.text_before.clear();
                 let anchor =
                     report.and_then(|r| r.sections.get(state.headings)).map(|s| CowStr::from(s.anchor.clone()));
                 state.headings += 1;
@@ -205,6 +219,7 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
                     }
                     i += 1;
                 }
+                state.text_before.push_str(&text);
                 if !state.sanitiser.in_link_or_image() {
                     out.push(Event::Html(linkify(&text, linker).into()));
                 } else {
@@ -241,6 +256,7 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
                 out.push(event.clone());
             }
             Event::Start(Tag::TableCell) => {
+                state.text_before.clear();
                 out.push(event.clone());
                 if !state.in_head && state.cell == 0 {
                     let anchor = report.zip(state.table).and_then(|(r, t)| r.row_anchors.get(&(t, state.body_row)));
@@ -267,6 +283,9 @@ struct State {
     list_items: usize,
     /// The safety policy, which also knows whether text is inside a link or an image.
     sanitiser: Sanitiser,
+    /// The text of the paragraph (or cell, or item) so far: the source a code span's
+    /// citation takes when it names none (`SRC-2 `docs/x.md``).
+    text_before: String,
     tables: usize,
     table: Option<usize>,
     in_head: bool,
