@@ -147,33 +147,91 @@ pub fn manifest(site: &Site, base_url: &str) -> Manifest {
         base_url: base_url.to_string(),
         records: entries.iter().collect(),
         findings_schema: Some(FINDINGS_SCHEMA.to_string()),
-        findings: entries.findings().collect(),
+        findings: entries.findings().map(|f| f.to_entry()).collect(),
     }
 }
 
-fn finding_entry(system: &System, run: &Run, report: &Report, finding: &Finding, base: &str) -> FindingEntry {
-    let (record, subject) = match &finding.subject {
-        Subject::Record(id) => (Some(id.to_string()), id.to_string()),
-        Subject::Named(name) => (None, name.clone()),
+/// A finding as the manifest writes it, borrowed from the model: serialised as
+/// [`FindingEntry`] is (the same keys in the same order), without copying every string.
+#[derive(Serialize)]
+struct FindingOut<'a> {
+    system: &'a str,
+    run: &'a str,
+    revision: &'a str,
+    record: Option<&'a str>,
+    subject: &'a str,
+    dimension: &'a str,
+    status: &'a str,
+    qualifier: Option<&'a str>,
+    part: Option<&'a str>,
+    statement: &'a str,
+    form: &'a str,
+    at: PlaceOut<'a>,
+    url: String,
+}
+
+#[derive(Serialize)]
+struct PlaceOut<'a> {
+    file: &'a str,
+    line: u32,
+    report: &'a str,
+    anchor: &'a str,
+}
+
+impl FindingOut<'_> {
+    fn to_entry(&self) -> FindingEntry {
+        FindingEntry {
+            system: self.system.to_string(),
+            run: self.run.to_string(),
+            revision: self.revision.to_string(),
+            record: self.record.map(str::to_string),
+            subject: self.subject.to_string(),
+            dimension: self.dimension.to_string(),
+            status: self.status.to_string(),
+            qualifier: self.qualifier.map(str::to_string),
+            part: self.part.map(str::to_string),
+            statement: self.statement.to_string(),
+            form: self.form.to_string(),
+            at: Place {
+                file: self.at.file.to_string(),
+                line: self.at.line,
+                report: self.at.report.to_string(),
+                anchor: self.at.anchor.to_string(),
+            },
+            url: self.url.clone(),
+        }
+    }
+}
+
+fn finding_entry<'a>(
+    system: &'a System,
+    run: &'a Run,
+    report: &'a Report,
+    finding: &'a Finding,
+    base: &str,
+) -> FindingOut<'a> {
+    let record = match &finding.subject {
+        Subject::Record(id) => Some(id.as_str()),
+        Subject::Named(_) => None,
     };
     let page = urls::report(&system.slug, &run.slug, &report.slug);
-    FindingEntry {
-        system: system.slug.clone(),
-        run: run.slug.clone(),
-        revision: run.revision.clone(),
+    FindingOut {
+        system: &system.slug,
+        run: &run.slug,
+        revision: &run.revision,
         record,
-        subject,
-        dimension: finding.dimension.to_string(),
-        status: finding.status.to_string(),
-        qualifier: finding.qualifier.as_deref().map(str::to_string),
-        part: finding.part.as_deref().map(str::to_string),
-        statement: finding.statement.clone(),
-        form: finding.form.name().to_string(),
-        at: Place {
-            file: report.source_path.clone(),
+        subject: finding.subject.name(),
+        dimension: &finding.dimension,
+        status: &finding.status,
+        qualifier: finding.qualifier.as_deref(),
+        part: finding.part.as_deref(),
+        statement: &finding.statement,
+        form: finding.form.name(),
+        at: PlaceOut {
+            file: &report.source_path,
             line: finding.location.line,
-            report: report.slug.clone(),
-            anchor: finding.anchor.clone(),
+            report: &report.slug,
+            anchor: &finding.anchor,
         },
         url: format!("{base}{page}#{}", finding.anchor),
     }
@@ -346,7 +404,7 @@ struct Entries<'a> {
 }
 
 impl<'a> Entries<'a> {
-    fn findings(self) -> impl Iterator<Item = FindingEntry> + 'a {
+    fn findings(self) -> impl Iterator<Item = FindingOut<'a>> + 'a {
         let base = self.base_url.trim_end_matches('/');
         self.site.systems.iter().flat_map(move |system| {
             system.runs.iter().flat_map(move |run| {

@@ -17,7 +17,7 @@ use globset::{Glob, GlobMatcher};
 use crate::config::{is_iso_date, SiteConfig, SourceDef, StatusDef};
 use crate::model::{
     At, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Site, Source,
-    SourcePart, Status, Subject, System, UnpublishedSet,
+    SourcePart, Status, StatusCounts, Subject, SubjectFindings, System, UnpublishedSet,
 };
 use crate::parse::{locate, ParsedRun, ParsedSystem};
 use crate::recognise::{self, IdScheme};
@@ -244,7 +244,14 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
         }
     }
 
-    attach_findings(&reports, &vocabulary, &mut records, &mut cx.diagnostics);
+    let subjects = attach_findings(&reports, &vocabulary, &mut records, &mut cx.diagnostics);
+    for record in records.values_mut() {
+        let mut statuses: Vec<Arc<str>> =
+            record.findings.iter().map(|at| reports[at.report].findings[at.index].status.clone()).collect();
+        statuses.sort_unstable();
+        statuses.dedup();
+        record.statuses = statuses;
+    }
     derive_labels(&reports, &mut records, &mut cx.diagnostics);
     report_unknown(unknown, &meta.unpublished, &mut cx.diagnostics);
     for record in records.values_mut() {
@@ -267,8 +274,10 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
             .into_iter()
             .map(|set| UnpublishedSet { name: set.name, ids: set.ids, note: set.note })
             .collect(),
+        status_counts: status_counts(&records, &subjects),
         reports,
         records,
+        subjects,
     };
     (run, cx.diagnostics)
 }
@@ -327,19 +336,38 @@ fn declare_records(
 /// Attaches each finding about a record to it, and checks every finding's status against
 /// the run's vocabulary: a status the run does not allow is an error where a record's
 /// `Status` says it, and a warning where casebook read it from a table's column or a
-/// sentence (it is published as written).
+/// sentence (it is published as written). Returns the subjects of the findings whose
+/// subject is not a published record, each with its findings and statuses, in the order
+/// each is first written.
 fn attach_findings(
     reports: &[Report],
     vocabulary: &[String],
     records: &mut BTreeMap<RecordId, Record>,
     diagnostics: &mut Vec<Diagnostic>,
-) {
+) -> Vec<SubjectFindings> {
+    let mut subjects: Vec<SubjectFindings> = Vec::new();
+    let mut index_of: HashMap<&str, usize> = HashMap::new();
     for (r, report) in reports.iter().enumerate() {
         for (index, finding) in report.findings.iter().enumerate() {
             let record = match &finding.subject {
                 Subject::Record(id) => records.get_mut(id),
                 Subject::Named(_) => None,
             };
+            if !record.as_ref().is_some_and(|r| r.publication == Publication::Published) {
+                let name = finding.subject.name();
+                let slot = *index_of.entry(name).or_insert_with(|| {
+                    subjects.push(SubjectFindings {
+                        name: name.to_string(),
+                        findings: Vec::new(),
+                        statuses: Vec::new(),
+                    });
+                    subjects.len() - 1
+                });
+                subjects[slot].findings.push(At { report: r, index });
+                if !subjects[slot].statuses.contains(&finding.status) {
+                    subjects[slot].statuses.push(finding.status.clone());
+                }
+            }
             if !vocabulary.iter().any(|v| **v == *finding.status) {
                 let message = format!("status `{}` is not in this run's vocabulary", finding.status);
                 let on_record = record.as_ref().is_some_and(|r| r.publication == Publication::Published);
@@ -361,6 +389,30 @@ fn attach_findings(
             }
         }
     }
+    for subject in &mut subjects {
+        subject.statuses.sort_unstable();
+    }
+    subjects
+}
+
+/// Per status, the run's published records that carry it and its subjects without a
+/// record that have a finding of it.
+fn status_counts(
+    records: &BTreeMap<RecordId, Record>,
+    subjects: &[SubjectFindings],
+) -> BTreeMap<Arc<str>, StatusCounts> {
+    let mut counts: BTreeMap<Arc<str>, StatusCounts> = BTreeMap::new();
+    for record in records.values().filter(|r| r.publication == Publication::Published) {
+        for status in &record.statuses {
+            counts.entry(status.clone()).or_default().records += 1;
+        }
+    }
+    for subject in subjects {
+        for status in &subject.statuses {
+            counts.entry(status.clone()).or_default().subjects += 1;
+        }
+    }
+    counts
 }
 
 /// The longest derived label, in characters.

@@ -55,7 +55,7 @@ fuzz_target!(|data: &[u8]| {
             assert!(text.get(span.clone()).is_some(), "a line range's span slices the text");
         }
     }
-    for (source, follower) in CONVENTIONS.citations.unread_after_source(text) {
+    for (source, follower) in CONVENTIONS.citations.find_with_unread(text).1 {
         assert!(text.get(source).is_some() && text.get(follower).is_some(), "unread paths slice the text");
     }
     let (ids, undeclared) = CONVENTIONS.find_ids_and_undeclared(text);

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 
 use crate::markup::options as markdown_options;
 use crate::model::{
-    At, DeclarationForm, Finding, FindingForm, Publication, Record, Report, Run, Site, Subject, System,
+    DeclarationForm, FindingForm, Publication, Record, Report, Run, Site, Subject, SubjectFindings, System,
 };
 use crate::output::OutputFile;
 use crate::urls;
@@ -116,31 +116,32 @@ pub fn run_documents(system: &System, run: &Run) -> Vec<SearchDoc> {
     for record in run.records.values().filter(|r| r.publication == Publication::Published) {
         docs.push(record_document(system, run, record));
     }
-    for (subject, findings) in run.subjects_without_record() {
-        docs.push(subject_document(system, run, subject, &findings));
+    for subject in &run.subjects {
+        docs.push(subject_document(system, run, subject));
     }
     docs
 }
 
 /// A subject of findings without a published record (`Consolidation`), as one document,
 /// as a record is: its statuses, and the statements of its findings.
-fn subject_document(system: &System, run: &Run, subject: String, findings: &[(At, &Finding)]) -> SearchDoc {
-    let (first_at, first) = findings[0];
+fn subject_document(system: &System, run: &Run, subject: &SubjectFindings) -> SearchDoc {
+    let first_at = subject.findings[0];
     let report = &run.reports[first_at.report];
-    let url = format!("{}#{}", urls::report(&system.slug, &run.slug, &report.slug), first.anchor);
-    let mut statuses: Vec<String> = findings.iter().map(|(_, f)| f.status.to_string()).collect();
-    statuses.sort();
-    statuses.dedup();
-    let mut doc = base(system, run, DocType::Finding, format!("{subject}: {}", statuses.join(", ")), url);
+    let url = format!("{}#{}", urls::report(&system.slug, &run.slug, &report.slug), run.finding(first_at).anchor);
+    let statuses: Vec<String> = subject.statuses.iter().map(|s| s.to_string()).collect();
+    let mut doc = base(system, run, DocType::Finding, format!("{}: {}", subject.name, statuses.join(", ")), url);
     doc.report = Some((report.slug.clone(), report.report_type.clone()));
-    doc.label = Some(subject);
+    doc.label = Some(subject.name.clone());
     doc.statuses = statuses;
-    let mut statements: Vec<&str> = findings.iter().map(|(_, f)| f.statement.as_str()).collect();
+    let mut statements: Vec<&str> = subject.findings.iter().map(|at| run.finding(*at).statement.as_str()).collect();
     statements.dedup();
     doc.body = statements.iter().map(|s| plain_text(s)).collect::<Vec<_>>().join("\n");
-    let mut paths: Vec<String> = findings
+    let mut paths: Vec<String> = subject
+        .findings
         .iter()
-        .flat_map(|(at, f)| run.reports[at.report].citations[f.evidence.clone()].iter().filter_map(|c| c.path.clone()))
+        .flat_map(|at| {
+            run.reports[at.report].citations[run.finding(*at).evidence.clone()].iter().filter_map(|c| c.path.clone())
+        })
         .collect();
     paths.sort();
     paths.dedup();
@@ -324,7 +325,7 @@ fn record_document(system: &System, run: &Run, record: &Record) -> SearchDoc {
     doc.kind = Some(record.kind.clone());
     doc.family = record.family.clone();
     doc.label = record.label.clone();
-    doc.statuses = run.statuses_of(record).into_iter().map(str::to_string).collect();
+    doc.statuses = run.statuses_of(record).map(str::to_string).collect();
     let mut body = String::new();
     if !record.parts.is_empty() {
         body.push_str(&format!("Parts: {}\n", record.parts.join("; ")));

@@ -112,6 +112,35 @@ pub struct Run {
     pub reports: Vec<Report>,
     /// The record graph of this run, by ID.
     pub records: BTreeMap<RecordId, Record>,
+    /// The subjects of the findings without a published record, in the order each is
+    /// first written: a subject is to these findings what a record is to its own
+    /// (counted once per status, searched as one document).
+    pub subjects: Vec<SubjectFindings>,
+    /// Per status: how many published records carry it, and how many `subjects` have a
+    /// finding of it (what every count of the site sums).
+    pub status_counts: BTreeMap<Arc<str>, StatusCounts>,
+}
+
+/// How many of a run's published records carry a status, and how many of its subjects
+/// without a record have a finding of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatusCounts {
+    /// Published records.
+    pub records: usize,
+    /// Subjects without a published record.
+    pub subjects: usize,
+}
+
+/// A subject of findings without a published record (`Consolidation`, or a record the run
+/// only refers to), with its findings.
+#[derive(Debug, Clone)]
+pub struct SubjectFindings {
+    /// What the findings are about.
+    pub name: String,
+    /// Its findings (into `Report::findings`), in report order.
+    pub findings: Vec<At>,
+    /// The statuses of its findings, each once, sorted.
+    pub statuses: Vec<Arc<str>>,
 }
 
 impl Report {
@@ -137,46 +166,17 @@ impl Run {
         record.findings.iter().map(|at| self.finding(*at))
     }
 
-    /// The statuses of `record`'s findings, each once, in the site's order of `names`
-    /// (or by name when one is not there).
-    pub fn statuses_of<'a>(&'a self, record: &'a Record) -> Vec<&'a str> {
-        let mut names: Vec<&str> = self.findings_of(record).map(|f| &*f.status).collect();
-        names.sort_unstable();
-        names.dedup();
-        names
-    }
-
-    /// The subjects of the findings without a published record, each with its findings,
-    /// in the order each subject is first written: a subject is to these findings what a
-    /// record is to its own (counted once per status, searched as one document).
-    pub fn subjects_without_record(&self) -> Vec<(String, Vec<(At, &Finding)>)> {
-        let mut order: Vec<(String, Vec<(At, &Finding)>)> = Vec::new();
-        let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        for (at, finding) in self.findings_without_record() {
-            let name = finding.subject.name().to_string();
-            let slot = *index.entry(name.clone()).or_insert_with(|| {
-                order.push((name, Vec::new()));
-                order.len() - 1
-            });
-            order[slot].1.push((at, finding));
-        }
-        order
+    /// The statuses of `record`'s findings, each once, sorted.
+    pub fn statuses_of<'a>(&'a self, record: &'a Record) -> impl Iterator<Item = &'a str> + 'a {
+        record.statuses.iter().map(|s| &**s)
     }
 
     /// Every finding of the run whose subject is not a published record of it (a named
     /// subject, or a record the run only refers to), with where it is, in report order.
     pub fn findings_without_record(&self) -> impl Iterator<Item = (At, &Finding)> + '_ {
-        self.reports.iter().enumerate().flat_map(move |(r, report)| {
-            report.findings.iter().enumerate().filter_map(move |(index, finding)| {
-                let published = match &finding.subject {
-                    Subject::Record(id) => {
-                        self.records.get(id).is_some_and(|r| r.publication == Publication::Published)
-                    }
-                    Subject::Named(_) => false,
-                };
-                (!published).then_some((At { report: r, index }, finding))
-            })
-        })
+        let mut places: Vec<At> = self.subjects.iter().flat_map(|s| s.findings.iter().copied()).collect();
+        places.sort_unstable();
+        places.into_iter().map(move |at| (at, self.finding(at)))
     }
 }
 
@@ -507,6 +507,7 @@ impl Record {
             quotes: Vec::new(),
             citations: Vec::new(),
             findings: Vec::new(),
+            statuses: Vec::new(),
             parts: Vec::new(),
         }
     }
@@ -543,6 +544,8 @@ pub struct Record {
     pub citations: Vec<At>,
     /// The findings about it (into `Report::findings`), in report order.
     pub findings: Vec<At>,
+    /// The statuses of its findings, each once, sorted.
+    pub statuses: Vec<Arc<str>>,
     /// Names of its parts, in order.
     pub parts: Vec<String>,
 }

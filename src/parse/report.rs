@@ -159,6 +159,8 @@ struct Scanner<'a> {
     tables_seen: usize,
     in_table_head: bool,
     header: Vec<Arc<str>>,
+    /// Per column of the table being read: whether its header names a status column.
+    header_is_status: Vec<bool>,
     row: Vec<Cell>,
     body_row: usize,
     /// What the findings of the table being read wait for: its end.
@@ -197,6 +199,7 @@ impl<'a> Scanner<'a> {
             tables_seen: 0,
             in_table_head: false,
             header: Vec::new(),
+            header_is_status: Vec::new(),
             row: Vec::new(),
             body_row: 0,
             table_findings: findings::TableFindings::default(),
@@ -355,7 +358,10 @@ impl<'a> Scanner<'a> {
                     self.row.push(Cell { inline, source: range });
                 }
             }
-            TagEnd::TableHead => self.in_table_head = false,
+            TagEnd::TableHead => {
+                self.in_table_head = false;
+                self.header_is_status = self.header.iter().map(|h| findings::is_status_header(h)).collect();
+            }
             TagEnd::TableRow => {
                 let cells = std::mem::take(&mut self.row);
                 self.table_row(cells);
@@ -526,12 +532,12 @@ impl<'a> Scanner<'a> {
         let cited_from = self.parts.citations.len();
         self.scan(&inline, owner, None);
         let evidence = cited_from..self.parts.citations.len();
-        let states_findings = self.block_findings(&inline, owner, evidence);
+        let conventions = self.conventions;
+        let field = conventions.field(inline.text.trim());
+        let states_findings = self.block_findings(&inline, owner, evidence, field);
         if let (Some((Owner::Declaration(i), _)), Some(source), false) = (self.owner, inline.source.clone(), in_list) {
             let text = inline.text.trim();
-            if let Some((key, value_at)) =
-                self.conventions.field(text).filter(|_| !states_findings.starts_with_status_key)
-            {
+            if let Some((key, value_at)) = field.filter(|_| !states_findings.starts_with_status_key) {
                 let raw = &self.md[source.clone()];
                 let value_source = raw.find(&text[value_at..]).map(|at| raw[at..].trim().to_string());
                 let value = value_source.unwrap_or_else(|| text[value_at..].to_string());
@@ -673,10 +679,11 @@ impl<'a> Scanner<'a> {
                     offset,
                     word.chars().count(),
                     format!("`{word}` is written like a record ID, but its kind `{}` is not declared", m.kind),
-                    "declare the kind under `ids.kinds` in casebook.yaml to make it a record, or list it under `conventions.not_ids` if it is no ID",
+                    "declare the kind under `ids.kinds` in casebook.yaml to make it a record, or list it under `ids.not_ids` if it is no ID",
                 );
             }
-            for (source, follower) in self.conventions.citations.unread_after_source(text) {
+            let (citations, unread) = self.conventions.citations.find_with_unread(text);
+            for (source, follower) in unread {
                 let offset = self
                     .source_offset(inline, group.start + follower.start..group.start + follower.end)
                     .unwrap_or(group_source);
@@ -688,7 +695,7 @@ impl<'a> Scanner<'a> {
                     "a cited path has an extension (`src/jobs.rs`), or is a folder written with `/` at its end (`src/sandbox/`)",
                 );
             }
-            for c in self.conventions.citations.find(text) {
+            for c in citations {
                 let in_container = group.start + c.range.start..group.start + c.range.end;
                 let offset = self.source_offset(inline, in_container).unwrap_or(group_source);
                 let location = self.location(offset);

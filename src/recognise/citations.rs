@@ -31,8 +31,8 @@ pub struct CitationMatch {
     pub line_spans: Vec<Range<usize>>,
 }
 
-/// A file: folders, then a name with an extension (`plugin/exia_seed/rappel.py`).
-const PATH: &str = r"(?:[A-Za-z0-9_.\-]+/)*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*";
+/// A file's name, with its extension (`rappel.py`).
+const FILE: &str = r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*";
 /// What may follow `SRC-n`: a file, or a folder written with its trailing `/` or a glob
 /// (`src/sandbox/`, `src/fractal/**`).
 const SOURCED_PATH: &str = r"(?:(?:[A-Za-z0-9_.\-]+/)*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*|(?:[A-Za-z0-9_.\-]+/)+(?:\*\*/\*|\*\*|\*)?)";
@@ -56,8 +56,14 @@ impl Default for Citations {
 }
 /// A path without a source: with lines (`runtime.py:222-223`), or, without lines, only
 /// when it has a folder (`plugin/exia_seed/pages.py`): `Node.js` or `step.usage` are words.
-static BARE_CITATION: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(&format!(r"(?P<path>{PATH})(?:[:#](?P<lines>{LINES}))?")).unwrap());
+/// (Two alternatives, so that a word with a dot and neither is no match at all: most text
+/// has many.)
+static BARE_CITATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?P<slashed>(?:[A-Za-z0-9_.\-]+/)+{FILE})(?:[:#](?P<slashed_lines>{LINES}))?|(?P<plain>{FILE})[:#](?P<plain_lines>{LINES})"
+    ))
+    .unwrap()
+});
 /// After `SRC-n`, optionally a colon: a path (and lines).
 static AFTER_SOURCE_PATH: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(&format!(r"^:? +(?P<path>{SOURCED_PATH})(?:[:#](?P<lines>{LINES}))?")).unwrap());
@@ -129,12 +135,21 @@ impl Citations {
     /// Every citation in `text`, in order. A bare path takes the source last cited with a
     /// path earlier in the same text; paths listed after `SRC-n` share it.
     pub fn find(&self, text: &str) -> Vec<CitationMatch> {
+        self.find_with_unread(text).0
+    }
+
+    /// [`Citations::find`], and the source tokens followed by a word that looks like a
+    /// path but is not read as one (`SRC-1 src/fractal`: a folder without its trailing
+    /// `/`), with the word: what `check --explain` lists.
+    #[allow(clippy::type_complexity, reason = "a pair of lists, each named in the doc")]
+    pub fn find_with_unread(&self, text: &str) -> (Vec<CitationMatch>, Vec<(Range<usize>, Range<usize>)>) {
         // Every citation names a source, or has `path:lines` or a folder: most text has none
         // of these, and is not worth the regular expressions (render asks of every text it
         // links).
         if !text.contains(':') && !text.contains('/') && !self.token.is_match(text) {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         }
+        let mut unread = Vec::new();
         let mut out = Vec::new();
         let mut consumed_to = 0;
         let mut current_source: Option<String> = None;
@@ -152,7 +167,10 @@ impl Citations {
                     if token.start < consumed_to {
                         continue;
                     }
-                    let (found, end, with_path) = after_source(text, token);
+                    let (found, end, with_path) = after_source(text, token.clone());
+                    if !found.iter().any(|c| c.path.is_some() || c.section.is_some()) {
+                        unread.extend(unread_follower(text, token.end).map(|word| (token.clone(), word)));
+                    }
                     if with_path {
                         // Only a source cited with a path is inherited by later bare paths:
                         // `SRC-3 §"Known Limits" … (events.py:277-281)` cites SRC-3 and then
@@ -166,21 +184,23 @@ impl Citations {
                     let caps = &bares[bi];
                     bi += 1;
                     let whole = caps.get(0).unwrap();
-                    let has_lines = caps.name("lines").is_some();
                     if whole.start() < consumed_to
                         || !path_starts_at_boundary(text, whole.start())
                         || !path_ends_at_boundary(text, whole.end())
-                        || !(has_lines || caps["path"].contains('/'))
                     {
                         continue;
                     }
-                    let (lines, line_spans) =
-                        caps.name("lines").map(|l| line_ranges_at(text, l.range())).unwrap_or_default();
+                    let path = caps.name("slashed").or(caps.name("plain")).expect("one alternative matched");
+                    let (lines, line_spans) = caps
+                        .name("slashed_lines")
+                        .or(caps.name("plain_lines"))
+                        .map(|l| line_ranges_at(text, l.range()))
+                        .unwrap_or_default();
                     out.push(CitationMatch {
                         range: whole.range(),
                         source_range: None,
                         source: current_source.clone(),
-                        path: Some(caps["path"].to_string()),
+                        path: Some(path.as_str().to_string()),
                         section: None,
                         lines,
                         line_spans,
@@ -189,34 +209,23 @@ impl Citations {
                 }
             }
         }
-        out
+        (out, unread)
     }
+}
 
-    /// The source tokens of `text` followed by a word that looks like a path but is not
-    /// read as one (`SRC-1 src/fractal`: a folder without its trailing `/`), with the word.
-    pub fn unread_after_source(&self, text: &str) -> Vec<(Range<usize>, Range<usize>)> {
-        let mut out = Vec::new();
-        for token in self.token.find_iter(text) {
-            let (found, _, _) = after_source(text, token.range());
-            if found.iter().any(|c| c.path.is_some() || c.section.is_some()) {
-                continue;
-            }
-            let rest = &text[token.end()..];
-            let skipped = rest.len() - rest.trim_start_matches(':').trim_start_matches([' ', '\t']).len();
-            if skipped == 0 {
-                continue;
-            }
-            let start = token.end() + skipped;
-            let word: &str =
-                text[start..].split(|c: char| c.is_whitespace() || ",;()[]\"'".contains(c)).next().unwrap_or("");
-            let word = word.trim_end_matches(['.', ':']);
-            let looks_like_path = word.contains('/') && word.chars().any(char::is_alphanumeric) && !word.contains("//");
-            if looks_like_path {
-                out.push((token.range(), start..start + word.len()));
-            }
-        }
-        out
+/// The word after a source token ending at `after` (and a colon), when it looks like a
+/// path: it has a `/`.
+fn unread_follower(text: &str, after: usize) -> Option<Range<usize>> {
+    let rest = &text[after..];
+    let skipped = rest.len() - rest.trim_start_matches(':').trim_start_matches([' ', '\t']).len();
+    if skipped == 0 {
+        return None;
     }
+    let start = after + skipped;
+    let word: &str = text[start..].split(|c: char| c.is_whitespace() || ",;()[]\"'".contains(c)).next().unwrap_or("");
+    let word = word.trim_end_matches(['.', ':']);
+    let looks_like_path = word.contains('/') && word.chars().any(char::is_alphanumeric) && !word.contains("//");
+    looks_like_path.then(|| start..start + word.len())
 }
 
 /// The citations made by the source token at `token`: its paths or sections, or the

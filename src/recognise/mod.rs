@@ -71,9 +71,12 @@ impl Conventions {
         let (key, value_at) = field(text)?;
         // Also an ID of a kind this site does not declare (`XY-ABC-foo`, `CONF-6`).
         static ID_SHAPED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[A-Z][A-Z0-9]+-[A-Za-z0-9]").unwrap());
-        let names_something = self.citations.names_source(key)
-            || ID_SHAPED.is_match(key)
-            || !self.ids.find_ids(key).is_empty()
+        // (An ID of the default grammars is ID-shaped; a site's own grammar may write IDs
+        // otherwise, so a key with a capital after its first letter is read for them too.)
+        let capital_inside = key.chars().skip(1).any(|c| c.is_ascii_uppercase());
+        let names_something = ID_SHAPED.is_match(key)
+            || self.citations.names_source(key)
+            || (capital_inside && !self.ids.find_ids(key).is_empty())
             || self.not_fields.contains(key);
         (!names_something).then_some((key, value_at))
     }
@@ -168,7 +171,7 @@ impl IdScheme {
     }
 
     fn matches(&self, text: &str, undeclared: bool) -> (Vec<IdMatch>, Vec<IdMatch>) {
-        let mut found: Vec<(IdMatch, bool)> = Vec::new();
+        let (mut declared, mut others): (Vec<IdMatch>, Vec<IdMatch>) = (Vec::new(), Vec::new());
         for grammar in &self.grammars {
             for caps in grammar.captures_iter(text) {
                 let whole = caps.get(0).expect("group 0 always matches");
@@ -176,33 +179,25 @@ impl IdScheme {
                     continue;
                 }
                 let kind = caps.name("kind").map(|m| m.as_str()).unwrap_or_default();
-                let family = caps.name("family").map(|m| m.as_str().to_string());
-                let declared =
-                    self.kinds.contains_key(kind) && family.as_ref().is_none_or(|f| self.families.contains_key(f));
-                if !declared
-                    && (!undeclared
-                        || self.not_ids.contains(kind)
-                        || family.as_ref().is_some_and(|f| self.not_ids.contains(f)))
+                let family = caps.name("family").map(|m| m.as_str());
+                let is_id = self.kinds.contains_key(kind) && family.is_none_or(|f| self.families.contains_key(f));
+                let list = if is_id {
+                    &mut declared
+                } else if undeclared
+                    && !self.not_ids.contains(kind)
+                    && !family.is_some_and(|f| self.not_ids.contains(f))
                 {
-                    continue;
-                }
-                found.push((IdMatch { range: whole.range(), kind: kind.to_string(), family }, declared));
-            }
-        }
-        // Earliest first; at one start the longest wins; then drop overlaps.
-        found.sort_by(|a, b| a.0.range.start.cmp(&b.0.range.start).then(b.0.range.end.cmp(&a.0.range.end)));
-        let (mut ids, mut others): (Vec<IdMatch>, Vec<IdMatch>) = (Vec::new(), Vec::new());
-        let mut end = 0;
-        for (m, declared) in found {
-            if m.range.start >= end {
-                end = m.range.end;
-                if declared {
-                    ids.push(m);
+                    &mut others
                 } else {
-                    others.push(m);
-                }
+                    continue;
+                };
+                list.push(IdMatch { range: whole.range(), kind: kind.to_string(), family: family.map(str::to_string) });
             }
         }
+        let ids = without_overlaps(declared);
+        // A word that is no ID counts only where no ID is.
+        let mut others = without_overlaps(others);
+        others.retain(|m| !ids.iter().any(|id| id.range.start < m.range.end && m.range.start < id.range.end));
         (ids, others)
     }
 
@@ -230,6 +225,19 @@ impl IdScheme {
 
 fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
+}
+
+/// Matches earliest first, the longest at one start, without those that overlap an
+/// earlier one.
+fn without_overlaps(mut found: Vec<IdMatch>) -> Vec<IdMatch> {
+    found.sort_by(|a, b| a.range.start.cmp(&b.range.start).then(b.range.end.cmp(&a.range.end)));
+    let mut out: Vec<IdMatch> = Vec::with_capacity(found.len());
+    for m in found {
+        if out.last().is_none_or(|last| m.range.start >= last.range.end) {
+            out.push(m);
+        }
+    }
+    out
 }
 
 /// An ID must not be glued to a word or to another hyphenated segment on either side.

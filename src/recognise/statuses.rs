@@ -163,8 +163,20 @@ impl StatusWords {
     /// The status written at the very start of `text`, as a whole word: its name and the
     /// length in bytes of the written form.
     pub fn at_start(&self, text: &str) -> Option<(&str, usize)> {
-        let first: String = text.chars().take_while(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect();
-        if !self.first_words.contains(&first) {
+        // Most values start with no status: tell from their first word, lower-cased
+        // without an allocation when it is short and ASCII.
+        let word_len = text.find(|c: char| !c.is_alphanumeric()).unwrap_or(text.len());
+        let word = &text[..word_len];
+        let mut buffer = [0u8; 32];
+        let known = if word.is_ascii() && word.len() <= buffer.len() {
+            buffer[..word.len()].copy_from_slice(word.as_bytes());
+            buffer[..word.len()].make_ascii_lowercase();
+            let lower = std::str::from_utf8(&buffer[..word.len()]).expect("ASCII");
+            self.first_words.contains(lower)
+        } else {
+            self.first_words.contains(&word.to_lowercase())
+        };
+        if !known {
             return None;
         }
         self.forms.iter().find_map(|(form, i)| {
@@ -219,11 +231,23 @@ fn next_is_word(text: &str, at: usize) -> bool {
 
 /// True for values that say nothing on purpose: empty, a dash, `n/a`.
 pub fn is_placeholder(text: &str) -> bool {
-    matches!(text.trim().to_lowercase().as_str(), "" | "-" | "—" | "–" | "n/a" | "na" | "none" | "?")
+    let text = text.trim();
+    // The longest placeholder is four bytes: most cells are longer, and never lower-cased.
+    text.len() <= 4 && ["", "-", "—", "–", "n/a", "na", "none", "?"].iter().any(|p| text.eq_ignore_ascii_case(p))
 }
 
 /// The statuses `value` states, read as `reading` says (see the module's summary).
 pub fn stated(words: &StatusWords, value: &str, reading: Reading) -> Vec<Stated> {
+    // Most values state no status: their first clause neither starts with one nor (where a
+    // lead is allowed) ends with one. Tell that before reading the whole value.
+    let first = value.trim_start();
+    let clause_end = first.find([',', ';', '.', '(', '—', '–']).unwrap_or(first.len());
+    let clause_end = first[..clause_end].find(" / ").unwrap_or(clause_end);
+    let clause = first[..clause_end].trim_end();
+    let lead_allowed = reading != Reading::KeyValue;
+    if words.at_start(first).is_none() && !(lead_allowed && words.at_end(clause).is_some()) {
+        return Vec::new();
+    }
     let sentence = &value[..first_sentence_end(value)];
     let mut out = Vec::new();
     for (i, clause) in clauses(sentence).into_iter().enumerate() {
@@ -429,11 +453,14 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
     if !text.contains(':') {
         return Vec::new();
     }
-    // ASCII lower-casing keeps every byte offset.
-    let lower = text.to_ascii_lowercase();
-    if !STATUS_NOUNS.iter().any(|n| lower.contains(n)) {
+    // Most text holds none of the nouns: tell without lower-casing it.
+    static NOUNS: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new("(?i)status|finding|conclusion").unwrap());
+    if !NOUNS.is_match(text) {
         return Vec::new();
     }
+    // ASCII lower-casing keeps every byte offset.
+    let lower = text.to_ascii_lowercase();
     let mut out = Vec::new();
     let mut searched = 0;
     while let Some(found) = text[searched..].find(':') {

@@ -118,7 +118,16 @@ where
             highlights.entry(run).or_default().add_page();
         }
     }
-    let renderer = Renderer { site, conventions, env: &env, assets: &asset_urls, highlights: &highlights };
+    let looks: HashMap<&str, StatusLook> = site
+        .statuses
+        .iter()
+        .map(|s| {
+            let look = StatusLook { class: slugify(&s.name), meaning: s.meaning.clone(), url: urls::status(&s.name) };
+            (s.name.as_str(), look)
+        })
+        .collect();
+    let renderer =
+        Renderer { site, conventions, env: &env, assets: &asset_urls, highlights: &highlights, looks: &looks };
     let mut paths: Vec<std::path::PathBuf> = jobs
         .par_iter()
         .map(|job| {
@@ -242,20 +251,13 @@ impl<'a> Tally<'a> {
     fn of(runs: impl Iterator<Item = &'a Run>) -> Self {
         let mut tally = Tally { records: BTreeMap::new(), findings: BTreeMap::new() };
         for run in runs {
-            for record in run.records.values().filter(|r| r.publication == Publication::Published) {
-                for name in run.statuses_of(record) {
-                    *tally.records.entry(name).or_default() += 1;
-                }
-            }
-            for (_, findings) in run.subjects_without_record() {
-                let mut names: Vec<&str> = findings.iter().map(|(_, f)| &*f.status).collect();
-                names.sort_unstable();
-                names.dedup();
-                for name in names {
-                    *tally.findings.entry(name).or_default() += 1;
-                }
+            for (status, counts) in &run.status_counts {
+                *tally.records.entry(status).or_default() += counts.records;
+                *tally.findings.entry(status).or_default() += counts.subjects;
             }
         }
+        tally.records.retain(|_, n| *n > 0);
+        tally.findings.retain(|_, n| *n > 0);
         tally
     }
 }
@@ -310,6 +312,15 @@ struct Renderer<'a> {
     assets: &'a BTreeMap<String, String>,
     /// Per run being rendered (by address), the code its pages have highlighted.
     highlights: &'a HashMap<usize, highlight::RunMemo>,
+    /// How each status of the vocabulary is shown.
+    looks: &'a HashMap<&'a str, StatusLook>,
+}
+
+/// How a status is shown, made once: its CSS class, meaning and page.
+struct StatusLook {
+    class: String,
+    meaning: String,
+    url: String,
 }
 
 impl Renderer<'_> {
@@ -506,13 +517,16 @@ impl Renderer<'_> {
                     .runs
                     .iter()
                     .flat_map(|run| {
-                        run.subjects_without_record().into_iter().filter_map(move |(name, findings)| {
-                            let (at, f) = findings.into_iter().find(|(_, f)| *f.status == *status.name)?;
-                            Some((run, name, at, f))
+                        run.subjects.iter().filter_map(move |subject| {
+                            let at = *subject.findings.iter().find(|at| *run.finding(**at).status == *status.name)?;
+                            Some((run, subject, at))
                         })
                     })
                     .take(SUBJECTS_SHOWN)
-                    .map(|(run, name, at, f)| Link { name, url: self.finding_view(system, run, at, f).at.url })
+                    .map(|(run, subject, at)| Link {
+                        name: subject.name.clone(),
+                        url: self.finding_url(system, run, at, run.finding(at)),
+                    })
                     .collect();
                 SystemStatusCount {
                     system: system.name.clone(),
@@ -572,20 +586,15 @@ impl Renderer<'_> {
 
     /// The badge of a status on a dimension.
     fn badge(&self, status: &str, dimension: &str, qualifier: Option<&str>, part: Option<&str>) -> StatusBadge {
+        let look = self.looks.get(status);
         StatusBadge {
             name: status.to_string(),
-            class: slugify(status),
+            class: look.map_or_else(|| slugify(status), |l| l.class.clone()),
             dimension: dimension.to_string(),
             qualifier: qualifier.map(str::to_string),
             part: part.map(str::to_string),
-            meaning: self
-                .site
-                .statuses
-                .iter()
-                .find(|d| d.name == status)
-                .map(|d| d.meaning.clone())
-                .unwrap_or_default(),
-            url: urls::status(status),
+            meaning: look.map(|l| l.meaning.clone()).unwrap_or_default(),
+            url: look.map_or_else(|| urls::status(status), |l| l.url.clone()),
         }
     }
 
@@ -595,29 +604,46 @@ impl Renderer<'_> {
             .collect()
     }
 
-    /// A finding, with where it is written.
+    /// Where a finding is written: its anchor on its report's page.
+    fn finding_url(&self, system: &System, run: &Run, at: At, finding: &crate::model::Finding) -> String {
+        format!("{}#{}", urls::report(&system.slug, &run.slug, &run.reports[at.report].slug), finding.anchor)
+    }
+
+    /// A finding, with where it is written, for a listing of findings (run and status
+    /// pages): what it is about, and in which report.
     fn finding_view(&self, system: &System, run: &Run, at: At, finding: &crate::model::Finding) -> FindingView {
-        let linker = self.linker(system, run);
-        let report = &run.reports[at.report];
-        let (subject, subject_url, subject_is_record) = match &finding.subject {
-            crate::model::Subject::Record(id) => {
-                let label = run.records.get(id).and_then(|r| r.title_label().map(str::to_string));
-                let name = match label {
-                    Some(label) => format!("{id} {label}"),
-                    None => id.to_string(),
-                };
-                (name, Some(urls::record(&system.slug, &run.slug, id)), true)
-            }
-            crate::model::Subject::Named(name) => (name.clone(), None, false),
-        };
-        let mut at_link = self.section_link(system, run, at.report, finding.section);
-        if !finding.anchor.is_empty() {
-            at_link.url = format!("{}#{}", urls::report(&system.slug, &run.slug, &report.slug), finding.anchor);
+        let mut view = self.record_finding_view(system, run, at, finding);
+        if let crate::model::Subject::Record(id) = &finding.subject {
+            let label = run.records.get(id).and_then(|r| r.title_label());
+            view.subject = match label {
+                Some(label) => format!("{id} {label}"),
+                None => id.to_string(),
+            };
+            view.subject_url = Some(urls::record(&system.slug, &run.slug, id));
+            view.subject_is_record = true;
         }
+        let report = &run.reports[at.report];
+        view.at.name = match finding.section.and_then(|s| report.sections.get(s)) {
+            Some(section) => format!("{} § {}", report.title, section.title),
+            None => report.title.clone(),
+        };
+        view.source = report.source_at(finding.location.line);
+        view.run = Link { name: run.name.clone(), url: urls::run(&system.slug, &run.slug) };
+        view
+    }
+
+    /// A finding as its record's page shows it: its status on its dimension, what the
+    /// analysis says there, and the section where it is written (the subject is the page's).
+    fn record_finding_view(&self, system: &System, run: &Run, at: At, finding: &crate::model::Finding) -> FindingView {
+        let report = &run.reports[at.report];
+        let subject = match &finding.subject {
+            crate::model::Subject::Named(name) => name.clone(),
+            crate::model::Subject::Record(_) => String::new(),
+        };
         FindingView {
             subject,
-            subject_url,
-            subject_is_record,
+            subject_url: None,
+            subject_is_record: false,
             dimension: finding.dimension.to_string(),
             status: self.badge(
                 &finding.status,
@@ -625,15 +651,19 @@ impl Renderer<'_> {
                 finding.qualifier.as_deref(),
                 finding.part.as_deref(),
             ),
-            // A cell that holds only the status says nothing more than the badge.
-            statement_html: if finding.statement.trim().eq_ignore_ascii_case(&finding.status) {
-                String::new()
+            // A cell that holds only its statuses says nothing more than the badges.
+            statement_html: if says_more(&finding.statement, &self.site.statuses) {
+                render_inline(&finding.statement, &self.linker(system, run))
             } else {
-                render_inline(&finding.statement, &linker)
+                String::new()
             },
-            at: at_link,
-            source: report.source_at(finding.location.line),
-            run: Link { name: run.name.clone(), url: urls::run(&system.slug, &run.slug) },
+            at_section: match finding.section.and_then(|s| report.sections.get(s)) {
+                Some(section) => format!("§ {}", section.title),
+                None => report.title.clone(),
+            },
+            at: Link { name: String::new(), url: self.finding_url(system, run, at, finding) },
+            source: String::new(),
+            run: Link { name: String::new(), url: String::new() },
         }
     }
 
@@ -708,28 +738,26 @@ impl Renderer<'_> {
                 total: 0,
             });
             row.total += 1;
-            let carried = run.statuses_of(record);
             for (i, status) in run.vocabulary.iter().enumerate() {
-                if carried.contains(&status.as_str()) {
+                if record.statuses.iter().any(|s| **s == **status) {
                     row.counts[i] += 1;
                 }
             }
-            if carried.is_empty() {
+            if record.statuses.is_empty() {
                 row.none += 1;
             }
         }
         // Findings without a published record, by status in the site's order.
-        let subjects = run.subjects_without_record();
         let mut groups: Vec<FindingGroup> = Vec::new();
         for status in &self.site.statuses {
-            let of_status = |f: &crate::model::Finding| *f.status == *status.name;
-            let findings: Vec<FindingView> = subjects
+            let findings: Vec<FindingView> = run
+                .subjects
                 .iter()
-                .flat_map(|(_, findings)| findings.iter().filter(|(_, f)| of_status(f)))
-                .map(|(at, f)| self.finding_view(system, run, *at, f))
+                .flat_map(|subject| subject.findings.iter().filter(|at| *run.finding(**at).status == *status.name))
+                .map(|at| self.finding_view(system, run, *at, run.finding(*at)))
                 .collect();
             if !findings.is_empty() {
-                let count = subjects.iter().filter(|(_, findings)| findings.iter().any(|(_, f)| of_status(f))).count();
+                let count = run.subjects.iter().filter(|s| s.statuses.iter().any(|n| **n == *status.name)).count();
                 groups.push(FindingGroup {
                     status: self.badge(&status.name, "", None, None),
                     subjects: count,
@@ -970,7 +998,8 @@ impl Renderer<'_> {
                 family => record.family.clone(),
                 family_name => record.family.as_ref().and_then(|f| self.site.families.get(f).cloned()),
                 unpublished => unpublished,
-                findings => record.findings.iter().map(|at| self.finding_view(system, run, *at, run.finding(*at))).collect::<Vec<_>>(),
+                findings => record.findings.iter().map(|at| self.record_finding_view(system, run, *at, run.finding(*at))).collect::<Vec<_>>(),
+                meanings => record.statuses.iter().map(|s| self.badge(s, "", None, None)).collect::<Vec<_>>(),
                 parts => record.parts.clone(),
                 entries => entries,
                 annotations => annotations,
@@ -1004,6 +1033,27 @@ impl Renderer<'_> {
             source: report.source_at(mention.location.line),
         }
     }
+}
+
+/// True when a finding's statement says more than its key, statuses and qualifiers, which
+/// a findings table shows anyway: `implemented`, `implemented (listing) / absent (content
+/// index)` and `Operation conclusion status: wired` say no more.
+fn says_more(statement: &str, statuses: &[crate::model::Status]) -> bool {
+    let lower = statement.to_lowercase();
+    let mut text = match lower.split_once(':') {
+        Some((key, value)) if key.contains("status") || key.contains("finding") => value.to_string(),
+        _ => lower,
+    };
+    while let (Some(open), Some(close)) = (text.find('('), text.find(')')) {
+        if close < open {
+            break;
+        }
+        text.replace_range(open..=close, " ");
+    }
+    for status in statuses {
+        text = text.replace(&status.name.to_lowercase(), " ");
+    }
+    text.chars().any(char::is_alphanumeric)
 }
 
 /// `dimension: qualifier (part)` for a status claim, empty when there is nothing to add.

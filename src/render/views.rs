@@ -300,6 +300,8 @@ pub struct FindingView {
     pub statement_html: String,
     /// The report (and section) where it is written, linked to its place.
     pub at: Link,
+    /// The section alone (`§ 4. Four separate findings`), for the record's own page.
+    pub at_section: String,
     /// File and line.
     pub source: String,
     /// The run.

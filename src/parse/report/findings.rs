@@ -133,7 +133,7 @@ pub(super) struct BlockFindings {
 }
 
 /// True when a column header names a status column (`Status`, `Operation status`).
-fn is_status_header(header: &str) -> bool {
+pub(super) fn is_status_header(header: &str) -> bool {
     header.trim().to_lowercase().ends_with("status")
 }
 
@@ -179,12 +179,15 @@ impl Scanner<'_> {
             if is_placeholder(text) {
                 continue;
             }
-            let statement = self.md[cell.source.clone()].trim().trim_matches('|').trim().to_string();
-            let configured = header.trim().to_lowercase();
-            if self.conventions.not_finding_columns.contains(&configured) {
+            let cell_source = self.md[cell.source.clone()].trim().trim_matches('|').trim();
+            let statement = || cell_source.to_string();
+            let configured = |set: &std::collections::BTreeSet<String>| {
+                !set.is_empty() && set.contains(&header.trim().to_lowercase())
+            };
+            if configured(&self.conventions.not_finding_columns) {
                 continue;
             }
-            if self.conventions.finding_columns.contains(&configured) {
+            if configured(&self.conventions.finding_columns) {
                 // A column the site says holds findings: read as a `Status` column is, on
                 // the dimension its header names.
                 let stated_here = stated(self.words, text, Reading::Explicit);
@@ -193,18 +196,19 @@ impl Scanner<'_> {
                 }
                 for s in stated_here {
                     let finding =
-                        self.finding(&row, &header, &s, &cell.inline, lead, FindingForm::DimensionColumn, &statement);
+                        self.finding(&row, &header, &s, &cell.inline, lead, FindingForm::DimensionColumn, &statement());
                     found.push(finding);
                 }
                 continue;
             }
-            if is_status_header(&header) {
+            if self.header_is_status.get(column).copied().unwrap_or(false) {
                 let stated_here = stated(self.words, text, Reading::Explicit);
                 if stated_here.is_empty() {
                     self.unread_status(&cell.inline, lead, text, row.declares.as_ref().or(row_record(&row)), true);
                     continue;
                 }
                 let dimension = status_column_dimension(&header).to_string();
+                let statement = statement();
                 for s in stated_here {
                     let finding =
                         self.finding(&row, &dimension, &s, &cell.inline, lead, FindingForm::StatusColumn, &statement);
@@ -217,6 +221,7 @@ impl Scanner<'_> {
             let stated_here = stated(self.words, text, Reading::Column);
             if !stated_here.is_empty() {
                 self.count_cell(column, true);
+                let statement = statement();
                 let findings = stated_here
                     .iter()
                     .map(|s| {
@@ -228,7 +233,7 @@ impl Scanner<'_> {
             }
             for key in status_keys(&cell.inline.text) {
                 let (subject, label) = (row.subject.clone(), row.label_dimension.clone());
-                found.extend(self.key_findings(&cell.inline, &key, &subject, label.as_deref(), &row, &statement));
+                found.extend(self.key_findings(&cell.inline, &key, &subject, label.as_deref(), &row, &statement()));
             }
         }
         let first = self.parts.findings.len();
@@ -478,6 +483,7 @@ impl Scanner<'_> {
         inline: &Inline,
         owner: Option<Owner>,
         evidence: Range<usize>,
+        field: Option<(&str, usize)>,
     ) -> BlockFindings {
         let keys = status_keys(&inline.text);
         let starts_with_status_key = keys.first().is_some_and(|k| inline.text[..k.start].trim().is_empty());
@@ -508,7 +514,7 @@ impl Scanner<'_> {
         if keys.is_empty() {
             let text = inline.text.trim();
             let lead = inline.text.len() - inline.text.trim_start().len();
-            if let Some((key, value_at)) = self.conventions.field(text) {
+            if let Some((key, value_at)) = field {
                 let value = &text[value_at..];
                 let stated_here = stated(self.words, value, Reading::KeyValue);
                 if stated_here.is_empty() {
