@@ -1,0 +1,635 @@
+//! The pipeline, and the only module that knows the order of the stages:
+//! discover → parse → resolve → render → post-process → publish → index → write.
+//!
+//! `check` runs every stage but writing (and the search indexes); `build` swaps the
+//! output in only when no stage reported an error, so the previous output survives any
+//! failed build. A full build makes the search indexes alongside the pages. A
+//! [`Rebuilder`] (the dev server) goes through the same function with the memory of its
+//! previous build, and redoes only what changed (see `rebuild.rs`).
+
+mod load;
+mod output;
+mod pages;
+mod reuse;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::discover::SourceTree;
+use crate::model::{sort_diagnostics, Diagnostic, Publication, Site};
+use crate::output::OutputFile;
+use crate::rebuild::Memory;
+use crate::render::{self, Theme};
+use crate::{discover, parse, postprocess, publish, resolve, write};
+use output::{Interruptible, Kind, Output, SupersededWrite};
+use reuse::{Fresh, Reuse};
+
+/// What to build and where.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// The site's root: the folder holding `content/`, `themes/` and `static/`.
+    pub root: PathBuf,
+    /// The output folder.
+    pub output: PathBuf,
+    /// Overrides `base_url` of casebook.yaml.
+    pub base_url: Option<String>,
+    /// The manifest of the previously published site: a record page it lists may not
+    /// disappear without a redirect.
+    pub previous_manifest: Option<PathBuf>,
+    /// Writes the two search indexes (`--no-search-index` turns them off: a quicker
+    /// build when search is not needed, and the way to time what they cost).
+    pub search_index: bool,
+    /// Places casebook did not understand are errors, not notes (`--strict`).
+    pub strict: bool,
+}
+
+impl BuildOptions {
+    /// Options for the site at `root`, written to `root/public`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        let root = root.into();
+        let output = if root == std::path::Path::new(".") { PathBuf::from("public") } else { root.join("public") };
+        BuildOptions { output, root, base_url: None, previous_manifest: None, search_index: true, strict: false }
+    }
+}
+
+/// Counts for the end-of-build summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Systems.
+    pub systems: usize,
+    /// Runs.
+    pub runs: usize,
+    /// Reports.
+    pub reports: usize,
+    /// Published records.
+    pub records: usize,
+    /// Referenced but unpublished records.
+    pub unpublished: usize,
+    /// References to published records.
+    pub references_resolved: usize,
+    /// References to unpublished records.
+    pub references_dangling: usize,
+    /// Quotes.
+    pub quotes: usize,
+    /// Citations of files and sections of the source register.
+    pub citations: usize,
+    /// Findings (records' and the others).
+    pub findings: usize,
+    /// Places that look like a convention but produced nothing (notes; errors with
+    /// `--strict`).
+    pub not_understood: usize,
+    /// Records whose title is derived (they have no label).
+    pub derived_titles: usize,
+    /// HTML pages.
+    pub pages: usize,
+    /// Files written (pages, assets, static files).
+    pub files: usize,
+}
+
+/// The result of `check` or `build`.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Every diagnostic, sorted by file and line.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Counts, when the content could be resolved.
+    pub summary: Option<Summary>,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// True when files were written.
+    pub written: bool,
+    /// Wall time per stage, in order (`--timings`).
+    pub timings: Vec<(&'static str, Duration)>,
+    /// The base URL the pages were made for (`--base-url`, else casebook.yaml's), when
+    /// the configuration could be read: the dev server serves the site under its path.
+    pub base_url: Option<String>,
+    /// The output files a rebuild wrote or removed (paths below the output folder), in
+    /// order; `None` when the whole output folder was replaced.
+    pub changed: Option<Vec<PathBuf>>,
+    /// True when a rebuild stopped early for a newer change
+    /// ([`Rebuilder::rebuild_unless_superseded`]): the output is not yet a whole build.
+    pub superseded: bool,
+}
+
+/// Wall time per stage.
+struct Stopwatch {
+    started: Instant,
+    last: Instant,
+    laps: Vec<(&'static str, Duration)>,
+}
+
+impl Stopwatch {
+    fn start() -> Self {
+        let now = Instant::now();
+        Stopwatch { started: now, last: now, laps: Vec::new() }
+    }
+
+    /// Ends the stage `name`.
+    fn lap(&mut self, name: &'static str) {
+        let now = Instant::now();
+        self.laps.push((name, now - self.last));
+        self.last = now;
+    }
+
+    /// The outcome of a build that wrote nothing (the caller says otherwise), its
+    /// diagnostics sorted.
+    fn outcome(self, mut diagnostics: Vec<Diagnostic>, summary: Option<Summary>, base_url: Option<String>) -> Outcome {
+        sort_diagnostics(&mut diagnostics);
+        Outcome {
+            diagnostics,
+            summary,
+            elapsed: self.started.elapsed(),
+            written: false,
+            timings: self.laps,
+            base_url,
+            changed: None,
+            superseded: false,
+        }
+    }
+}
+
+impl Outcome {
+    /// True when any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// A failure that is not about the content: the theme or the output folder.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// A template failed.
+    #[error(transparent)]
+    Render(#[from] render::RenderError),
+    /// HTML rewriting failed.
+    #[error("rewriting HTML failed: {0}")]
+    Postprocess(#[from] lol_html::errors::RewritingError),
+    /// Writing the output failed.
+    #[error(transparent)]
+    Write(#[from] write::WriteError),
+    /// A search indexer failed.
+    #[error(transparent)]
+    Index(#[from] crate::index::IndexError),
+    /// A newer change superseded a rebuild (the dev server): never an error the user sees,
+    /// the rebuild stops with what it wrote so far remembered.
+    #[error("a newer change superseded this rebuild")]
+    Superseded,
+    /// The previous manifest could not be read.
+    #[error("cannot use the previous manifest {path}: {message}")]
+    PreviousManifest {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+}
+
+/// Runs every stage but writing (and the search indexes, which only the output needs).
+pub fn check(options: &BuildOptions) -> Result<Outcome, PipelineError> {
+    run(options, Kind::Check, &mut Fresh, &[], Progress { pages_ready: &mut |_| {}, superseded: &|| false })
+}
+
+/// Runs every stage; writes the output when there is no error.
+pub fn build(options: &BuildOptions) -> Result<Outcome, PipelineError> {
+    run(options, Kind::Build, &mut Fresh, &[], Progress { pages_ready: &mut |_| {}, superseded: &|| false })
+}
+
+/// Builds again and again, redoing only what changed (the dev server): the first call is
+/// a full build, swapped in like any other; later calls reuse the runs whose files did not
+/// change, render only the pages whose inputs changed, and write into the output folder
+/// only the files whose bytes changed, so that it ends byte for byte as a clean build
+/// would leave it. A call that finds errors in the content writes nothing.
+#[derive(Debug)]
+pub struct Rebuilder {
+    options: BuildOptions,
+    memory: Memory,
+}
+
+impl Rebuilder {
+    /// A rebuilder for the site of `options`.
+    pub fn new(options: BuildOptions) -> Self {
+        Rebuilder { options, memory: Memory::default() }
+    }
+
+    /// Builds. `changed` names the files known to have changed since the last call (the
+    /// watcher's paths, as the options' root spells them); any other file counts as
+    /// changed when its size or modification time did. A rebuild calls `pages_ready`
+    /// with the pages it wrote, twice: once the pages made from the edited reports are
+    /// written (each report's page and its records' pages), then once the other pages of
+    /// the changed runs and systems are; both before the pages made from the whole site,
+    /// the search indexes and the manifest.
+    pub fn rebuild(
+        &mut self,
+        changed: &[PathBuf],
+        pages_ready: &mut dyn FnMut(&[PathBuf]),
+    ) -> Result<Outcome, PipelineError> {
+        self.rebuild_unless_superseded(changed, pages_ready, &|| false)
+    }
+
+    /// [`Rebuilder::rebuild`], which stops early when `superseded` says a newer change
+    /// waits (the dev server asks): once the changed runs' and systems' pages are written,
+    /// once the site's pages are, and between files of the search indexes. What it wrote
+    /// is remembered, so the next rebuild, which makes the site's pages, the manifest and
+    /// the indexes anyway, leaves the output as a clean build would (`Outcome::superseded`).
+    pub fn rebuild_unless_superseded(
+        &mut self,
+        changed: &[PathBuf],
+        pages_ready: &mut dyn FnMut(&[PathBuf]),
+        superseded: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Outcome, PipelineError> {
+        let kind = if self.memory.complete { Kind::InPlace } else { Kind::Build };
+        let result = run(&self.options, kind, &mut self.memory, changed, Progress { pages_ready, superseded });
+        if result.is_err() {
+            // The output may hold part of this build: start again from a full one.
+            self.memory = Memory::default();
+        }
+        result
+    }
+}
+
+/// What a rebuild tells and asks the dev server as it goes: which pages are written, and
+/// whether a newer change waits. A full build tells nothing and is never superseded.
+struct Progress<'a> {
+    pages_ready: &'a mut dyn FnMut(&[PathBuf]),
+    superseded: &'a (dyn Fn() -> bool + Sync),
+}
+
+/// The inputs every page is made from, read once.
+struct Inputs {
+    config: crate::config::SiteConfig,
+    conventions: crate::recognise::Conventions,
+    theme: Option<Theme>,
+    base_url: String,
+}
+
+/// A build as its stages, in order: discover, read the configuration and theme, parse
+/// and resolve (reusing what `reuse` holds), check, then render and index, publish and
+/// write. A rebuild (`Kind::InPlace`) writes the pages of the edited reports first and may
+/// stop when `progress` says a newer change waits.
+fn run(
+    options: &BuildOptions,
+    kind: Kind,
+    reuse: &mut dyn Reuse,
+    changed: &[PathBuf],
+    progress: Progress<'_>,
+) -> Result<Outcome, PipelineError> {
+    let mut clock = Stopwatch::start();
+    let (tree, mut diagnostics, trusted) = sources(options, reuse, changed);
+    clock.lap("discover");
+    let Some(inputs) = inputs(options, &tree, reuse, &mut diagnostics) else {
+        return Ok(clock.outcome(diagnostics, None, None));
+    };
+    let loaded = load::load(&tree, &inputs.config, &inputs.conventions, reuse, changed, trusted);
+    diagnostics.extend(loaded.diagnostics);
+    let redirects = parse::parse_redirects(&tree, inputs.config.max_file_mib, &mut diagnostics);
+    clock.lap("parse, resolve");
+    let site = assemble(&inputs.config, loaded.systems, loaded.runs, reuse);
+    let previous = previous_manifest(options)?;
+    let mut summary = checks(options, &site, &mut diagnostics);
+    let Some(theme) = inputs.theme.as_ref().filter(|_| !diagnostics.iter().any(Diagnostic::is_error)) else {
+        return Ok(clock.outcome(diagnostics, Some(summary), Some(inputs.base_url)));
+    };
+    let files = Files::open(kind, options, reuse.memory(), &inputs.base_url, progress.superseded)?;
+    let cx = PageContext {
+        site: &site,
+        conventions: &inputs.conventions,
+        theme,
+        options,
+        base_url: &inputs.base_url,
+        files: &files,
+        kind,
+    };
+    let made = match kind {
+        Kind::InPlace => pages::changed_pages(&cx, &*reuse, changed, progress, &mut clock)?,
+        Kind::Check | Kind::Build => Some(pages::all_pages(&cx)?),
+    };
+    let Some(made) = made else {
+        let written = files.output.into_written_in_place();
+        return Ok(stopped(written, reuse, &site, clock, diagnostics, summary, inputs.base_url));
+    };
+    let mut paths = made.paths;
+    let mut index_times = made.index_times;
+    // Every page, the ones a rebuild kept included, and the assets.
+    paths.extend(render::page_paths(&site));
+    paths.sort();
+    paths.dedup();
+    clock.lap(if kind == Kind::InPlace {
+        "pages of the whole site"
+    } else {
+        "pages, and the search indexes alongside"
+    });
+    summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
+    diagnostics.extend(publish::check_anchors(
+        previous.as_ref(),
+        &paths,
+        &redirects.entries,
+        &redirects.file,
+        &redirects.text,
+    ));
+    // A rebuild writes into the output itself: nothing more once an error is known.
+    let clean = !diagnostics.iter().any(Diagnostic::is_error);
+    if clean || kind == Kind::Check {
+        if kind == Kind::InPlace {
+            match publish::publish_manifest(&site, &inputs.base_url, &|p, w| files.put_streamed(p, w)) {
+                Err(PipelineError::Superseded) => {
+                    let written = files.output.into_written_in_place();
+                    return Ok(stopped(written, reuse, &site, clock, diagnostics, summary, inputs.base_url));
+                }
+                done => done?,
+            }
+        }
+        publish::publish(&site, &paths, &inputs.base_url, &redirects.entries, &|f| files.put(f))?;
+        clock.lap("publish");
+        if kind == Kind::InPlace && clean {
+            match pages::indexes(&cx) {
+                Err(PipelineError::Superseded) => {
+                    let written = files.output.into_written_in_place();
+                    return Ok(stopped(written, reuse, &site, clock, diagnostics, summary, inputs.base_url));
+                }
+                made => index_times = made?,
+            }
+            clock.lap("search indexes");
+        }
+    }
+    if let Some(times) = index_times {
+        clock.laps.push(("  tantivy index", times.tantivy));
+        clock.laps.push(("  browser index", times.browser));
+    }
+    summary.files = paths.len() + files.more();
+    let mut outcome_changed = None;
+    let written = kind != Kind::Check && clean;
+    if written {
+        let finished = files.output.finish(paths)?;
+        outcome_changed = finished.changed.clone();
+        reuse.finished(finished, render::scopes(&site));
+        clock.lap("write");
+    }
+    let mut outcome = clock.outcome(diagnostics, Some(summary), Some(inputs.base_url));
+    outcome.written = written;
+    outcome.changed = outcome_changed;
+    Ok(outcome)
+}
+
+/// The discover stage: the source tree, found now or kept from the last build (after
+/// edits of files it lists: then the watcher is `trusted` for the others).
+fn sources(options: &BuildOptions, reuse: &mut dyn Reuse, changed: &[PathBuf]) -> (SourceTree, Vec<Diagnostic>, bool) {
+    if let Some((tree, diagnostics)) = reuse.kept_tree(changed) {
+        return (tree, diagnostics, true);
+    }
+    let (tree, found) = discover::discover(&content_dir(&options.root));
+    reuse.found_tree(&tree, &found);
+    (tree, found, false)
+}
+
+/// The configuration (and the conventions it sets), the theme and the base URL; `None`
+/// when the configuration is unusable (its diagnostic is added).
+fn inputs(
+    options: &BuildOptions,
+    tree: &SourceTree,
+    reuse: &mut dyn Reuse,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Inputs> {
+    let (config, config_text, conventions) = match parse::parse_config(tree) {
+        Ok(parsed) => parsed,
+        Err(d) => {
+            diagnostics.push(d);
+            return None;
+        }
+    };
+    let base_url = options.base_url.clone().unwrap_or_else(|| config.base_url.clone());
+    let theme = match Theme::load(&options.root, &config.theme) {
+        Ok(theme) => Some(theme),
+        Err(d) => {
+            diagnostics.push(d);
+            None
+        }
+    };
+    reuse.inputs(&config_text, theme.as_ref().map(Theme::fingerprint).unwrap_or_default(), &base_url);
+    Some(Inputs { config, conventions, theme, base_url })
+}
+
+/// The resolved site from its systems and runs; `reuse` keeps them for the next build.
+fn assemble(
+    config: &crate::config::SiteConfig,
+    systems: Vec<(crate::model::System, String)>,
+    runs: Vec<load::LoadedRun>,
+    reuse: &mut dyn Reuse,
+) -> Site {
+    reuse.keep(
+        systems.iter().map(|(system, text)| (system.slug.clone(), text.clone())).collect(),
+        runs.into_iter().map(|r| ((r.system, r.remembered.run.slug.clone()), r.remembered, r.fresh)).collect(),
+    );
+    resolve::site(config, systems.into_iter().map(|(system, _)| system).collect())
+}
+
+/// The manifest of the previously published site, when the options name one.
+fn previous_manifest(options: &BuildOptions) -> Result<Option<crate::manifest::Manifest>, PipelineError> {
+    let Some(path) = &options.previous_manifest else { return Ok(None) };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| PipelineError::PreviousManifest { path: path.clone(), message: e.to_string() })?;
+    let manifest = crate::manifest::Manifest::from_json(&text)
+        .map_err(|message| PipelineError::PreviousManifest { path: path.clone(), message })?;
+    Ok(Some(manifest))
+}
+
+/// The checks of the whole site that need no page: quotes without a grammar, and what was
+/// not understood (errors with `--strict`). Returns the summary's counts.
+fn checks(options: &BuildOptions, site: &Site, diagnostics: &mut Vec<Diagnostic>) -> Summary {
+    diagnostics.extend(render::language_warnings(site));
+    let mut summary = summarise(site);
+    summary.not_understood = diagnostics.iter().filter(|d| d.is_not_understood()).count();
+    if options.strict {
+        for d in diagnostics.iter_mut().filter(|d| d.is_not_understood()) {
+            d.severity = crate::model::Severity::Error;
+        }
+    }
+    summary
+}
+
+/// A rebuild that a newer change superseded stops: what it wrote is remembered (see
+/// `Memory::wrote`), and the rest is the next rebuild's.
+fn stopped(
+    written: std::collections::HashMap<PathBuf, [u8; 32]>,
+    reuse: &mut dyn Reuse,
+    site: &Site,
+    clock: Stopwatch,
+    diagnostics: Vec<Diagnostic>,
+    summary: Summary,
+    base_url: String,
+) -> Outcome {
+    reuse.stopped(written, render::scopes(site));
+    let mut outcome = clock.outcome(diagnostics, Some(summary), Some(base_url));
+    outcome.written = true;
+    outcome.superseded = true;
+    outcome
+}
+
+/// The build's files on their way to the output: pages through post-processing, others
+/// as they are, large ones streamed, each counted. A rebuild's streamed files and search
+/// indexes stop when a newer change waits; a full build's go to the end (its output is
+/// swapped in whole).
+struct Files<'a> {
+    output: Output<'a>,
+    /// The base path pages are post-processed for.
+    base: String,
+    /// Files made besides the pages and assets (`render` counts those).
+    more: AtomicUsize,
+    /// For a rebuild in place: whether a newer change waits.
+    superseded: Option<&'a (dyn Fn() -> bool + Sync)>,
+}
+
+impl<'a> Files<'a> {
+    fn open(
+        kind: Kind,
+        options: &BuildOptions,
+        memory: Option<&'a Memory>,
+        base_url: &str,
+        superseded: &'a (dyn Fn() -> bool + Sync),
+    ) -> Result<Self, PipelineError> {
+        Ok(Files {
+            output: Output::open(kind, options, memory)?,
+            base: postprocess::base_path(base_url),
+            more: AtomicUsize::new(0),
+            superseded: (kind == Kind::InPlace).then_some(superseded),
+        })
+    }
+
+    /// A page: post-processed, then to the output. Pages go as they are rendered: a large
+    /// site is never held in memory. `check` renders the same pages and drops them.
+    fn page(&self, mut file: OutputFile) -> Result<(), PipelineError> {
+        postprocess::postprocess(&mut file, &self.base)?;
+        self.output.put(file)
+    }
+
+    /// Another file (a feed, a search index's file): to the output as it is made.
+    fn put(&self, file: OutputFile) -> Result<(), PipelineError> {
+        self.more.fetch_add(1, Ordering::Relaxed);
+        self.output.put(file)
+    }
+
+    /// A search index's file; a rebuild's stops between files when a newer change waits.
+    fn put_index(&self, file: OutputFile) -> Result<(), PipelineError> {
+        if self.superseded.is_some_and(|superseded| superseded()) {
+            return Err(PipelineError::Superseded);
+        }
+        self.put(file)
+    }
+
+    /// Files too large to hold (the manifest: a gigabyte at 10,000 reports), written by
+    /// streaming; a rebuild's stops when a newer change waits.
+    fn put_streamed(&self, paths: &[PathBuf], write: &publish::StreamedWrite<'_>) -> Result<(), PipelineError> {
+        self.more.fetch_add(paths.len(), Ordering::Relaxed);
+        let Some(superseded) = self.superseded else { return self.output.put_streamed(paths, write) };
+        let interruptible = |writers: &mut [&mut dyn std::io::Write]| -> std::io::Result<()> {
+            let mut wrapped: Vec<Interruptible<'_, '_>> = writers
+                .iter_mut()
+                .map(|inner| Interruptible { inner: &mut **inner, superseded, since_asked: 0 })
+                .collect();
+            let mut writers: Vec<&mut dyn std::io::Write> =
+                wrapped.iter_mut().map(|w| w as &mut dyn std::io::Write).collect();
+            write(&mut writers)
+        };
+        self.output.put_streamed(paths, &interruptible).map_err(|e| match e {
+            PipelineError::Write(write::WriteError::Io { source, .. })
+                if source.get_ref().is_some_and(|e| e.is::<SupersededWrite>()) =>
+            {
+                PipelineError::Superseded
+            }
+            e => e,
+        })
+    }
+
+    fn more(&self) -> usize {
+        self.more.load(Ordering::Relaxed)
+    }
+}
+
+/// What the pages stage works with.
+struct PageContext<'a> {
+    site: &'a Site,
+    conventions: &'a crate::recognise::Conventions,
+    theme: &'a Theme,
+    options: &'a BuildOptions,
+    base_url: &'a str,
+    files: &'a Files<'a>,
+    kind: Kind,
+}
+
+impl PageContext<'_> {
+    /// The base URL pages and the manifest are made for.
+    fn site_base_url(&self) -> &str {
+        self.base_url
+    }
+}
+
+/// The resolved site at `root`, without rendering, and its configuration: what
+/// `casebook diff` compares and the index benchmark indexes. It goes through the build's
+/// own parse and resolve ([`load`]), so it is the site a build would publish.
+pub fn resolved_site(root: &std::path::Path) -> (Option<(Site, crate::config::SiteConfig)>, Vec<Diagnostic>) {
+    let (tree, mut diagnostics) = discover::discover(&content_dir(root));
+    let (config, _, conventions) = match parse::parse_config(&tree) {
+        Ok(parsed) => parsed,
+        Err(d) => {
+            diagnostics.push(d);
+            sort_diagnostics(&mut diagnostics);
+            return (None, diagnostics);
+        }
+    };
+    let loaded = load::load(&tree, &config, &conventions, &Fresh, &[], false);
+    diagnostics.extend(loaded.diagnostics);
+    let systems = loaded.systems;
+    parse::parse_redirects(&tree, config.max_file_mib, &mut diagnostics);
+    let site = resolve::site(&config, systems.into_iter().map(|(system, _)| system).collect());
+    sort_diagnostics(&mut diagnostics);
+    (Some((site, config)), diagnostics)
+}
+
+/// The record manifest of the site at `root`, without rendering: for `casebook diff`
+/// on a content tree. Diagnostics come along; a manifest is made even when some are
+/// errors, since a diff of a broken tree is still worth reading.
+pub fn manifest_of(
+    root: &std::path::Path,
+    base_url: Option<&str>,
+) -> (Option<crate::manifest::Manifest>, Vec<Diagnostic>) {
+    let (resolved, diagnostics) = resolved_site(root);
+    let manifest =
+        resolved.map(|(site, config)| crate::manifest::manifest(&site, base_url.unwrap_or(&config.base_url)));
+    (manifest, diagnostics)
+}
+
+/// `root/content`; `content` when the root is the working directory (`./content/x.md`
+/// reads worse than `content/x.md` in diagnostics).
+fn content_dir(root: &std::path::Path) -> PathBuf {
+    if root == std::path::Path::new(".") {
+        PathBuf::from("content")
+    } else {
+        root.join("content")
+    }
+}
+
+fn summarise(site: &Site) -> Summary {
+    let mut s = Summary { systems: site.systems.len(), ..Summary::default() };
+    for run in site.systems.iter().flat_map(|system| &system.runs) {
+        s.runs += 1;
+        s.reports += run.reports.len();
+        for record in run.records.values() {
+            s.derived_titles += usize::from(record.derived_label.is_some());
+            match record.publication {
+                Publication::Published => {
+                    s.records += 1;
+                    s.references_resolved += record.backlinks.len();
+                }
+                Publication::Unpublished(_) => {
+                    s.unpublished += 1;
+                    s.references_dangling += record.backlinks.len();
+                }
+            }
+        }
+        for report in &run.reports {
+            s.quotes += report.quotes.len();
+            s.citations += report.citations.iter().filter(|c| c.path.is_some() || c.section.is_some()).count();
+            s.findings += report.findings.len();
+        }
+    }
+    s
+}

@@ -1,0 +1,225 @@
+//! Where a build's files go: nowhere (`check`), a staging folder swapped in at the end
+//! (`build`), or the output folder itself, only the files whose bytes changed (a
+//! rebuild). Every stage that makes files hands them here.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::output::OutputFile;
+use crate::publish;
+use crate::rebuild::{Memory, Stamp};
+use crate::write;
+
+use super::{BuildOptions, PipelineError};
+
+/// Where the files go.
+enum Destination {
+    /// `check`: made and dropped.
+    Nowhere,
+    /// A staging folder beside the output, swapped in by [`Output::finish`].
+    Staged(write::Staging),
+    /// The output folder itself: a rebuild writes the files whose bytes changed.
+    InPlace(write::InPlace),
+}
+
+/// What a build writes to, and what it knows of what the output already holds.
+pub(super) struct Output<'a> {
+    destination: Destination,
+    /// The previous build's files (rebuilds): unchanged bytes are not written again.
+    memory: Option<&'a Memory>,
+    /// Path → hash of every generated file, when a memory is kept.
+    hashes: Option<Mutex<HashMap<PathBuf, [u8; 32]>>>,
+    /// The static files now (when a memory is kept): they take the place of generated
+    /// files of the same path.
+    statics: HashMap<PathBuf, Stamp>,
+    static_dir: PathBuf,
+    /// The files a rebuild wrote, in the order written.
+    changed: Mutex<Vec<PathBuf>>,
+}
+
+/// What a build wrote, for the memory a rebuild keeps.
+pub(crate) struct Finished {
+    pub(crate) written: HashMap<PathBuf, [u8; 32]>,
+    pub(crate) statics: HashMap<PathBuf, Stamp>,
+    /// What a rebuild wrote or removed; `None` for a build that replaced the folder.
+    pub(crate) changed: Option<Vec<PathBuf>>,
+}
+
+/// Where a build writes, as `run` is told.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// `check`: everything but writing.
+    Check,
+    /// A full build into a staging folder, swapped in.
+    Build,
+    /// Changed files only, into the output folder itself.
+    InPlace,
+}
+
+impl<'a> Output<'a> {
+    pub(super) fn open(kind: Kind, options: &BuildOptions, memory: Option<&'a Memory>) -> Result<Self, PipelineError> {
+        let static_dir = options.root.join("static");
+        let hashes = memory.map(|_| Mutex::new(HashMap::new()));
+        let destination = match kind {
+            Kind::Check => Destination::Nowhere,
+            Kind::Build => Destination::Staged(write::Staging::create(&options.output, &options.root)?),
+            Kind::InPlace => Destination::InPlace(write::InPlace::open(&options.output)?),
+        };
+        let statics = match (&destination, memory) {
+            (Destination::Nowhere, _) | (_, None) => HashMap::new(),
+            _ => write::static_stamps(&static_dir)?,
+        };
+        Ok(Output { destination, memory, hashes, statics, static_dir, changed: Mutex::default() })
+    }
+
+    /// The files a rebuild wrote so far, sorted.
+    pub(super) fn changed(&self) -> Vec<PathBuf> {
+        let mut changed = self.changed.lock().expect("no writer panics holding the lock").clone();
+        changed.sort();
+        changed
+    }
+
+    pub(super) fn put(&self, file: OutputFile) -> Result<(), PipelineError> {
+        let hash = self.hashes.as_ref().map(|_| crate::rebuild::hash(&file.bytes));
+        let mut written = false;
+        match (&self.destination, &hash) {
+            (Destination::Staged(staging), _) => staging.put(&file)?,
+            (Destination::InPlace(in_place), Some(hash)) if !self.unchanged(&file.path, hash) => {
+                in_place.put(&file)?;
+                written = true;
+            }
+            _ => {}
+        }
+        self.record(&file.path, hash, written);
+        Ok(())
+    }
+
+    /// Whether a rebuild need not write `path`: a static file takes its place, or the
+    /// previous build wrote these bytes (by their hash).
+    fn unchanged(&self, path: &Path, hash: &[u8; 32]) -> bool {
+        self.statics.contains_key(path) || self.memory.is_some_and(|m| m.holds(path, hash))
+    }
+
+    /// Remembers a file made: its hash (when a memory is kept), and that a rebuild wrote it.
+    fn record(&self, path: &Path, hash: Option<[u8; 32]>, written_in_place: bool) {
+        if written_in_place {
+            self.changed.lock().expect("no writer panics holding the lock").push(path.to_path_buf());
+        }
+        if let (Some(hashes), Some(hash)) = (&self.hashes, hash) {
+            hashes.lock().expect("no writer panics holding the lock").insert(path.to_path_buf(), hash);
+        }
+    }
+
+    /// [`Output::put`] for files written by streaming, side by side: `write` writes the
+    /// bytes of each of `paths`, one writer each.
+    pub(super) fn put_streamed(
+        &self,
+        paths: &[PathBuf],
+        write: &publish::StreamedWrite<'_>,
+    ) -> Result<(), PipelineError> {
+        let hash = self.hashes.is_some();
+        let mut files = Vec::with_capacity(paths.len());
+        for path in paths {
+            files.push(match &self.destination {
+                Destination::Staged(staging) => staging.open_streamed(path, hash)?,
+                Destination::InPlace(in_place) => in_place.open_streamed(path)?,
+                Destination::Nowhere => write::StreamedFile::nowhere(path, hash),
+            });
+        }
+        let mut writers: Vec<&mut dyn std::io::Write> =
+            files.iter_mut().map(|f| f as &mut dyn std::io::Write).collect();
+        write(&mut writers)
+            .map_err(|source| write::WriteError::Io { path: paths.first().cloned().unwrap_or_default(), source })?;
+        let in_place = matches!(self.destination, Destination::InPlace(_));
+        for (file, path) in files.into_iter().zip(paths) {
+            let (hash, written) = file.finish(&|hash| self.unchanged(path, hash))?;
+            self.record(path, hash, written && in_place);
+        }
+        Ok(())
+    }
+
+    /// The files a rebuild wrote so far, with their hashes, for a rebuild that stops early.
+    pub(super) fn into_written_in_place(self) -> HashMap<PathBuf, [u8; 32]> {
+        let changed: HashSet<PathBuf> =
+            self.changed.into_inner().expect("no writer panics holding the lock").into_iter().collect();
+        let mut hashes =
+            self.hashes.map(|h| h.into_inner().expect("no writer panics holding the lock")).unwrap_or_default();
+        hashes.retain(|path, _| changed.contains(path));
+        hashes
+    }
+
+    /// Copies the static files in and swaps the staging folder in (builds), or copies the
+    /// changed static files and removes the files the build no longer makes (rebuilds).
+    /// `kept` are the pages a rebuild did not render: they stay as they are.
+    pub(super) fn finish(self, kept: Vec<PathBuf>) -> Result<Finished, PipelineError> {
+        let mut written =
+            self.hashes.map(|h| h.into_inner().expect("no writer panics holding the lock")).unwrap_or_default();
+        if let Some(memory) = self.memory {
+            for path in kept {
+                if let (false, Some(hash)) = (written.contains_key(&path), memory.hash_of(&path)) {
+                    written.insert(path, hash);
+                }
+            }
+        }
+        let mut changed_files = None;
+        match (self.destination, self.memory) {
+            (Destination::Staged(staging), _) => staging.commit(Some(&self.static_dir))?,
+            (Destination::InPlace(in_place), Some(memory)) => {
+                let mut changed = self.changed.into_inner().expect("no writer panics holding the lock");
+                changed.extend(in_place.sync_static(&self.static_dir, memory.statics(), &self.statics, &written)?);
+                let stale: Vec<&PathBuf> = memory
+                    .written_paths()
+                    .filter(|p| !written.contains_key(*p) && !self.statics.contains_key(*p))
+                    .collect();
+                in_place.remove(&stale)?;
+                changed.extend(stale.into_iter().cloned());
+                changed.sort();
+                changed.dedup();
+                changed_files = Some(changed);
+            }
+            _ => {}
+        }
+        // A generated file under a static one is not in the output.
+        written.retain(|path, _| !self.statics.contains_key(path));
+        Ok(Finished { written, statics: self.statics, changed: changed_files })
+    }
+}
+
+/// What a rebuild's streamed write stops with when a newer change supersedes it.
+#[derive(Debug)]
+pub(super) struct SupersededWrite;
+
+impl std::fmt::Display for SupersededWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a newer change superseded this rebuild")
+    }
+}
+
+impl std::error::Error for SupersededWrite {}
+
+/// A writer that stops with [`SupersededWrite`] once `superseded` says so, asked every
+/// 16 KB (a lock and a look at a channel: nothing next to writing them).
+pub(super) struct Interruptible<'a, 'w> {
+    pub(super) inner: &'a mut (dyn std::io::Write + 'w),
+    pub(super) superseded: &'a (dyn Fn() -> bool + Sync),
+    pub(super) since_asked: usize,
+}
+
+impl std::io::Write for Interruptible<'_, '_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.since_asked >= 16 * 1024 {
+            self.since_asked = 0;
+            if (self.superseded)() {
+                return Err(std::io::Error::other(SupersededWrite));
+            }
+        }
+        let written = self.inner.write(bytes)?;
+        self.since_asked += written;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}

@@ -1,0 +1,81 @@
+//! The pages stage: every page and asset, and, in a full build, the search indexes and the
+//! manifest alongside (they need only the model, and the pages spend much of their time in
+//! the file system); in a rebuild, the pages in the order an author waits for them.
+
+use std::path::PathBuf;
+
+use crate::index::{self, IndexTimes};
+use crate::publish;
+use crate::render::{self, Pages, Scope};
+
+use super::reuse::Reuse;
+use super::{Kind, PageContext, PipelineError, Progress, Stopwatch};
+
+/// What the pages stage made: the paths of the files rendered (sorted), and the time each
+/// search index took when they were made alongside.
+pub(super) struct Made {
+    pub(super) paths: Vec<PathBuf>,
+    pub(super) index_times: Option<IndexTimes>,
+}
+
+/// A full build (or `check`): every page, with the search indexes and the manifest
+/// alongside.
+pub(super) fn all_pages(cx: &PageContext<'_>) -> Result<Made, PipelineError> {
+    let emit = |file| cx.files.page(file);
+    let (paths, (indexes, manifest)) = rayon::join(
+        || render::render(cx.site, cx.conventions, cx.theme, &|_| false, Pages::All, &emit),
+        || {
+            let base_url = cx.site_base_url();
+            rayon::join(
+                || indexes(cx),
+                || publish::publish_manifest(cx.site, base_url, &|p, w| cx.files.put_streamed(p, w)),
+            )
+        },
+    );
+    let index_times = indexes?;
+    manifest?;
+    Ok(Made { paths: paths?, index_times })
+}
+
+/// A rebuild: first the pages made from the edited reports (the page the author has open),
+/// then the rest of their runs' and systems' pages, each time telling `progress` which are
+/// written, then those made from the whole site (the listings of every record). `None`
+/// when a newer change waits after one of these.
+pub(super) fn changed_pages(
+    cx: &PageContext<'_>,
+    reuse: &dyn Reuse,
+    edited: &[PathBuf],
+    progress: Progress<'_>,
+    clock: &mut Stopwatch,
+) -> Result<Option<Made>, PipelineError> {
+    let emit = |file| cx.files.page(file);
+    let not_site = |scope: Scope<'_>| matches!(scope, Scope::Site) || reuse.up_to_date(scope);
+    let mut paths = render::render(cx.site, cx.conventions, cx.theme, &not_site, Pages::Of(edited), &emit)?;
+    clock.lap("pages of the edited reports");
+    let announced = cx.files.output.changed();
+    (progress.pages_ready)(&announced);
+    paths.extend(render::render(cx.site, cx.conventions, cx.theme, &not_site, Pages::NotOf(edited), &emit)?);
+    clock.lap("other pages of runs and systems");
+    let more: Vec<PathBuf> =
+        cx.files.output.changed().into_iter().filter(|p| announced.binary_search(p).is_err()).collect();
+    (progress.pages_ready)(&more);
+    if (progress.superseded)() {
+        return Ok(None);
+    }
+    let not_site_wide = |scope: Scope<'_>| !matches!(scope, Scope::Site);
+    paths.extend(render::render(cx.site, cx.conventions, cx.theme, &not_site_wide, Pages::All, &emit)?);
+    if (progress.superseded)() {
+        return Ok(None);
+    }
+    Ok(Some(Made { paths, index_times: None }))
+}
+
+/// The two search indexes, when the build writes them: they are output only and can say
+/// nothing about the content, so `check` does not make them.
+pub(super) fn indexes(cx: &PageContext<'_>) -> Result<Option<IndexTimes>, PipelineError> {
+    if cx.kind == Kind::Check || !cx.options.search_index {
+        return Ok(None);
+    }
+    let published_base = publish::published_base(cx.site_base_url());
+    Ok(Some(index::search_indexes(cx.site, &published_base, &|file| cx.files.put_index(file))?))
+}

@@ -1,0 +1,129 @@
+//! What a build takes from the one before it and leaves for the next: the one interface
+//! the stages ask. `check` and `build` take and leave nothing ([`Fresh`]); the dev
+//! server's rebuilds keep a [`Memory`] (in `rebuild.rs`), which answers for itself.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crate::discover::SourceTree;
+use crate::model::Diagnostic;
+use crate::rebuild::{Memory, RememberedRun, Stamp};
+use crate::render::Scope;
+
+use super::output::Finished;
+
+/// The stamps of a run's files, and its slugs: what [`Reuse::reusable_run`] is asked of.
+pub(super) struct RunFiles<'a> {
+    pub(super) system: &'a str,
+    pub(super) run: &'a str,
+    /// `run.yaml` and the report files, in order.
+    pub(super) files: Vec<&'a PathBuf>,
+}
+
+impl RunFiles<'_> {
+    /// Each file with its size and modification time now.
+    pub(super) fn stamps(&self) -> Vec<(PathBuf, Option<Stamp>)> {
+        self.files.iter().map(|p| ((*p).clone(), Stamp::of(p))).collect()
+    }
+}
+
+/// What a build reuses from the previous one and tells the next.
+pub(super) trait Reuse: Sync {
+    /// The source tree to build from instead of discovering it: the last build's, after
+    /// edits of files it lists (the watcher named them).
+    fn kept_tree(&self, changed: &[PathBuf]) -> Option<(SourceTree, Vec<Diagnostic>)>;
+    /// The source tree this build discovered.
+    fn found_tree(&mut self, tree: &SourceTree, diagnostics: &[Diagnostic]);
+    /// The inputs every page is made from.
+    fn inputs(&mut self, config_text: &str, theme: [u8; 32], base_url: &str);
+    /// The run as the last build left it, when none of its files changed (`trusted`:
+    /// only the watcher's `changed` paths count, the others are not looked at).
+    fn reusable_run(&self, run: &RunFiles<'_>, changed: &[PathBuf], trusted: bool) -> Option<RememberedRun>;
+    /// Whether a run parsed now keeps its files' stamps (for the next build to compare).
+    fn stamps_runs(&self) -> bool;
+    /// This build's systems (with their `system.yaml` texts) and runs (each with whether
+    /// it was parsed now), for the next build.
+    fn keep(&mut self, systems: Vec<(String, String)>, runs: Vec<((String, String), RememberedRun, bool)>);
+    /// True when the output holds the pages of `scope` as this build would make them.
+    fn up_to_date(&self, scope: Scope<'_>) -> bool;
+    /// What the output holds of the last build, by file: unchanged bytes are not written.
+    fn memory(&self) -> Option<&Memory>;
+    /// A rebuild stopped early (a newer change waits): the files it wrote so far.
+    fn stopped(&mut self, written: HashMap<PathBuf, [u8; 32]>, scopes: Vec<Scope<'_>>);
+    /// A build was written whole.
+    fn finished(&mut self, finished: Finished, scopes: Vec<Scope<'_>>);
+}
+
+/// A build that reuses nothing and leaves nothing (`check`, `build`).
+pub(super) struct Fresh;
+
+impl Reuse for Fresh {
+    fn kept_tree(&self, _: &[PathBuf]) -> Option<(SourceTree, Vec<Diagnostic>)> {
+        None
+    }
+    fn found_tree(&mut self, _: &SourceTree, _: &[Diagnostic]) {}
+    fn inputs(&mut self, _: &str, _: [u8; 32], _: &str) {}
+    fn reusable_run(&self, _: &RunFiles<'_>, _: &[PathBuf], _: bool) -> Option<RememberedRun> {
+        None
+    }
+    fn stamps_runs(&self) -> bool {
+        false
+    }
+    fn keep(&mut self, _: Vec<(String, String)>, _: Vec<((String, String), RememberedRun, bool)>) {}
+    fn up_to_date(&self, _: Scope<'_>) -> bool {
+        false
+    }
+    fn memory(&self) -> Option<&Memory> {
+        None
+    }
+    fn stopped(&mut self, _: HashMap<PathBuf, [u8; 32]>, _: Vec<Scope<'_>>) {}
+    fn finished(&mut self, _: Finished, _: Vec<Scope<'_>>) {}
+}
+
+impl Reuse for Memory {
+    fn kept_tree(&self, changed: &[PathBuf]) -> Option<(SourceTree, Vec<Diagnostic>)> {
+        self.tree_after(changed)
+    }
+
+    fn found_tree(&mut self, tree: &SourceTree, diagnostics: &[Diagnostic]) {
+        self.set_tree(tree.clone(), diagnostics.to_vec());
+    }
+
+    fn inputs(&mut self, config_text: &str, theme: [u8; 32], base_url: &str) {
+        self.set_global(config_text, theme, base_url);
+    }
+
+    fn reusable_run(&self, run: &RunFiles<'_>, changed: &[PathBuf], trusted: bool) -> Option<RememberedRun> {
+        // After edits the watcher named, the other runs are trusted unread.
+        let checked = if trusted { None } else { Some(run.stamps()) };
+        Memory::reusable_run(self, run.system, run.run, &run.files, checked.as_deref(), changed).cloned()
+    }
+
+    fn stamps_runs(&self) -> bool {
+        true
+    }
+
+    fn keep(&mut self, systems: Vec<(String, String)>, runs: Vec<((String, String), RememberedRun, bool)>) {
+        self.keep_systems(systems);
+        self.keep_runs(runs);
+    }
+
+    fn up_to_date(&self, scope: Scope<'_>) -> bool {
+        Memory::up_to_date(self, scope)
+    }
+
+    fn memory(&self) -> Option<&Memory> {
+        Some(self)
+    }
+
+    fn stopped(&mut self, written: HashMap<PathBuf, [u8; 32]>, scopes: Vec<Scope<'_>>) {
+        self.wrote(written);
+        self.rendered_all(scopes);
+    }
+
+    fn finished(&mut self, finished: Finished, scopes: Vec<Scope<'_>>) {
+        self.set_written(finished.written);
+        self.set_statics(finished.statics);
+        self.rendered_all(scopes);
+    }
+}
