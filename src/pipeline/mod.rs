@@ -23,6 +23,7 @@ use crate::rebuild::Memory;
 use crate::render::{self, Theme};
 use crate::{discover, parse, postprocess, publish, resolve, write};
 use output::{Interruptible, Kind, Output, SupersededWrite};
+use pages::Made;
 use reuse::{Fresh, Reuse};
 
 /// What to build and where.
@@ -307,67 +308,74 @@ fn run(
         let written = files.output.into_written_in_place();
         return Ok(stopped(written, reuse, &site, clock, diagnostics, summary, inputs.base_url));
     };
-    let mut paths = made.paths;
-    let mut index_times = made.index_times;
-    // Every page, the ones a rebuild kept included, and the assets.
-    paths.extend(render::page_paths(&site));
-    paths.sort();
-    paths.dedup();
-    clock.lap(if kind == Kind::InPlace {
-        "pages of the whole site"
-    } else {
-        "pages, and the search indexes alongside"
-    });
-    summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
-    diagnostics.extend(publish::check_anchors(
-        previous.as_ref(),
-        &paths,
-        &redirects.entries,
-        &redirects.file,
-        &redirects.text,
-    ));
-    // A rebuild writes into the output itself: nothing more once an error is known.
-    let clean = !diagnostics.iter().any(Diagnostic::is_error);
-    if clean || kind == Kind::Check {
-        if kind == Kind::InPlace {
-            match publish::publish_manifest(&site, &inputs.base_url, &|p, w| files.put_streamed(p, w)) {
-                Err(PipelineError::Superseded) => {
-                    let written = files.output.into_written_in_place();
-                    return Ok(stopped(written, reuse, &site, clock, diagnostics, summary, inputs.base_url));
-                }
-                done => done?,
-            }
-        }
-        publish::publish(&site, &paths, &inputs.base_url, &redirects.entries, &|f| files.put(f))?;
-        clock.lap("publish");
-        if kind == Kind::InPlace && clean {
-            match pages::indexes(&cx) {
-                Err(PipelineError::Superseded) => {
-                    let written = files.output.into_written_in_place();
-                    return Ok(stopped(written, reuse, &site, clock, diagnostics, summary, inputs.base_url));
-                }
-                made => index_times = made?,
-            }
-            clock.lap("search indexes");
-        }
-    }
+    let published =
+        publish_stage(&cx, made, previous.as_ref(), &redirects, &mut diagnostics, &mut summary, &mut clock)?;
+    let Some(Made { paths, index_times }) = published else {
+        let written = files.output.into_written_in_place();
+        return Ok(stopped(written, reuse, &site, clock, diagnostics, summary, inputs.base_url));
+    };
     if let Some(times) = index_times {
         clock.laps.push(("  tantivy index", times.tantivy));
         clock.laps.push(("  browser index", times.browser));
     }
     summary.files = paths.len() + files.more();
-    let mut outcome_changed = None;
-    let written = kind != Kind::Check && clean;
+    // A rebuild writes into the output itself: nothing once an error is known.
+    let written = kind != Kind::Check && !diagnostics.iter().any(Diagnostic::is_error);
+    let mut changed_files = None;
     if written {
         let finished = files.output.finish(paths)?;
-        outcome_changed = finished.changed.clone();
+        changed_files = finished.changed.clone();
         reuse.finished(finished, render::scopes(&site));
         clock.lap("write");
     }
     let mut outcome = clock.outcome(diagnostics, Some(summary), Some(inputs.base_url));
     outcome.written = written;
-    outcome.changed = outcome_changed;
+    outcome.changed = changed_files;
     Ok(outcome)
+}
+
+/// The publish stage: every page's path (the ones a rebuild kept included) checked
+/// against the anchor contract, then the files made from the page list (sitemap, feeds,
+/// redirects) and, in a rebuild, the manifest and the search indexes (a full build made
+/// them alongside the pages). `None` when a newer change superseded the rebuild.
+fn publish_stage(
+    cx: &PageContext<'_>,
+    made: Made,
+    previous: Option<&crate::manifest::Manifest>,
+    redirects: &parse::Redirects,
+    diagnostics: &mut Vec<Diagnostic>,
+    summary: &mut Summary,
+    clock: &mut Stopwatch,
+) -> Result<Option<Made>, PipelineError> {
+    let Made { mut paths, mut index_times } = made;
+    paths.extend(render::page_paths(cx.site));
+    paths.sort();
+    paths.dedup();
+    summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
+    let in_place = cx.kind == Kind::InPlace;
+    clock.lap(if in_place { "pages of the whole site" } else { "pages, and the search indexes alongside" });
+    diagnostics.extend(publish::check_anchors(previous, &paths, &redirects.entries, &redirects.file, &redirects.text));
+    // A rebuild writes into the output itself: nothing more once an error is known.
+    let clean = !diagnostics.iter().any(Diagnostic::is_error);
+    if !clean && cx.kind != Kind::Check {
+        return Ok(Some(Made { paths, index_times }));
+    }
+    if in_place {
+        match publish::publish_manifest(cx.site, cx.base_url, &|p, w| cx.files.put_streamed(p, w)) {
+            Err(PipelineError::Superseded) => return Ok(None),
+            done => done?,
+        }
+    }
+    publish::publish(cx.site, &paths, cx.base_url, &redirects.entries, &|f| cx.files.put(f))?;
+    clock.lap("publish");
+    if in_place && clean {
+        match pages::indexes(cx) {
+            Err(PipelineError::Superseded) => return Ok(None),
+            made => index_times = made?,
+        }
+        clock.lap("search indexes");
+    }
+    Ok(Some(Made { paths, index_times }))
 }
 
 /// The discover stage: the source tree, found now or kept from the last build (after
