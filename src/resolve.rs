@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use globset::{Glob, GlobMatcher};
 
-use crate::config::{is_iso_date, SiteConfig, SourceDef, StatusDef};
+use crate::config::{is_iso_date, RunMeta, SiteConfig, SourceDef, StatusDef, UnpublishedDef};
 use crate::model::{
     At, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Site, Source,
     SourcePart, Status, StatusCounts, Subject, SubjectFindings, System, UnpublishedSet,
@@ -61,197 +61,20 @@ impl RunContext<'_> {
 
 /// One run's record graph, and what is wrong in it. Runs are independent of each other.
 pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef]) -> (Run, Vec<Diagnostic>) {
-    let ParsedRun { slug, meta, file, text, reports } = parsed;
+    let ParsedRun { slug, mut meta, file, text, reports } = parsed;
     let mut cx = RunContext { file: file.clone(), text: &text, diagnostics: Vec::new() };
 
-    for (key, value) in [("date", &meta.date), ("applicability_ends", &meta.applicability_ends)] {
-        if let Some(value) = value {
-            if !is_iso_date(value) {
-                cx.at_key(
-                    true,
-                    value,
-                    format!("`{key}` must be a date written YYYY-MM-DD, not `{value}`"),
-                    format!("write {key}: 2026-08-20"),
-                );
-            }
-        }
-    }
-
-    let revision = meta.revision.trim();
-    if !(7..=64).contains(&revision.len()) || !revision.chars().all(|c| c.is_ascii_hexdigit()) {
-        cx.at_key(
-            false,
-            revision,
-            format!("revision `{revision}` does not look like a git commit"),
-            "give the full commit hash the run was frozen at (links to quoted files use it)".into(),
-        );
-    }
-
-    // The vocabulary in force, in the site's order.
-    let vocabulary: Vec<String> = match &meta.vocabulary {
-        Some(names) => {
-            for name in names {
-                if !statuses.iter().any(|s| &s.name == name) {
-                    let help = suggestion(name, statuses.iter().map(|s| s.name.as_str()))
-                        .map(|s| format!("did you mean `{s}`?"))
-                        .unwrap_or_else(|| "add it to `statuses` in casebook.yaml".to_string());
-                    cx.at_key(true, name, format!("`{name}` is not a status of the site vocabulary"), help);
-                }
-            }
-            statuses.iter().filter(|s| names.contains(&s.name)).map(|s| s.name.clone()).collect()
-        }
-        None => statuses.iter().map(|s| s.name.clone()).collect(),
-    };
-
-    let mut meta = meta;
-    for source in &mut meta.sources {
-        source.repository = checked_url(source.repository.take(), &file, &text, &mut cx.diagnostics);
-    }
-    let mut seen_sources = std::collections::HashSet::new();
-    for source in &meta.sources {
-        if !seen_sources.insert(source.id.as_str()) {
-            cx.at_key(
-                true,
-                &format!("id: {}", source.id),
-                format!("{} is registered twice", source.id),
-                "give each source its own SRC-n".into(),
-            );
-        }
-    }
-    let default_source = meta.default_source.clone().or_else(|| meta.sources.first().map(|s| s.id.clone()));
-    if let Some(d) = &meta.default_source {
-        if !meta.sources.iter().any(|s| &s.id == d) {
-            cx.at_key(
-                true,
-                d,
-                format!("default_source {d} is not in this run's source register"),
-                "register it under `sources`".into(),
-            );
-        }
-    }
-
-    let matchers: Vec<(usize, GlobMatcher)> = meta
-        .unpublished
-        .iter()
-        .enumerate()
-        .flat_map(|(i, set)| set.ids.iter().map(move |p| (i, p)))
-        .filter_map(|(i, pattern)| match Glob::new(pattern) {
-            Ok(glob) => Some((i, glob.compile_matcher())),
-            Err(e) => {
-                cx.at_key(
-                    true,
-                    pattern,
-                    format!("`{pattern}` is not a valid ID pattern: {e}"),
-                    "use `*` and `?` wildcards, e.g. RT-*".into(),
-                );
-                None
-            }
-        })
-        .collect();
+    check_dates_and_revision(&meta, &mut cx);
+    let vocabulary = vocabulary_in_force(meta.vocabulary.as_deref(), statuses, &mut cx);
+    let default_source = check_register(&mut meta, &mut cx);
+    let unpublished = unpublished_patterns(&meta.unpublished, &mut cx);
 
     let mut records: BTreeMap<RecordId, Record> = BTreeMap::new();
     declare_records(&reports, scheme, &mut records, &mut cx.diagnostics);
-
-    // Published IDs by length, for near-miss suggestions.
-    let published: Vec<RecordId> = records.keys().cloned().collect();
-    let published_families: std::collections::BTreeSet<String> =
-        records.values().filter_map(|r| r.family.clone()).collect();
-    let mut unknown: HashMap<RecordId, Unknown> = HashMap::new();
-    let mut line_parts = LineParts::default();
-    let unpublished_set = |id: &RecordId| matchers.iter().find(|(_, m)| m.is_match(id.as_str())).map(|(i, _)| *i);
-
-    let lookup = Lookup {
-        published: &published,
-        published_families: &published_families,
-        unpublished_set: &unpublished_set,
-        scheme,
-    };
-    for (r, report) in reports.iter().enumerate() {
-        for (a, annotation) in report.annotations.iter().enumerate() {
-            let at = At { report: r, index: a };
-            if let Some(record) = target_record(
-                &annotation.target,
-                &mut records,
-                &lookup,
-                &mut unknown,
-                &annotation.location,
-                report,
-                &mut line_parts,
-            ) {
-                record.annotations.push(at);
-            }
-        }
-        for (m, mention) in report.mentions.iter().enumerate() {
-            let at = At { report: r, index: m };
-            let owner_id = owner_record(report, mention.owner);
-            if owner_id.as_ref() == Some(&mention.target) {
-                continue;
-            }
-            if let Some(record) = target_record(
-                &mention.target,
-                &mut records,
-                &lookup,
-                &mut unknown,
-                &mention.location,
-                report,
-                &mut line_parts,
-            ) {
-                record.backlinks.push(at);
-            } else {
-                continue;
-            }
-            if let (Some(Owner::Declaration(_)), Some(owner_id)) = (mention.owner, owner_id) {
-                if let Some(owner) = records.get_mut(&owner_id) {
-                    owner.references.push(mention.target.clone());
-                }
-            }
-        }
-    }
-
-    // Quotes and citations: check the source, attach to their record.
-    for (r, report) in reports.iter().enumerate() {
-        for (q, quote) in report.quotes.iter().enumerate() {
-            if let Some(source) = &quote.source {
-                check_source(source, &meta.sources, &quote.location, report, &mut cx.diagnostics);
-            }
-            if let Some(id) = owner_record(report, quote.owner) {
-                if let Some(record) = records.get_mut(&id) {
-                    record.quotes.push(At { report: r, index: q });
-                }
-            }
-        }
-        for (c, citation) in report.citations.iter().enumerate() {
-            match &citation.source {
-                Some(source) if citation.names_source => {
-                    check_source(source, &meta.sources, &citation.location, report, &mut cx.diagnostics)
-                }
-                None if default_source.is_none() => {
-                    cx.diagnostics.push(
-                        Diagnostic::warning(
-                            citation.location.clone(),
-                            "this citation names no source and the run has no source register",
-                        )
-                        .with_help(format!("add `sources:` to {}", file.display())),
-                    );
-                }
-                _ => {}
-            }
-            if let Some(id) = owner_record(report, citation.owner) {
-                if let Some(record) = records.get_mut(&id) {
-                    record.citations.push(At { report: r, index: c });
-                }
-            }
-        }
-    }
-
+    let unknown = link_references(&reports, scheme, &unpublished, &mut records);
+    attach_evidence(&reports, &meta.sources, default_source.is_some(), &mut records, &mut cx);
     let subjects = attach_findings(&reports, &vocabulary, &mut records, &mut cx.diagnostics);
-    for record in records.values_mut() {
-        let mut statuses: Vec<Arc<str>> =
-            record.findings.iter().map(|at| reports[at.report].findings[at.index].status.clone()).collect();
-        statuses.sort_unstable();
-        statuses.dedup();
-        record.statuses = statuses;
-    }
+    collect_statuses(&reports, &mut records);
     derive_labels(&reports, &mut records, &mut cx.diagnostics);
     report_unknown(unknown, &meta.unpublished, &mut cx.diagnostics);
     for record in records.values_mut() {
@@ -280,6 +103,220 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
         subjects,
     };
     (run, cx.diagnostics)
+}
+
+/// `date` and `applicability_ends` must be ISO dates; `revision` should look like a commit.
+fn check_dates_and_revision(meta: &RunMeta, cx: &mut RunContext<'_>) {
+    for (key, value) in [("date", &meta.date), ("applicability_ends", &meta.applicability_ends)] {
+        if let Some(value) = value {
+            if !is_iso_date(value) {
+                cx.at_key(
+                    true,
+                    value,
+                    format!("`{key}` must be a date written YYYY-MM-DD, not `{value}`"),
+                    format!("write {key}: 2026-08-20"),
+                );
+            }
+        }
+    }
+    let revision = meta.revision.trim();
+    if !(7..=64).contains(&revision.len()) || !revision.chars().all(|c| c.is_ascii_hexdigit()) {
+        cx.at_key(
+            false,
+            revision,
+            format!("revision `{revision}` does not look like a git commit"),
+            "give the full commit hash the run was frozen at (links to quoted files use it)".into(),
+        );
+    }
+}
+
+/// The vocabulary in force, in the site's order: the run's `vocabulary` (each name
+/// checked against the site's) or the whole site vocabulary.
+fn vocabulary_in_force(names: Option<&[String]>, statuses: &[StatusDef], cx: &mut RunContext<'_>) -> Vec<String> {
+    let Some(names) = names else {
+        return statuses.iter().map(|s| s.name.clone()).collect();
+    };
+    for name in names {
+        if !statuses.iter().any(|s| &s.name == name) {
+            let help = suggestion(name, statuses.iter().map(|s| s.name.as_str()))
+                .map(|s| format!("did you mean `{s}`?"))
+                .unwrap_or_else(|| "add it to `statuses` in casebook.yaml".to_string());
+            cx.at_key(true, name, format!("`{name}` is not a status of the site vocabulary"), help);
+        }
+    }
+    statuses.iter().filter(|s| names.contains(&s.name)).map(|s| s.name.clone()).collect()
+}
+
+/// Checks the source register (repository URLs, duplicate IDs, `default_source`) and
+/// returns the source a citation without `SRC-n` is read against.
+fn check_register(meta: &mut RunMeta, cx: &mut RunContext<'_>) -> Option<String> {
+    for source in &mut meta.sources {
+        source.repository = checked_url(source.repository.take(), &cx.file, cx.text, &mut cx.diagnostics);
+    }
+    let mut seen_sources = std::collections::HashSet::new();
+    for source in &meta.sources {
+        if !seen_sources.insert(source.id.as_str()) {
+            cx.at_key(
+                true,
+                &format!("id: {}", source.id),
+                format!("{} is registered twice", source.id),
+                "give each source its own SRC-n".into(),
+            );
+        }
+    }
+    if let Some(d) = &meta.default_source {
+        if !meta.sources.iter().any(|s| &s.id == d) {
+            cx.at_key(
+                true,
+                d,
+                format!("default_source {d} is not in this run's source register"),
+                "register it under `sources`".into(),
+            );
+        }
+    }
+    meta.default_source.clone().or_else(|| meta.sources.first().map(|s| s.id.clone()))
+}
+
+/// Each `unpublished` ID pattern compiled, with the index of its set.
+struct UnpublishedPatterns(Vec<(usize, GlobMatcher)>);
+
+impl UnpublishedPatterns {
+    /// The first unpublished set whose patterns match `id`.
+    fn set_of(&self, id: &RecordId) -> Option<usize> {
+        self.0.iter().find(|(_, m)| m.is_match(id.as_str())).map(|(i, _)| *i)
+    }
+}
+
+fn unpublished_patterns(sets: &[UnpublishedDef], cx: &mut RunContext<'_>) -> UnpublishedPatterns {
+    let patterns = sets
+        .iter()
+        .enumerate()
+        .flat_map(|(i, set)| set.ids.iter().map(move |p| (i, p)))
+        .filter_map(|(i, pattern)| match Glob::new(pattern) {
+            Ok(glob) => Some((i, glob.compile_matcher())),
+            Err(e) => {
+                cx.at_key(
+                    true,
+                    pattern,
+                    format!("`{pattern}` is not a valid ID pattern: {e}"),
+                    "use `*` and `?` wildcards, e.g. RT-*".into(),
+                );
+                None
+            }
+        })
+        .collect();
+    UnpublishedPatterns(patterns)
+}
+
+/// Resolves every annotation and mention: an annotation on its target, a backlink on a
+/// mentioned record (and a reference on the declaration holding the mention). Returns
+/// the IDs that resolved to no record, for `report_unknown`.
+fn link_references(
+    reports: &[Report],
+    scheme: &IdScheme,
+    unpublished: &UnpublishedPatterns,
+    records: &mut BTreeMap<RecordId, Record>,
+) -> HashMap<RecordId, Unknown> {
+    // Published IDs, for near-miss suggestions.
+    let published: Vec<RecordId> = records.keys().cloned().collect();
+    let published_families: std::collections::BTreeSet<String> =
+        records.values().filter_map(|r| r.family.clone()).collect();
+    let lookup = Lookup { published: &published, published_families: &published_families, unpublished, scheme };
+    let mut unknown: HashMap<RecordId, Unknown> = HashMap::new();
+    let mut line_parts = LineParts::default();
+    for (r, report) in reports.iter().enumerate() {
+        for (a, annotation) in report.annotations.iter().enumerate() {
+            let at = At { report: r, index: a };
+            if let Some(record) = target_record(
+                &annotation.target,
+                records,
+                &lookup,
+                &mut unknown,
+                &annotation.location,
+                report,
+                &mut line_parts,
+            ) {
+                record.annotations.push(at);
+            }
+        }
+        for (m, mention) in report.mentions.iter().enumerate() {
+            let at = At { report: r, index: m };
+            let owner_id = owner_record(report, mention.owner);
+            if owner_id.as_ref() == Some(&mention.target) {
+                continue;
+            }
+            let Some(record) = target_record(
+                &mention.target,
+                records,
+                &lookup,
+                &mut unknown,
+                &mention.location,
+                report,
+                &mut line_parts,
+            ) else {
+                continue;
+            };
+            record.backlinks.push(at);
+            if let (Some(Owner::Declaration(_)), Some(owner_id)) = (mention.owner, owner_id) {
+                if let Some(owner) = records.get_mut(&owner_id) {
+                    owner.references.push(mention.target.clone());
+                }
+            }
+        }
+    }
+    unknown
+}
+
+/// Quotes and citations: checks the `SRC-n` each names against the register and
+/// attaches each to the record whose text holds it.
+fn attach_evidence(
+    reports: &[Report],
+    sources: &[SourceDef],
+    has_default_source: bool,
+    records: &mut BTreeMap<RecordId, Record>,
+    cx: &mut RunContext<'_>,
+) {
+    for (r, report) in reports.iter().enumerate() {
+        for (q, quote) in report.quotes.iter().enumerate() {
+            if let Some(source) = &quote.source {
+                check_source(source, sources, &quote.location, report, &mut cx.diagnostics);
+            }
+            if let Some(record) = owner_record(report, quote.owner).and_then(|id| records.get_mut(&id)) {
+                record.quotes.push(At { report: r, index: q });
+            }
+        }
+        for (c, citation) in report.citations.iter().enumerate() {
+            match &citation.source {
+                Some(source) if citation.names_source => {
+                    check_source(source, sources, &citation.location, report, &mut cx.diagnostics)
+                }
+                None if !has_default_source => {
+                    cx.diagnostics.push(
+                        Diagnostic::warning(
+                            citation.location.clone(),
+                            "this citation names no source and the run has no source register",
+                        )
+                        .with_help(format!("add `sources:` to {}", cx.file.display())),
+                    );
+                }
+                _ => {}
+            }
+            if let Some(record) = owner_record(report, citation.owner).and_then(|id| records.get_mut(&id)) {
+                record.citations.push(At { report: r, index: c });
+            }
+        }
+    }
+}
+
+/// Each record's distinct statuses, from its findings.
+fn collect_statuses(reports: &[Report], records: &mut BTreeMap<RecordId, Record>) {
+    for record in records.values_mut() {
+        let mut statuses: Vec<Arc<str>> =
+            record.findings.iter().map(|at| reports[at.report].findings[at.index].status.clone()).collect();
+        statuses.sort_unstable();
+        statuses.dedup();
+        record.statuses = statuses;
+    }
 }
 
 /// A register entry of run.yaml, its repository URL already checked.
@@ -548,7 +585,7 @@ struct Unknown {
 struct Lookup<'a> {
     published: &'a [RecordId],
     published_families: &'a std::collections::BTreeSet<String>,
-    unpublished_set: &'a dyn Fn(&RecordId) -> Option<usize>,
+    unpublished: &'a UnpublishedPatterns,
     scheme: &'a IdScheme,
 }
 
@@ -584,7 +621,7 @@ fn target_record<'r>(
                 .classify(id.as_str())
                 .and_then(|c| c.family)
                 .filter(|f| lookup.published_families.contains(f)),
-            set: (lookup.unpublished_set)(id),
+            set: lookup.unpublished.set_of(id),
         }
     });
     entry.count += 1;
@@ -603,11 +640,7 @@ fn target_record<'r>(
     }))
 }
 
-fn report_unknown(
-    unknown: HashMap<RecordId, Unknown>,
-    sets: &[crate::config::UnpublishedDef],
-    diagnostics: &mut Vec<Diagnostic>,
-) {
+fn report_unknown(unknown: HashMap<RecordId, Unknown>, sets: &[UnpublishedDef], diagnostics: &mut Vec<Diagnostic>) {
     for (id, u) in unknown {
         let len = id.as_str().chars().count();
         let more = match u.count {
