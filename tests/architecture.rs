@@ -172,3 +172,74 @@ fn the_scan_sees_grouped_uses_and_finds_a_circle() {
     graph.get_mut("c").unwrap().clear();
     assert_eq!(circle_from(&graph, "a"), None);
 }
+
+/// The longest a function may be without a written reason: a `// Long: why` comment
+/// among the lines just above it.
+const MAX_FUNCTION_LINES: usize = 80;
+
+/// `(file:line name, lines)` of every function in `text` over the limit without a
+/// `// Long:` reason. Relies on rustfmt's layout: a function ends at the first `}` line
+/// indented as its `fn` line.
+fn long_functions(file: &str, text: &str) -> Vec<(String, usize)> {
+    let code = match text.find("#[cfg(test)]\nmod tests") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    let lines: Vec<&str> = code.lines().collect();
+    let mut long = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let body = line.trim_start();
+        let indent = line.len() - body.len();
+        let after_qualifiers = ["pub(crate) ", "pub(super) ", "pub ", "const ", "async ", "unsafe "]
+            .iter()
+            .fold(body, |rest, q| rest.strip_prefix(q).unwrap_or(rest));
+        let Some(signature) = after_qualifiers.strip_prefix("fn ") else { continue };
+        if body.ends_with(';') {
+            continue; // a declaration in a trait
+        }
+        let close = format!("{}}}", " ".repeat(indent));
+        let Some(length) = lines[i..].iter().position(|l| *l == close) else { continue };
+        let length = length + 1;
+        let reasoned = lines[..i]
+            .iter()
+            .rev()
+            .take_while(|l| {
+                let l = l.trim_start();
+                l.starts_with("//") || l.starts_with("#[")
+            })
+            .any(|l| l.trim_start().starts_with("// Long:"));
+        if length > MAX_FUNCTION_LINES && !reasoned {
+            let name: String = signature.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            long.push((format!("{file}:{} {name}", i + 1), length));
+        }
+    }
+    long
+}
+
+#[test]
+fn long_functions_say_why() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut long = Vec::new();
+    for path in rust_files(&src) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = path.strip_prefix(&src).unwrap().display().to_string();
+        long.extend(long_functions(&file, &text));
+    }
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FUNCTION_LINES} lines without a `// Long: why` comment above them \
+         (split them, or say why they are one piece):\n{}",
+        long.iter().map(|(at, n)| format!("  {at}: {n} lines")).collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
+fn the_length_check_sees_a_long_function_and_its_reason() {
+    let body = "    x();\n".repeat(MAX_FUNCTION_LINES);
+    let long = format!("/// Doc.\npub fn f() {{\n{body}}}\n");
+    assert_eq!(long_functions("a.rs", &long), vec![("a.rs:2 f".to_string(), MAX_FUNCTION_LINES + 2)]);
+    let reasoned = format!("// Long: one match over every event.\n#[inline]\n{long}");
+    assert!(long_functions("a.rs", &reasoned).is_empty());
+    let short = "fn g() {\n    x();\n}\n";
+    assert!(long_functions("a.rs", short).is_empty());
+}

@@ -104,177 +104,220 @@ pub fn render_inline(markdown: &str, linker: &Linker<'_>) -> String {
 }
 
 fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
-    let report = match scope {
-        Scope::Report(report) => Some(report),
-        _ => None,
-    };
-    // Record bodies never overlap and come in order, so one binary search finds the body
-    // (if any) holding an offset.
-    let bodies: Vec<&Range<usize>> =
-        report.map(|r| r.declarations.iter().filter_map(|d| d.body.as_ref()).collect()).unwrap_or_default();
-    let in_record_body = |offset: usize| match scope {
-        Scope::Report(_) => {
-            let i = bodies.partition_point(|b| b.start <= offset);
-            i > 0 && bodies[i - 1].contains(&offset)
-        }
-        Scope::RecordBody => true,
-        Scope::Plain => false,
-    };
     let mut events: Vec<(Event<'_>, Range<usize>)> =
         pulldown_cmark::Parser::new_ext(markdown, markdown_options()).into_offset_iter().collect();
-    let mut out: Vec<Event<'_>> = Vec::with_capacity(events.len());
-    let mut state = State::default();
-    // A paragraph or list item that holds a finding has the anchor `parse` gave it.
-    let block_anchor = |offset: usize| {
-        report.and_then(|r| r.block_anchors.get(&offset)).map(|anchor| {
-            Event::Html(format!("<span class=\"finding-anchor\" id=\"{}\"></span>", escape(anchor)).into())
-        })
-    };
+    let mut pass = Rewrite::new(linker, scope, events.len());
     let mut i = 0;
     while i < events.len() {
-        if let (Event::Start(Tag::Paragraph), range) = &events[i] {
-            if state.list_items == 0 && in_record_body(range.start) {
-                if let Some((Event::Text(text), _)) = events.get(i + 1) {
-                    if let Some((key, value_at)) = linker.conventions.field(text) {
-                        let key_html = format!("<span class=\"field-key\">{}:</span> ", escape(key));
-                        let rest = CowStr::from(text[value_at..].to_string());
-                        let anchor = block_anchor(range.start);
-                        events[i + 1].0 = Event::Text(rest);
-                        out.push(Event::Start(Tag::Paragraph));
-                        out.extend(anchor);
-                        out.push(Event::Html(key_html.into()));
-                        i += 1;
-                        continue;
-                    }
-                }
+        i = pass.step(&mut events, i);
+    }
+    let mut html = String::with_capacity(markdown.len() * 3 / 2);
+    pulldown_cmark::html::push_html(&mut html, pass.out.into_iter());
+    html
+}
+
+type Events<'m> = [(Event<'m>, Range<usize>)];
+
+/// One pass over a document's events, writing what is shown: anchors, fields, links,
+/// highlighted code, the sanitiser's filtering.
+struct Rewrite<'l, 'm> {
+    linker: &'l Linker<'l>,
+    scope: Scope<'l>,
+    /// The report's record bodies, in order (they never overlap), so one binary search
+    /// finds the body holding an offset.
+    bodies: Vec<&'l Range<usize>>,
+    state: State,
+    out: Vec<Event<'m>>,
+}
+
+impl<'l, 'm> Rewrite<'l, 'm> {
+    fn new(linker: &'l Linker<'l>, scope: Scope<'l>, events: usize) -> Self {
+        let bodies = match scope {
+            Scope::Report(r) => r.declarations.iter().filter_map(|d| d.body.as_ref()).collect(),
+            _ => Vec::new(),
+        };
+        Rewrite { linker, scope, bodies, state: State::default(), out: Vec::with_capacity(events) }
+    }
+
+    fn report(&self) -> Option<&'l Report> {
+        match self.scope {
+            Scope::Report(report) => Some(report),
+            _ => None,
+        }
+    }
+
+    fn in_record_body(&self, offset: usize) -> bool {
+        match self.scope {
+            Scope::Report(_) => {
+                let i = self.bodies.partition_point(|b| b.start <= offset);
+                i > 0 && self.bodies[i - 1].contains(&offset)
             }
+            Scope::RecordBody => true,
+            Scope::Plain => false,
+        }
+    }
+
+    /// A paragraph or list item that holds a finding has the anchor `parse` gave it.
+    fn block_anchor(&self, offset: usize) -> Option<Event<'m>> {
+        self.report().and_then(|r| r.block_anchors.get(&offset)).map(|anchor| {
+            Event::Html(format!("<span class=\"finding-anchor\" id=\"{}\"></span>", escape(anchor)).into())
+        })
+    }
+
+    /// Writes what the event at `i` shows; returns the index of the next event to read.
+    fn step(&mut self, events: &mut Events<'m>, i: usize) -> usize {
+        if matches!(events[i].0, Event::Start(Tag::Paragraph)) && self.field_paragraph(events, i) {
+            return i + 1;
         }
         let (event, range) = &events[i];
         match event {
             Event::Start(Tag::Paragraph) => {
-                state.text_before.clear();
-                out.push(event.clone());
-                out.extend(block_anchor(range.start));
+                self.state.text_before.clear();
+                self.out.push(Event::Start(Tag::Paragraph));
+                self.out.extend(self.block_anchor(range.start));
             }
-            // A code span that is one whole citation links to its file, as `parse` reads it.
-            Event::Code(code) if !state.sanitiser.in_link_or_image() => {
-                let cited = linker.conventions.citations.in_code(code, &state.text_before);
-                match cited.and_then(|c| linker.file_url(c.source.as_deref(), c.path.as_deref()?, &c.lines)) {
-                    Some(url) => out.push(Event::Html(
-                        format!("<a class=\"cite\" href=\"{}\"><code>{}</code></a>", escape(&url), escape(code)).into(),
-                    )),
-                    None => out.push(event.clone()),
-                }
-                state.text_before.push_str(code);
-            }
+            Event::Code(code) if !self.state.sanitiser.in_link_or_image() => self.code_span(code.clone()),
             Event::Start(Tag::Item) => {
-                state.text_before.clear();
-                state.list_items += 1;
-                out.push(event.clone());
-                out.extend(block_anchor(range.start));
+                self.state.text_before.clear();
+                self.state.list_items += 1;
+                self.out.push(event.clone());
+                self.out.extend(self.block_anchor(range.start));
             }
             Event::End(TagEnd::Item) => {
-                state.list_items -= 1;
-                out.push(event.clone());
+                self.state.list_items -= 1;
+                self.out.push(event.clone());
             }
-            Event::Start(Tag::Heading { level, classes, attrs, .. }) => {
-                state.text_before.clear();
-                let anchor =
-                    report.and_then(|r| r.sections.get(state.headings)).map(|s| CowStr::from(s.anchor.clone()));
-                state.headings += 1;
-                out.push(Event::Start(Tag::Heading {
-                    level: *level,
-                    id: anchor,
-                    classes: classes.clone(),
-                    attrs: attrs.clone(),
-                }));
-            }
-            Event::Start(Tag::CodeBlock(kind)) => {
-                let language = match kind {
-                    CodeBlockKind::Fenced(info) => info.split_whitespace().next().map(str::to_string),
-                    CodeBlockKind::Indented => None,
-                };
-                let mut code = String::new();
-                i += 1;
-                while i < events.len() && !matches!(events[i].0, Event::End(TagEnd::CodeBlock)) {
-                    if let Event::Text(t) = &events[i].0 {
-                        code.push_str(t);
-                    }
-                    i += 1;
-                }
-                let (quote, next) = quote_path_after(&events, i + 1, &linker.conventions.citations);
-                out.push(Event::Html(code_block_html(&code, language.as_deref(), quote.as_ref(), linker).into()));
-                i = next;
-                continue;
-            }
-            Event::Text(_) => {
-                // Text runs and the soft breaks between them are linked as one text, as
-                // `parse` reads them (a citation may wrap onto the next line).
-                let mut text = String::new();
-                loop {
-                    match events.get(i) {
-                        Some((Event::Text(t), _)) => text.push_str(t),
-                        Some((Event::SoftBreak, _)) => text.push(' '),
-                        _ => break,
-                    }
-                    i += 1;
-                }
-                state.text_before.push_str(&text);
-                if !state.sanitiser.in_link_or_image() {
-                    out.push(Event::Html(linkify(&text, linker).into()));
-                } else {
-                    out.push(Event::Text(text.into()));
-                }
-                continue;
-            }
+            Event::Start(Tag::Heading { .. }) => self.heading(event.clone()),
+            Event::Start(Tag::CodeBlock(_)) => return self.code_block(events, i),
+            Event::Text(_) => return self.text_run(events, i),
             Event::Html(_)
             | Event::InlineHtml(_)
             | Event::Start(Tag::HtmlBlock | Tag::Link { .. } | Tag::Image { .. })
             | Event::End(TagEnd::HtmlBlock | TagEnd::Link | TagEnd::Image) => {
-                out.extend(state.sanitiser.filter(event.clone()));
+                self.out.extend(self.state.sanitiser.filter(event.clone()));
             }
+            Event::Start(Tag::Table(_) | Tag::TableHead | Tag::TableRow | Tag::TableCell)
+            | Event::End(TagEnd::TableHead | TagEnd::TableRow) => self.table_event(event.clone()),
+            _ => self.out.push(event.clone()),
+        }
+        i + 1
+    }
+
+    /// A `Key: value` paragraph of a record body, outside lists, gets its key marked as
+    /// a field's. Returns whether the paragraph at `i` was one.
+    fn field_paragraph(&mut self, events: &mut Events<'m>, i: usize) -> bool {
+        let start = events[i].1.start;
+        if self.state.list_items > 0 || !self.in_record_body(start) {
+            return false;
+        }
+        let Some((Event::Text(text), _)) = events.get(i + 1) else { return false };
+        let Some((key, value_at)) = self.linker.conventions.field(text) else { return false };
+        let key_html = format!("<span class=\"field-key\">{}:</span> ", escape(key));
+        let rest = CowStr::from(text[value_at..].to_string());
+        events[i + 1].0 = Event::Text(rest);
+        self.out.push(Event::Start(Tag::Paragraph));
+        self.out.extend(self.block_anchor(start));
+        self.out.push(Event::Html(key_html.into()));
+        true
+    }
+
+    /// A code span that is one whole citation links to its file, as `parse` reads it.
+    fn code_span(&mut self, code: CowStr<'m>) {
+        let linker = self.linker;
+        let cited = linker.conventions.citations.in_code(&code, &self.state.text_before);
+        match cited.and_then(|c| linker.file_url(c.source.as_deref(), c.path.as_deref()?, &c.lines)) {
+            Some(url) => self.out.push(Event::Html(
+                format!("<a class=\"cite\" href=\"{}\"><code>{}</code></a>", escape(&url), escape(&code)).into(),
+            )),
+            None => self.out.push(Event::Code(code.clone())),
+        }
+        self.state.text_before.push_str(&code);
+    }
+
+    /// A heading takes the anchor `parse` gave its section.
+    fn heading(&mut self, event: Event<'m>) {
+        let Event::Start(Tag::Heading { level, classes, attrs, .. }) = event else { return };
+        self.state.text_before.clear();
+        let anchor =
+            self.report().and_then(|r| r.sections.get(self.state.headings)).map(|s| CowStr::from(s.anchor.clone()));
+        self.state.headings += 1;
+        self.out.push(Event::Start(Tag::Heading { level, id: anchor, classes, attrs }));
+    }
+
+    /// A code block, highlighted; with the `--- path` paragraph after it, a quote.
+    /// Returns the index after both.
+    fn code_block(&mut self, events: &Events<'m>, mut i: usize) -> usize {
+        let language = match &events[i].0 {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => info.split_whitespace().next(),
+            _ => None,
+        };
+        let mut code = String::new();
+        i += 1;
+        while i < events.len() && !matches!(events[i].0, Event::End(TagEnd::CodeBlock)) {
+            if let Event::Text(t) = &events[i].0 {
+                code.push_str(t);
+            }
+            i += 1;
+        }
+        let (quote, next) = quote_path_after(events, i + 1, &self.linker.conventions.citations);
+        self.out.push(Event::Html(code_block_html(&code, language, quote.as_ref(), self.linker).into()));
+        next
+    }
+
+    /// Text runs and the soft breaks between them are linked as one text, as `parse`
+    /// reads them (a citation may wrap onto the next line). Returns the index after them.
+    fn text_run(&mut self, events: &Events<'m>, mut i: usize) -> usize {
+        let mut text = String::new();
+        loop {
+            match events.get(i) {
+                Some((Event::Text(t), _)) => text.push_str(t),
+                Some((Event::SoftBreak, _)) => text.push(' '),
+                _ => break,
+            }
+            i += 1;
+        }
+        self.state.text_before.push_str(&text);
+        if !self.state.sanitiser.in_link_or_image() {
+            self.out.push(Event::Html(linkify(&text, self.linker).into()));
+        } else {
+            self.out.push(Event::Text(text.into()));
+        }
+        i
+    }
+
+    /// Tables are counted, and a body row's first cell takes the row's anchor.
+    fn table_event(&mut self, event: Event<'m>) {
+        let state = &mut self.state;
+        match &event {
             Event::Start(Tag::Table(_)) => {
                 state.table = Some(state.tables);
                 state.tables += 1;
                 state.body_row = 0;
-                out.push(event.clone());
             }
-            Event::Start(Tag::TableHead) => {
-                state.in_head = true;
-                out.push(event.clone());
-            }
-            Event::End(TagEnd::TableHead) => {
-                state.in_head = false;
-                out.push(event.clone());
-            }
-            Event::Start(Tag::TableRow) => {
-                state.cell = 0;
-                out.push(event.clone());
-            }
-            Event::End(TagEnd::TableRow) => {
-                state.body_row += 1;
-                out.push(event.clone());
-            }
+            Event::Start(Tag::TableHead) => state.in_head = true,
+            Event::End(TagEnd::TableHead) => state.in_head = false,
+            Event::Start(Tag::TableRow) => state.cell = 0,
+            Event::End(TagEnd::TableRow) => state.body_row += 1,
             Event::Start(Tag::TableCell) => {
                 state.text_before.clear();
-                out.push(event.clone());
-                if !state.in_head && state.cell == 0 {
-                    let anchor = report.zip(state.table).and_then(|(r, t)| r.row_anchors.get(&(t, state.body_row)));
+                let first_body_cell = !state.in_head && state.cell == 0;
+                state.cell += 1;
+                let (table, row) = (state.table, state.body_row);
+                self.out.push(event);
+                if first_body_cell {
+                    let anchor = self.report().zip(table).and_then(|(r, t)| r.row_anchors.get(&(t, row)));
                     if let Some(anchor) = anchor {
-                        out.push(Event::Html(
+                        self.out.push(Event::Html(
                             format!("<span class=\"row-anchor\" id=\"{}\"></span>", escape(anchor)).into(),
                         ));
                     }
                 }
-                state.cell += 1;
+                return;
             }
-            _ => out.push(event.clone()),
+            _ => {}
         }
-        i += 1;
+        self.out.push(event);
     }
-    let mut html = String::with_capacity(markdown.len() * 3 / 2);
-    pulldown_cmark::html::push_html(&mut html, out.into_iter());
-    html
 }
 
 #[derive(Default)]
