@@ -19,7 +19,7 @@ use minijinja::{context, Environment};
 use rayon::prelude::*;
 
 use crate::markup::escape;
-use crate::model::{At, Owner, Publication, Record, RecordId, Report, Run, Site, System};
+use crate::model::{At, DeclarationForm, LineRange, Owner, Publication, Record, RecordId, Report, Run, Site, System};
 use crate::output::OutputFile;
 use crate::recognise::{slugify, Conventions};
 use crate::urls;
@@ -695,41 +695,36 @@ impl Renderer<'_> {
 
     fn run(&self, system: &System, run: &Run) -> minijinja::Value {
         let linker = self.linker(system, run);
-        let reports: Vec<ReportSummary> = run
-            .reports
-            .iter()
-            .map(|report| ReportSummary {
-                title: report.title.clone(),
-                url: urls::report(&system.slug, &run.slug, &report.slug),
-                report_type: report.report_type.clone(),
-                records: report.declarations.iter().map(|d| &d.id).collect::<std::collections::BTreeSet<_>>().len(),
-                quotes: report.quotes.len(),
-            })
-            .collect();
-        let sources: Vec<SourceView> = run
-            .sources
-            .iter()
-            .map(|s| {
-                let revision = s.revision.clone().unwrap_or_else(|| run.revision.clone());
-                SourceView {
-                    id: s.id.clone(),
-                    anchor: markdown::source_anchor(&s.id),
-                    title: s.title.clone(),
-                    repository: s.repository.clone(),
-                    tree_url: s
-                        .repository
-                        .as_deref()
-                        .and_then(|r| urls::repository_file(r, &revision, s.path.as_deref().unwrap_or(""), None)),
-                    revision,
-                    path: s.path.clone(),
-                    note_html: s.note.as_deref().map(|n| render_inline(n, &linker)),
-                }
-            })
-            .collect();
         let published: Vec<&Record> =
             run.records.values().filter(|r| r.publication == Publication::Published).collect();
+        context! {
+            title => format!("{} — {}", system.name, run.name),
+            breadcrumbs => self.breadcrumbs(system, None),
+            system => Link { name: system.name.clone(), url: urls::system(&system.slug) },
+            run => context! {
+                name => run.name.clone(),
+                revision => run.revision.clone(),
+                revision_url => system.repository.as_deref().and_then(|r| urls::repository_file(r, &run.revision, "", None)),
+                date => run.date.clone(),
+                lens => run.lens.clone(),
+                applicability_ends => run.applicability_ends.clone(),
+                vocabulary => self.status_counts(std::iter::once(run), Some(&run.vocabulary), &|name| urls::status(name)),
+                summary => self.run_summary(system, run),
+            },
+            reports => report_summaries(system, run),
+            sources => source_views(run, &linker),
+            matrix => self.status_matrix(run, &published),
+            records => published.iter().map(|r| self.record_summary(system, run, r)).collect::<Vec<_>>(),
+            finding_groups => self.finding_groups(system, run),
+            unpublished => self.unpublished_groups(system, run, &linker),
+        }
+    }
+
+    /// Per kind of published record: how many records hold each status of the run's
+    /// vocabulary, and how many hold none.
+    fn status_matrix(&self, run: &Run, published: &[&Record]) -> Vec<MatrixRow> {
         let mut matrix: BTreeMap<&str, MatrixRow> = BTreeMap::new();
-        for record in &published {
+        for record in published {
             let row = matrix.entry(record.kind.as_str()).or_insert_with(|| MatrixRow {
                 kind: record.kind.clone(),
                 kind_name: self.site.kinds.get(&record.kind).cloned().unwrap_or_default(),
@@ -747,7 +742,11 @@ impl Renderer<'_> {
                 row.none += 1;
             }
         }
-        // Findings without a published record, by status in the site's order.
+        matrix.into_values().collect()
+    }
+
+    /// Findings without a published record, by status in the site's order.
+    fn finding_groups(&self, system: &System, run: &Run) -> Vec<FindingGroup> {
         let mut groups: Vec<FindingGroup> = Vec::new();
         for status in &self.site.statuses {
             let findings: Vec<FindingView> = run
@@ -765,69 +764,54 @@ impl Renderer<'_> {
                 });
             }
         }
-        let unpublished: Vec<UnpublishedGroup> = run
-            .unpublished
+        groups
+    }
+
+    /// Each unpublished set with the records referenced from it, each with where it is
+    /// first referenced.
+    fn unpublished_groups(&self, system: &System, run: &Run, linker: &Linker<'_>) -> Vec<UnpublishedGroup> {
+        let unpublished_ref = |r: &Record| {
+            let first = r.backlinks.first().or(r.annotations.first());
+            let (first, first_at) = match first {
+                Some(at) if !r.backlinks.is_empty() => {
+                    let m = &run.reports[at.report].mentions[at.index];
+                    (
+                        self.section_link(system, run, at.report, m.section),
+                        run.reports[at.report].source_at(m.location.line),
+                    )
+                }
+                Some(at) => {
+                    let a = &run.reports[at.report].annotations[at.index];
+                    (
+                        self.section_link(system, run, at.report, a.section),
+                        run.reports[at.report].source_at(a.location.line),
+                    )
+                }
+                None => (Link { name: String::new(), url: String::new() }, String::new()),
+            };
+            UnpublishedRef {
+                id: r.id.to_string(),
+                url: urls::record(&system.slug, &run.slug, &r.id),
+                references: r.backlinks.len(),
+                first,
+                first_at,
+            }
+        };
+        run.unpublished
             .iter()
             .enumerate()
             .map(|(i, set)| UnpublishedGroup {
                 name: set.name.clone(),
                 patterns: set.ids.clone(),
-                note_html: set.note.as_deref().map(|n| render_inline(n, &linker)),
+                note_html: set.note.as_deref().map(|n| render_inline(n, linker)),
                 records: run
                     .records
                     .values()
                     .filter(|r| r.publication == Publication::Unpublished(i))
-                    .map(|r| {
-                        let first = r.backlinks.first().or(r.annotations.first());
-                        let (first, first_at) = match first {
-                            Some(at) if !r.backlinks.is_empty() => {
-                                let m = &run.reports[at.report].mentions[at.index];
-                                (
-                                    self.section_link(system, run, at.report, m.section),
-                                    run.reports[at.report].source_at(m.location.line),
-                                )
-                            }
-                            Some(at) => {
-                                let a = &run.reports[at.report].annotations[at.index];
-                                (
-                                    self.section_link(system, run, at.report, a.section),
-                                    run.reports[at.report].source_at(a.location.line),
-                                )
-                            }
-                            None => (Link { name: String::new(), url: String::new() }, String::new()),
-                        };
-                        UnpublishedRef {
-                            id: r.id.to_string(),
-                            url: urls::record(&system.slug, &run.slug, &r.id),
-                            references: r.backlinks.len(),
-                            first,
-                            first_at,
-                        }
-                    })
+                    .map(unpublished_ref)
                     .collect(),
             })
-            .collect();
-        context! {
-            title => format!("{} — {}", system.name, run.name),
-            breadcrumbs => self.breadcrumbs(system, None),
-            system => Link { name: system.name.clone(), url: urls::system(&system.slug) },
-            run => context! {
-                name => run.name.clone(),
-                revision => run.revision.clone(),
-                revision_url => system.repository.as_deref().and_then(|r| urls::repository_file(r, &run.revision, "", None)),
-                date => run.date.clone(),
-                lens => run.lens.clone(),
-                applicability_ends => run.applicability_ends.clone(),
-                vocabulary => self.status_counts(std::iter::once(run), Some(&run.vocabulary), &|name| urls::status(name)),
-                summary => self.run_summary(system, run),
-            },
-            reports => reports,
-            sources => sources,
-            matrix => matrix.into_values().collect::<Vec<_>>(),
-            records => published.iter().map(|r| self.record_summary(system, run, r)).collect::<Vec<_>>(),
-            finding_groups => groups,
-            unpublished => unpublished,
-        }
+            .collect()
     }
 
     fn section_link(&self, system: &System, run: &Run, report: usize, section: Option<usize>) -> Link {
@@ -867,110 +851,6 @@ impl Renderer<'_> {
 
     fn record(&self, system: &System, run: &Run, record: &Record) -> minijinja::Value {
         let linker = self.linker(system, run);
-        let report_anchor = |report: usize, anchor: &str| {
-            let r = &run.reports[report];
-            Link { name: r.title.clone(), url: format!("{}#{anchor}", urls::report(&system.slug, &run.slug, &r.slug)) }
-        };
-        let mut entries: Vec<Entry> = Vec::new();
-        for at in &record.declarations {
-            let report = &run.reports[at.report];
-            let d = &report.declarations[at.index];
-            let (form, fields, body_html) = match &d.form {
-                crate::model::DeclarationForm::Heading { .. } => {
-                    ("heading", Vec::new(), d.body.clone().map(|b| render_record_body(&report.markdown[b], &linker)))
-                }
-                crate::model::DeclarationForm::TableRow { .. } => (
-                    "row",
-                    d.fields
-                        .iter()
-                        .map(|f| FieldView { name: f.name.to_string(), value_html: render_inline(&f.value, &linker) })
-                        .collect(),
-                    None,
-                ),
-            };
-            let part = match &d.form {
-                crate::model::DeclarationForm::TableRow { part, .. } => part.clone(),
-                _ => None,
-            };
-            entries.push(Entry {
-                form,
-                at: report_anchor(at.report, &d.anchor),
-                source: report.source_at(d.location.line),
-                part,
-                label: d.label.clone(),
-                fields,
-                body_html,
-            });
-        }
-        let annotations: Vec<Entry> = record
-            .annotations
-            .iter()
-            .map(|at| {
-                let report = &run.reports[at.report];
-                let a = &report.annotations[at.index];
-                Entry {
-                    form: "annotation",
-                    at: report_anchor(at.report, &a.anchor),
-                    source: report.source_at(a.location.line),
-                    part: None,
-                    label: None,
-                    fields: Vec::new(),
-                    body_html: Some(render_fragment(&report.markdown[a.body.clone()], &linker)),
-                }
-            })
-            .collect();
-        let evidence_item = |kind,
-                             source: Option<&str>,
-                             path: Option<&str>,
-                             section: Option<&str>,
-                             lines: &[crate::model::LineRange],
-                             at: String| {
-            let source = source.or(run.default_source.as_deref());
-            EvidenceView {
-                kind,
-                source: source.map(|s| Link { name: s.to_string(), url: linker.source_url(s) }),
-                path: path.map(str::to_string),
-                url: path.and_then(|p| linker.file_url(source, p, lines)),
-                section: section.map(str::to_string),
-                ranges: lines
-                    .iter()
-                    .map(|l| OptionalLink {
-                        name: l.to_string(),
-                        url: path.and_then(|p| linker.file_url(source, p, std::slice::from_ref(l))),
-                    })
-                    .collect(),
-                at,
-            }
-        };
-        let mut evidence: Vec<EvidenceView> = record
-            .quotes
-            .iter()
-            .map(|at| {
-                let report = &run.reports[at.report];
-                let q = &report.quotes[at.index];
-                evidence_item(
-                    "quote",
-                    q.source.as_deref(),
-                    Some(&q.path),
-                    None,
-                    &q.lines,
-                    report.source_at(q.location.line),
-                )
-            })
-            .collect();
-        evidence.extend(record.citations.iter().map(|at| {
-            let report = &run.reports[at.report];
-            let c = &report.citations[at.index];
-            let source = if c.names_source || c.source.is_some() { c.source.as_deref() } else { None };
-            evidence_item(
-                "citation",
-                source,
-                c.path.as_deref(),
-                c.section.as_deref(),
-                &c.lines,
-                report.source_at(c.location.line),
-            )
-        }));
         let references: Vec<RecordSummary> = record
             .references
             .iter()
@@ -1001,9 +881,9 @@ impl Renderer<'_> {
                 findings => record.findings.iter().map(|at| self.record_finding_view(system, run, *at, run.finding(*at))).collect::<Vec<_>>(),
                 meanings => record.statuses.iter().map(|s| self.badge(s, "", None, None)).collect::<Vec<_>>(),
                 parts => record.parts.clone(),
-                entries => entries,
-                annotations => annotations,
-                evidence => evidence,
+                entries => declaration_entries(system, run, record, &linker),
+                annotations => annotation_entries(system, run, record, &linker),
+                evidence => evidence_views(run, record, &linker),
                 references => references,
                 backlinks => backlinks,
             },
@@ -1033,6 +913,157 @@ impl Renderer<'_> {
             source: report.source_at(mention.location.line),
         }
     }
+}
+
+/// The run page's list of reports.
+fn report_summaries(system: &System, run: &Run) -> Vec<ReportSummary> {
+    run.reports
+        .iter()
+        .map(|report| ReportSummary {
+            title: report.title.clone(),
+            url: urls::report(&system.slug, &run.slug, &report.slug),
+            report_type: report.report_type.clone(),
+            records: report.declarations.iter().map(|d| &d.id).collect::<std::collections::BTreeSet<_>>().len(),
+            quotes: report.quotes.len(),
+        })
+        .collect()
+}
+
+/// The run page's source register, each entry linked to its tree at its revision.
+fn source_views(run: &Run, linker: &Linker<'_>) -> Vec<SourceView> {
+    run.sources
+        .iter()
+        .map(|s| {
+            let revision = s.revision.clone().unwrap_or_else(|| run.revision.clone());
+            SourceView {
+                id: s.id.clone(),
+                anchor: markdown::source_anchor(&s.id),
+                title: s.title.clone(),
+                repository: s.repository.clone(),
+                tree_url: s
+                    .repository
+                    .as_deref()
+                    .and_then(|r| urls::repository_file(r, &revision, s.path.as_deref().unwrap_or(""), None)),
+                revision,
+                path: s.path.clone(),
+                note_html: s.note.as_deref().map(|n| render_inline(n, linker)),
+            }
+        })
+        .collect()
+}
+
+/// A link to an anchor in one of the run's reports.
+fn report_anchor(system: &System, run: &Run, report: usize, anchor: &str) -> Link {
+    let r = &run.reports[report];
+    Link { name: r.title.clone(), url: format!("{}#{anchor}", urls::report(&system.slug, &run.slug, &r.slug)) }
+}
+
+/// A record page's declarations: a heading's body, or a row's fields.
+fn declaration_entries(system: &System, run: &Run, record: &Record, linker: &Linker<'_>) -> Vec<Entry> {
+    record
+        .declarations
+        .iter()
+        .map(|at| {
+            let report = &run.reports[at.report];
+            let d = &report.declarations[at.index];
+            let (form, fields, body_html, part) = match &d.form {
+                DeclarationForm::Heading { .. } => (
+                    "heading",
+                    Vec::new(),
+                    d.body.clone().map(|b| render_record_body(&report.markdown[b], linker)),
+                    None,
+                ),
+                DeclarationForm::TableRow { part, .. } => (
+                    "row",
+                    d.fields
+                        .iter()
+                        .map(|f| FieldView { name: f.name.to_string(), value_html: render_inline(&f.value, linker) })
+                        .collect(),
+                    None,
+                    part.clone(),
+                ),
+            };
+            Entry {
+                form,
+                at: report_anchor(system, run, at.report, &d.anchor),
+                source: report.source_at(d.location.line),
+                part,
+                label: d.label.clone(),
+                fields,
+                body_html,
+            }
+        })
+        .collect()
+}
+
+/// A record page's annotations, each rendered with a link to where it is written.
+fn annotation_entries(system: &System, run: &Run, record: &Record, linker: &Linker<'_>) -> Vec<Entry> {
+    record
+        .annotations
+        .iter()
+        .map(|at| {
+            let report = &run.reports[at.report];
+            let a = &report.annotations[at.index];
+            Entry {
+                form: "annotation",
+                at: report_anchor(system, run, at.report, &a.anchor),
+                source: report.source_at(a.location.line),
+                part: None,
+                label: None,
+                fields: Vec::new(),
+                body_html: Some(render_fragment(&report.markdown[a.body.clone()], linker)),
+            }
+        })
+        .collect()
+}
+
+/// What a quote or citation names, as a record page's evidence list shows it.
+struct Cited<'a> {
+    kind: &'static str,
+    source: Option<&'a str>,
+    path: Option<&'a str>,
+    section: Option<&'a str>,
+    lines: &'a [LineRange],
+}
+
+/// A record page's evidence: its quotes, then its citations, each linked to the file
+/// (and each line range) at the frozen revision.
+fn evidence_views(run: &Run, record: &Record, linker: &Linker<'_>) -> Vec<EvidenceView> {
+    let view = |cited: Cited<'_>, at: String| {
+        let Cited { kind, source, path, section, lines } = cited;
+        let source = source.or(run.default_source.as_deref());
+        EvidenceView {
+            kind,
+            source: source.map(|s| Link { name: s.to_string(), url: linker.source_url(s) }),
+            path: path.map(str::to_string),
+            url: path.and_then(|p| linker.file_url(source, p, lines)),
+            section: section.map(str::to_string),
+            ranges: lines
+                .iter()
+                .map(|l| OptionalLink {
+                    name: l.to_string(),
+                    url: path.and_then(|p| linker.file_url(source, p, std::slice::from_ref(l))),
+                })
+                .collect(),
+            at,
+        }
+    };
+    let quotes = record.quotes.iter().map(|at| {
+        let report = &run.reports[at.report];
+        let q = &report.quotes[at.index];
+        let cited =
+            Cited { kind: "quote", source: q.source.as_deref(), path: Some(&q.path), section: None, lines: &q.lines };
+        view(cited, report.source_at(q.location.line))
+    });
+    let citations = record.citations.iter().map(|at| {
+        let report = &run.reports[at.report];
+        let c = &report.citations[at.index];
+        let source = if c.names_source || c.source.is_some() { c.source.as_deref() } else { None };
+        let cited =
+            Cited { kind: "citation", source, path: c.path.as_deref(), section: c.section.as_deref(), lines: &c.lines };
+        view(cited, report.source_at(c.location.line))
+    });
+    quotes.chain(citations).collect()
 }
 
 /// True when a finding's statement says more than its key, statuses and qualifiers, which
