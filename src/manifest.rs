@@ -341,7 +341,7 @@ fn hex(bytes: &[u8]) -> String {
 /// Writes `records.json` (to `json`) and `records.jsonl` (to `lines`) of `site`, built
 /// for `base_url`, one record at a time, each record made once: the JSON of [`manifest`],
 /// pretty-printed and ending in a newline, and one record per line. The manifest is never
-/// held whole (at 10,000 reports its JSON is half a gigabyte).
+/// held whole (a large site's is far larger than its pages).
 pub fn write_manifest(site: &Site, base_url: &str, json: &mut dyn Write, lines: &mut dyn Write) -> std::io::Result<()> {
     // The layout of `serde_json::to_writer_pretty(&manifest)`, with each record written as
     // it is made: a pretty record, each of its lines indented two levels.

@@ -2,9 +2,9 @@
 //! `themes/default/assets/search.js` from any static host, with no server and no
 //! WebAssembly.
 //!
-//! Why not Pagefind: fed one document per record and per section (48,000 on a site of
-//! 1,000 reports), its library API took 25 s and 3.6 GB, growing with the square of the
-//! document count. This index is built in one pass over the documents, in time and
+//! Why not Pagefind: fed one document per record and per section, its library API's
+//! time and memory grew with the square of the document count (measured in
+//! `docs/performance.md`). This index is built in one pass over the documents, in time and
 //! memory linear in their text, and a query fetches only what it shows.
 //!
 //! Files (the format is `casebook.browser-search/1`, described in `docs/search.md`):

@@ -23,11 +23,10 @@ use super::analysis::{TantivyText, ENGLISH, STOP_WORDS};
 use super::{IndexError, SearchDoc};
 use crate::output::{OutputFile, TANTIVY_DIR};
 
-/// Memory a segment may take while it is written; a full one is written out. (Ten
-/// segments at 10,000 reports; they are not merged: merging rewrote the whole index
-/// again, 50 s of a 108 s build at 10,000 reports. The budget sets the build's peak memory
-/// at 10,000 reports: a segment's files are held until they are written; 64 MB took it to
-/// 2,033 MiB, 48 MB to 2,004 MiB once the indexes got quicker, 40 MB to 1,950 MiB.)
+/// Memory a segment may take while it is written; a full one is written out. Segments
+/// are not merged: merging rewrote the whole index again. The budget sets a large build's
+/// peak memory, since a segment's files are held until they are written (the trade-off
+/// is measured in `docs/performance.md`).
 const SEGMENT_BUDGET: usize = 40 * 1024 * 1024;
 
 /// The tantivy schema and its fields. `casebook search` opens the index with the same.

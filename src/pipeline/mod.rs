@@ -523,7 +523,7 @@ impl<'a> Files<'a> {
         self.put(file)
     }
 
-    /// Files too large to hold (the manifest: a gigabyte at 10,000 reports), written by
+    /// Files too large to hold (the manifest of a large site), written by
     /// streaming; a rebuild's stops when a newer change waits.
     fn put_streamed(&self, paths: &[PathBuf], write: &publish::StreamedWrite<'_>) -> Result<(), PipelineError> {
         self.more.fetch_add(paths.len(), Ordering::Relaxed);

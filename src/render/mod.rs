@@ -63,7 +63,7 @@ enum Job<'a> {
 pub fn language_warnings(site: &Site) -> Vec<crate::model::Diagnostic> {
     let mut out = Vec::new();
     // A grammar is looked up by a scan of the syntax set: once per language, not per quote
-    // (a rebuild of 10,000 reports asks this of 87,000 quotes before it writes a page).
+    // (a rebuild asks this of every quote of the site before it writes a page).
     let mut known: HashMap<&str, bool> = HashMap::new();
     for report in site.systems.iter().flat_map(|s| &s.runs).flat_map(|r| &r.reports) {
         for quote in &report.quotes {

@@ -186,69 +186,7 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
     let builder = Arc::clone(&served);
     std::thread::Builder::new()
         .name("casebook-build".into())
-        .spawn(move || {
-            // Changes that come in while a rebuild runs wait here; the rebuild stops early
-            // for them (after the changed runs' pages, after the site's pages, within the
-            // manifest, or between files of the search indexes), so that a save is never queued behind the
-            // site-wide tail of the previous one (23 s at 10,000 reports).
-            let waiting = std::sync::Mutex::new((changes, Vec::<PathBuf>::new()));
-            let newer_change = || {
-                let mut waiting = waiting.lock().unwrap_or_else(PoisonError::into_inner);
-                let (changes, early) = &mut *waiting;
-                while let Ok(more) = changes.try_recv() {
-                    early.extend(more);
-                }
-                !early.is_empty()
-            };
-            loop {
-                let mut changed = {
-                    let mut waiting = waiting.lock().unwrap_or_else(PoisonError::into_inner);
-                    let (changes, early) = &mut *waiting;
-                    let mut changed = std::mem::take(early);
-                    if changed.is_empty() {
-                        match changes.recv() {
-                            Ok(first) => changed = first,
-                            Err(_) => break,
-                        }
-                    }
-                    // Changes that came in meanwhile are built in the same go.
-                    while let Ok(more) = changes.try_recv() {
-                        changed.extend(more);
-                    }
-                    changed
-                };
-                changed.sort();
-                changed.dedup();
-                // Open pages that changed reload as soon as they are written: the edited
-                // reports' pages first, then the rest of their runs' pages; the site-wide
-                // pages and the search index follow.
-                let mut announced: Vec<PathBuf> = Vec::new();
-                let result = rebuilder.rebuild(
-                    &changed,
-                    &mut |pages| {
-                        if pages.is_empty() {
-                            return;
-                        }
-                        announced.extend_from_slice(pages);
-                        let generation = builder.generation() + 1;
-                        let urls = status::page_urls(&builder.base_path(), pages);
-                        builder.announce(BuildStatus::succeeded(generation, &[], Some(urls)));
-                    },
-                    &newer_change,
-                );
-                // Stopped for a newer change: the next rebuild reports.
-                if matches!(&result, Ok(outcome) if outcome.superseded) {
-                    continue;
-                }
-                let result = result.map(|mut outcome| {
-                    if let Some(changed) = &mut outcome.changed {
-                        changed.retain(|p| !announced.contains(p));
-                    }
-                    outcome
-                });
-                apply(&builder, &log, result, false);
-            }
-        })
+        .spawn(move || rebuild_on_changes(rebuilder, &builder, &log, changes))
         .map_err(ServeError::Runtime)?;
 
     if !options.bind.is_loopback() {
@@ -261,6 +199,74 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
     say!(out, "casebook: serving http://{bound}{} (Ctrl-C to stop)", served.base_path());
     let _ = std::io::stdout().flush();
     runtime.block_on(async move { axum::serve(listener, http::router(served)).await }).map_err(ServeError::Server)
+}
+
+/// Paths the watcher reported: those a rebuild has not taken yet.
+type Changes = mpsc::Receiver<Vec<PathBuf>>;
+
+/// The build thread: one rebuild per batch of changes until the watcher stops.
+fn rebuild_on_changes(mut rebuilder: Rebuilder, served: &Served, log: &Log, changes: Changes) {
+    // Changes that come in while a rebuild runs wait here; the rebuild stops early for
+    // them (after the changed runs' pages, after the site's pages, within the manifest,
+    // or between files of the search indexes), so that a save is never queued behind the
+    // site-wide tail of the previous one.
+    let waiting = std::sync::Mutex::new((changes, Vec::<PathBuf>::new()));
+    let newer_change = || {
+        let mut waiting = waiting.lock().unwrap_or_else(PoisonError::into_inner);
+        let (changes, early) = &mut *waiting;
+        while let Ok(more) = changes.try_recv() {
+            early.extend(more);
+        }
+        !early.is_empty()
+    };
+    while let Some(changed) = next_changes(&waiting) {
+        // Open pages that changed reload as soon as they are written: the edited
+        // reports' pages first, then the rest of their runs' pages; the site-wide pages
+        // and the search index follow.
+        let mut announced: Vec<PathBuf> = Vec::new();
+        let result = rebuilder.rebuild(
+            &changed,
+            &mut |pages| {
+                if pages.is_empty() {
+                    return;
+                }
+                announced.extend_from_slice(pages);
+                let generation = served.generation() + 1;
+                let urls = status::page_urls(&served.base_path(), pages);
+                served.announce(BuildStatus::succeeded(generation, &[], Some(urls)));
+            },
+            &newer_change,
+        );
+        // Stopped for a newer change: the next rebuild reports.
+        if matches!(&result, Ok(outcome) if outcome.superseded) {
+            continue;
+        }
+        let result = result.map(|mut outcome| {
+            if let Some(changed) = &mut outcome.changed {
+                changed.retain(|p| !announced.contains(p));
+            }
+            outcome
+        });
+        apply(served, log, result, false);
+    }
+}
+
+/// The next batch to build, sorted and without repeats: the changes a stopped rebuild
+/// left, or else the next the watcher sends, with all that came in meanwhile. `None`
+/// once the watcher has stopped.
+fn next_changes(waiting: &std::sync::Mutex<(Changes, Vec<PathBuf>)>) -> Option<Vec<PathBuf>> {
+    let mut waiting = waiting.lock().unwrap_or_else(PoisonError::into_inner);
+    let (changes, early) = &mut *waiting;
+    let mut changed = std::mem::take(early);
+    if changed.is_empty() {
+        changed = changes.recv().ok()?;
+    }
+    while let Ok(more) = changes.try_recv() {
+        changed.extend(more);
+    }
+    changed.sort();
+    changed.dedup();
+    Some(changed)
 }
 
 /// How builds are reported on the terminal.
