@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::model::{Listing, Severity, UNPUBLISHED_REFERENCE};
-use crate::pipeline::{self, BuildOptions, Outcome};
+use crate::pipeline::{self, BuildOptions, Outcome, Summary};
 
 /// Publish evidence-based analyses of software systems as a website.
 #[derive(Debug, Parser)]
@@ -361,8 +361,51 @@ fn diff(
 }
 
 fn report(outcome: &Outcome, options: &BuildOptions, build: bool, common: &Common) -> ExitCode {
-    let stderr = std::io::stderr();
-    let mut err = stderr.lock();
+    let unlisted = list_diagnostics(outcome, build, common);
+    let errors = outcome.diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = outcome.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
+    let verb = if build { "build" } else { "check" };
+    if errors > 0 {
+        let kept = if build { format!("; {} was left untouched", options.output.display()) } else { String::new() };
+        let _ = writeln!(
+            std::io::stderr(),
+            "casebook: {verb} failed: {}, {}{kept}",
+            plural(errors, "error"),
+            plural(warnings, "warning")
+        );
+        return ExitCode::from(1);
+    }
+    let Some(summary) = &outcome.summary else {
+        return ExitCode::from(1);
+    };
+    let mut out = std::io::stdout().lock();
+    let headline = if outcome.written {
+        format!("built {} in {:.2} s", options.output.display(), outcome.elapsed.as_secs_f64())
+    } else {
+        format!("checked {} in {:.2} s", options.root.join("content").display(), outcome.elapsed.as_secs_f64())
+    };
+    let _ = writeln!(out, "casebook: {headline}");
+    let counts = DiagnosticCounts { errors, warnings, unlisted };
+    for (name, value) in summary_rows(summary, counts, common.explain) {
+        let _ = writeln!(out, "  {name:<12} {value}");
+    }
+    if common.timings {
+        let _ = writeln!(out, "  stages:");
+        for (stage, time) in &outcome.timings {
+            let _ = writeln!(out, "    {stage:<20} {:>8.3} s", time.as_secs_f64());
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// Prints the diagnostics the options ask for; returns how many references to
+/// unpublished records went unlisted.
+fn list_diagnostics(outcome: &Outcome, build: bool, common: &Common) -> usize {
+    let mut err = std::io::stderr().lock();
     // A build lists references to unpublished records only on request: they are
     // expected, and `check` is where one reads them.
     let listing = Listing {
@@ -378,31 +421,34 @@ fn report(outcome: &Outcome, options: &BuildOptions, build: bool, common: &Commo
             unlisted += 1;
         }
     }
+    unlisted
+}
 
-    let errors = outcome.diagnostics.iter().filter(|d| d.is_error()).count();
-    let warnings = outcome.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
-    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    let verb = if build { "build" } else { "check" };
-    if errors > 0 {
-        let kept = if build { format!("; {} was left untouched", options.output.display()) } else { String::new() };
-        let _ = writeln!(
-            err,
-            "casebook: {verb} failed: {}, {}{kept}",
-            plural(errors, "error"),
-            plural(warnings, "warning")
-        );
-        return ExitCode::from(1);
-    }
-    let Some(s) = &outcome.summary else {
-        return ExitCode::from(1);
+struct DiagnosticCounts {
+    errors: usize,
+    warnings: usize,
+    /// Warnings not listed: references to unpublished records.
+    unlisted: usize,
+}
+
+/// The summary a successful build or check prints, row by row, empty rows left out.
+fn summary_rows(s: &Summary, counts: DiagnosticCounts, explain: bool) -> Vec<(&'static str, String)> {
+    let explain_hint = match (s.not_understood + s.derived_titles, explain) {
+        (0, _) | (_, true) => String::new(),
+        _ => format!(
+            "(`casebook check --explain` lists them{})",
+            if s.derived_titles > 0 {
+                format!(", and the {} records whose title is derived", s.derived_titles)
+            } else {
+                String::new()
+            }
+        ),
     };
-    let mut out = std::io::stdout().lock();
-    let headline = if outcome.written {
-        format!("built {} in {:.2} s", options.output.display(), outcome.elapsed.as_secs_f64())
+    let unlisted_hint = if counts.unlisted > 0 {
+        format!("({} of them: references to unpublished records; `casebook check` lists them)", counts.unlisted)
     } else {
-        format!("checked {} in {:.2} s", options.root.join("content").display(), outcome.elapsed.as_secs_f64())
+        String::new()
     };
-    let _ = writeln!(out, "casebook: {headline}");
     let rows = [
         ("systems", s.systems.to_string()),
         ("runs", s.runs.to_string()),
@@ -420,39 +466,10 @@ fn report(outcome: &Outcome, options: &BuildOptions, build: bool, common: &Commo
                 plural(s.not_understood, "place")
             ),
         ),
-        (
-            "",
-            match (s.not_understood + s.derived_titles, common.explain) {
-                (0, _) | (_, true) => String::new(),
-                _ => format!(
-                    "(`casebook check --explain` lists them{})",
-                    if s.derived_titles > 0 {
-                        format!(", and the {} records whose title is derived", s.derived_titles)
-                    } else {
-                        String::new()
-                    }
-                ),
-            },
-        ),
+        ("", explain_hint),
         ("pages", format!("{} ({})", s.pages, plural(s.files, "file"))),
-        ("diagnostics", format!("{}, {}", plural(errors, "error"), plural(warnings, "warning"))),
-        (
-            "",
-            if unlisted > 0 {
-                format!("({unlisted} of them: references to unpublished records; `casebook check` lists them)")
-            } else {
-                String::new()
-            },
-        ),
+        ("diagnostics", format!("{}, {}", plural(counts.errors, "error"), plural(counts.warnings, "warning"))),
+        ("", unlisted_hint),
     ];
-    for (name, value) in rows.iter().filter(|(_, value)| !value.is_empty()) {
-        let _ = writeln!(out, "  {name:<12} {value}");
-    }
-    if common.timings {
-        let _ = writeln!(out, "  stages:");
-        for (stage, time) in &outcome.timings {
-            let _ = writeln!(out, "    {stage:<20} {:>8.3} s", time.as_secs_f64());
-        }
-    }
-    ExitCode::SUCCESS
+    rows.into_iter().filter(|(_, value)| !value.is_empty()).collect()
 }
