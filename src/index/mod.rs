@@ -23,7 +23,7 @@ use rayon::prelude::*;
 
 use crate::markup::options as markdown_options;
 use crate::model::{
-    DeclarationForm, FindingForm, Publication, Record, Report, Run, Site, Subject, SubjectFindings, System,
+    DeclarationForm, FindingForm, Publication, Record, RecordId, Report, Run, Site, Subject, SubjectFindings, System,
 };
 use crate::output::OutputFile;
 use crate::urls;
@@ -225,47 +225,8 @@ fn base(system: &System, run: &Run, doc_type: DocType, title: String, path: Stri
 /// The report as one document, and one document per section.
 fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDoc> {
     let url = urls::report(&system.slug, &run.slug, &report.slug);
-    // 0-based body lines of the table rows that are documents of their own: those that
-    // declare records, and those that state findings without a record.
-    let mut record_rows: Vec<usize> = report
-        .declarations
-        .iter()
-        .filter(|d| matches!(d.form, DeclarationForm::TableRow { .. }))
-        .map(|d| d.location.line)
-        .chain(
-            report
-                .findings
-                .iter()
-                .filter(|f| {
-                    matches!(f.form, FindingForm::StatusColumn | FindingForm::DimensionColumn)
-                        && !matches!(&f.subject, Subject::Record(id) if run.records.get(id).is_some_and(|r| r.publication == Publication::Published))
-                })
-                .map(|f| f.location.line),
-        )
-        .map(|line| line.saturating_sub(report.body_line) as usize)
-        .collect();
-    record_rows.sort_unstable();
-    record_rows.dedup();
-    let sections = section_texts(&report.markdown, &record_rows);
+    let sections = section_texts(&report.markdown, &rows_of_their_own(run, report));
     let report_ref = Some((report.slug.clone(), report.report_type.clone()));
-    let paths_in = |range: Option<&Range<usize>>| -> Vec<String> {
-        let mut paths: Vec<&str> = report
-            .quotes
-            .iter()
-            .map(|q| (q.location.line, q.path.as_str()))
-            .chain(report.citations.iter().filter_map(|c| c.path.as_deref().map(|p| (c.location.line, p))))
-            .filter(|(line, _)| {
-                range.is_none_or(|r| {
-                    let line = line.saturating_sub(report.body_line) as usize;
-                    r.contains(&line)
-                })
-            })
-            .map(|(_, p)| p)
-            .collect();
-        paths.sort_unstable();
-        paths.dedup();
-        paths.into_iter().map(str::to_string).collect()
-    };
     let mut whole = base(system, run, DocType::Report, report.title.clone(), url.clone());
     whole.report = report_ref.clone();
     // The report's own document holds its opening text and its headings; the text of
@@ -274,26 +235,11 @@ fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDo
     let mut body: Vec<&str> = sections.iter().filter(|s| s.heading.is_none()).map(|s| s.text.as_str()).collect();
     body.extend(report.sections.iter().map(|s| s.title.as_str()));
     whole.body = body.join("\n");
-    whole.paths = paths_in(None);
+    whole.paths = paths_in(report, None);
     let mut docs = vec![whole];
-    // A record's own heading, and an annotation of a published record, are searchable
-    // as the record (its page shows both): a section of either would be a twin.
-    let records_text: std::collections::HashSet<&str> = report
-        .declarations
-        .iter()
-        .filter(|d| matches!(d.form, DeclarationForm::Heading { .. }))
-        .map(|d| d.anchor.as_str())
-        .chain(
-            report
-                .annotations
-                .iter()
-                .filter(|a| run.records.get(&a.target).is_some_and(|r| r.publication == Publication::Published))
-                .map(|a| a.anchor.as_str()),
-        )
-        .collect();
-    for section in sections.iter().filter(|s| s.heading.is_some()) {
-        let heading = section.heading.expect("filtered");
-        let Some(s) = report.sections.get(heading) else { continue };
+    let records_text = sections_of_records(run, report);
+    for section in &sections {
+        let Some(s) = section.heading.and_then(|h| report.sections.get(h)) else { continue };
         if records_text.contains(s.anchor.as_str()) {
             continue;
         }
@@ -308,10 +254,75 @@ fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDo
         doc.label = Some(s.title.clone());
         doc.body = section.text.clone();
         doc.twins = section.twins.clone();
-        doc.paths = paths_in(Some(&section.lines));
+        doc.paths = paths_in(report, Some(&section.lines));
         docs.push(doc);
     }
     docs
+}
+
+/// 0-based body lines of the table rows that are documents of their own: those that
+/// declare records, and those that state findings without a published record.
+fn rows_of_their_own(run: &Run, report: &Report) -> Vec<usize> {
+    let published = |id: &RecordId| run.records.get(id).is_some_and(|r| r.publication == Publication::Published);
+    let mut rows: Vec<usize> = report
+        .declarations
+        .iter()
+        .filter(|d| matches!(d.form, DeclarationForm::TableRow { .. }))
+        .map(|d| d.location.line)
+        .chain(
+            report
+                .findings
+                .iter()
+                .filter(|f| {
+                    matches!(f.form, FindingForm::StatusColumn | FindingForm::DimensionColumn)
+                        && !matches!(&f.subject, Subject::Record(id) if published(id))
+                })
+                .map(|f| f.location.line),
+        )
+        .map(|line| line.saturating_sub(report.body_line) as usize)
+        .collect();
+    rows.sort_unstable();
+    rows.dedup();
+    rows
+}
+
+/// The distinct paths quoted or cited in the report, or in the body lines `range` of it.
+fn paths_in(report: &Report, range: Option<&Range<usize>>) -> Vec<String> {
+    let mut paths: Vec<&str> = report
+        .quotes
+        .iter()
+        .map(|q| (q.location.line, q.path.as_str()))
+        .chain(report.citations.iter().filter_map(|c| c.path.as_deref().map(|p| (c.location.line, p))))
+        .filter(|(line, _)| {
+            range.is_none_or(|r| {
+                let line = line.saturating_sub(report.body_line) as usize;
+                r.contains(&line)
+            })
+        })
+        .map(|(_, p)| p)
+        .collect();
+    paths.sort_unstable();
+    paths.dedup();
+    paths.into_iter().map(str::to_string).collect()
+}
+
+/// The anchors of sections searchable as a record (its page shows them): a record's own
+/// heading, and an annotation of a published record. A section document of either would
+/// be a twin.
+fn sections_of_records<'r>(run: &Run, report: &'r Report) -> std::collections::HashSet<&'r str> {
+    report
+        .declarations
+        .iter()
+        .filter(|d| matches!(d.form, DeclarationForm::Heading { .. }))
+        .map(|d| d.anchor.as_str())
+        .chain(
+            report
+                .annotations
+                .iter()
+                .filter(|a| run.records.get(&a.target).is_some_and(|r| r.publication == Publication::Published))
+                .map(|a| a.anchor.as_str()),
+        )
+        .collect()
 }
 
 /// One published record: its label, fields, body and annotations as text.
