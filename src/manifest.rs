@@ -239,11 +239,6 @@ fn finding_entry<'a>(
 
 fn entry(system: &System, run: &Run, record: &Record, base: &str) -> RecordEntry {
     let url_path = urls::record(&system.slug, &run.slug, &record.id);
-    let mut digests = BTreeMap::new();
-    let mut put = |name: String, content: &str| {
-        digests.insert(name, short_hash(content));
-    };
-    put("label".into(), record.label.as_deref().unwrap_or(""));
     let statuses: Vec<StatusEntry> = run
         .findings_of(record)
         .map(|s| StatusEntry {
@@ -253,24 +248,71 @@ fn entry(system: &System, run: &Run, record: &Record, base: &str) -> RecordEntry
             part: s.part.as_deref().map(str::to_string),
         })
         .collect();
-    let mut sorted = statuses.clone();
+    let references: Vec<String> = record.references.iter().map(ToString::to_string).collect();
+    let digests = digests(run, record, &statuses, &references);
+    let hash = hex(&Sha256::digest(serde_json::to_string(&digests).expect("digests serialise")));
+    let (published, unpublished_in) = match &record.publication {
+        Publication::Published => (true, None),
+        Publication::Unpublished(set) => (false, run.unpublished.get(*set).map(|s| s.name.clone())),
+    };
+    RecordEntry {
+        system: system.slug.clone(),
+        run: run.slug.clone(),
+        revision: run.revision.clone(),
+        id: record.id.to_string(),
+        kind: record.kind.clone(),
+        family: record.family.clone(),
+        label: record.label.clone(),
+        derived_label: record.derived_label.clone(),
+        published,
+        unpublished_in,
+        statuses,
+        parts: record.parts.clone(),
+        path: url_path.trim_start_matches('/').to_string(),
+        url: format!("{base}{url_path}"),
+        declared: declared_places(run, record),
+        references,
+        hash,
+        digests,
+    }
+}
+
+/// Where each declaration of the record is written.
+fn declared_places(run: &Run, record: &Record) -> Vec<Place> {
+    record
+        .declarations
+        .iter()
+        .map(|at| {
+            let report = &run.reports[at.report];
+            let d = &report.declarations[at.index];
+            Place {
+                file: report.source_path.clone(),
+                line: d.location.line,
+                report: report.slug.clone(),
+                anchor: d.anchor.clone(),
+            }
+        })
+        .collect()
+}
+
+/// A short hash of each part of the record's content (label, statuses, parts,
+/// references, each field, body, annotations), so that `diff` can say what changed.
+fn digests(run: &Run, record: &Record, statuses: &[StatusEntry], references: &[String]) -> BTreeMap<String, String> {
+    let mut digests = BTreeMap::new();
+    let mut put = |name: String, content: &str| {
+        digests.insert(name, short_hash(content));
+    };
+    put("label".into(), record.label.as_deref().unwrap_or(""));
+    let mut sorted = statuses.to_vec();
     sorted.sort();
     put("statuses".into(), &serde_json::to_string(&sorted).expect("statuses serialise"));
     put("parts".into(), &record.parts.join("\n"));
-    let references: Vec<String> = record.references.iter().map(ToString::to_string).collect();
     put("references".into(), &references.join("\n"));
-    let mut declared = Vec::new();
     let mut body = String::new();
     let mut fields: BTreeMap<String, String> = BTreeMap::new();
     for at in &record.declarations {
         let report = &run.reports[at.report];
         let d = &report.declarations[at.index];
-        declared.push(Place {
-            file: report.source_path.clone(),
-            line: d.location.line,
-            report: report.slug.clone(),
-            anchor: d.anchor.clone(),
-        });
         let part = match &d.form {
             DeclarationForm::TableRow { part: Some(part), .. } => format!("{part}: "),
             _ => String::new(),
@@ -294,40 +336,15 @@ fn entry(system: &System, run: &Run, record: &Record, base: &str) -> RecordEntry
         .annotations
         .iter()
         .map(|at| {
-            run.reports[at.report].markdown[run.reports[at.report].annotations[at.index].body.clone()]
-                .trim()
-                .to_string()
+            let report = &run.reports[at.report];
+            report.markdown[report.annotations[at.index].body.clone()].trim().to_string()
         })
         .collect::<Vec<_>>()
         .join("\n");
     if !annotations.is_empty() {
         put("annotations".into(), &annotations);
     }
-    let hash = hex(&Sha256::digest(serde_json::to_string(&digests).expect("digests serialise")));
-    let (published, unpublished_in) = match &record.publication {
-        Publication::Published => (true, None),
-        Publication::Unpublished(set) => (false, run.unpublished.get(*set).map(|s| s.name.clone())),
-    };
-    RecordEntry {
-        system: system.slug.clone(),
-        run: run.slug.clone(),
-        revision: run.revision.clone(),
-        id: record.id.to_string(),
-        kind: record.kind.clone(),
-        family: record.family.clone(),
-        label: record.label.clone(),
-        derived_label: record.derived_label.clone(),
-        published,
-        unpublished_in,
-        statuses,
-        parts: record.parts.clone(),
-        path: url_path.trim_start_matches('/').to_string(),
-        url: format!("{base}{url_path}"),
-        declared,
-        references,
-        hash,
-        digests,
-    }
+    digests
 }
 
 fn short_hash(content: &str) -> String {
