@@ -109,6 +109,17 @@ pub(super) fn is_handle(text: &str) -> bool {
     (1..=3).contains(&letters) && (1..=3).contains(&digits.len()) && digits.chars().all(|c| c.is_ascii_digit())
 }
 
+/// What a row's cells state, gathered before the row's findings get their anchor.
+#[derive(Default)]
+struct RowFound {
+    /// Findings of the row now.
+    findings: Vec<Finding>,
+    /// The statuses its `Status` cells state.
+    row_statuses: Vec<Arc<str>>,
+    /// Cells in columns not yet known to hold findings: column, findings, statement.
+    waiting: Vec<(usize, Vec<Finding>, String)>,
+}
+
 /// A cell that starts with a status, in a column not yet known to hold findings.
 struct Waiting {
     column: usize,
@@ -161,102 +172,108 @@ impl Scanner<'_> {
     /// may be findings at the table's end.
     pub(super) fn row_findings(&mut self, cells: &[Cell], mut row: Row) {
         if row.declares.is_none() {
-            let first = cells.first().map(|c| c.inline.text.trim()).unwrap_or("");
-            if is_handle(first) {
-                let offset = cells[0].source.start + self.md[cells[0].source.clone()].find(first).unwrap_or(0);
-                self.table_findings.handles.push((row.body_row, first.to_string(), offset));
-            } else if !first.is_empty() {
-                self.table_findings.labelled_rows += 1;
-            }
+            self.count_row_label(cells, &row);
         }
-        let mut found = Vec::new();
-        let mut row_statuses: Vec<Arc<str>> = Vec::new();
-        let mut waiting = Vec::new();
+        let mut found = RowFound::default();
         for (column, cell) in cells.iter().enumerate().skip(1) {
-            let header = self.header.get(column).cloned().unwrap_or_else(|| Arc::from(""));
-            let lead = cell.inline.text.len() - cell.inline.text.trim_start().len();
-            let text = cell.inline.text.trim();
-            if is_placeholder(text) {
-                continue;
-            }
-            let cell_source = self.md[cell.source.clone()].trim().trim_matches('|').trim();
-            let statement = || cell_source.to_string();
-            let configured = |set: &std::collections::BTreeSet<String>| {
-                !set.is_empty() && set.contains(&header.trim().to_lowercase())
-            };
-            if configured(&self.conventions.not_finding_columns) {
-                continue;
-            }
-            if configured(&self.conventions.finding_columns) {
-                // A column the site says holds findings: read as a `Status` column is, on
-                // the dimension its header names.
-                let stated_here = stated(self.words, text, Reading::Explicit);
-                if stated_here.is_empty() {
-                    self.unread_status(&cell.inline, lead, text, row.declares.as_ref().or(row_record(&row)), false);
-                }
-                for s in stated_here {
-                    let finding =
-                        self.finding(&row, &header, &s, &cell.inline, lead, FindingForm::DimensionColumn, &statement());
-                    found.push(finding);
-                }
-                continue;
-            }
-            if self.header_is_status.get(column).copied().unwrap_or(false) {
-                let stated_here = stated(self.words, text, Reading::Explicit);
-                if stated_here.is_empty() {
-                    self.unread_status(&cell.inline, lead, text, row.declares.as_ref().or(row_record(&row)), true);
-                    continue;
-                }
-                let dimension = status_column_dimension(&header).to_string();
-                let statement = statement();
-                for s in stated_here {
-                    let finding =
-                        self.finding(&row, &dimension, &s, &cell.inline, lead, FindingForm::StatusColumn, &statement);
-                    row_statuses.push(finding.status.clone());
-                    found.push(finding);
-                }
-                continue;
-            }
-            self.count_cell(column, false);
-            let stated_here = stated(self.words, text, Reading::Column);
-            if !stated_here.is_empty() {
-                self.count_cell(column, true);
-                let statement = statement();
-                let findings = stated_here
-                    .iter()
-                    .map(|s| {
-                        self.finding(&row, &header, s, &cell.inline, lead, FindingForm::DimensionColumn, &statement)
-                    })
-                    .collect();
-                waiting.push((column, findings, statement));
-                continue;
-            }
-            for key in status_keys(&cell.inline.text) {
-                let (subject, label) = (row.subject.clone(), row.label_dimension.clone());
-                found.extend(self.key_findings(&cell.inline, &key, &subject, label.as_deref(), &row, &statement()));
-            }
+            self.cell_findings(column, cell, &row, &mut found);
         }
         let first = self.parts.findings.len();
-        if !found.is_empty() {
+        if !found.findings.is_empty() {
             let anchor = self.row_anchor(&mut row);
-            for mut finding in found {
+            for mut finding in found.findings {
                 finding.anchor = anchor.clone();
                 self.parts.findings.push(finding);
             }
         }
         let row_findings = first..self.parts.findings.len();
-        for (column, findings, statement) in waiting {
+        for (column, findings, statement) in found.waiting {
             self.table_findings.waiting.push(Waiting {
                 column,
                 findings,
                 row: (row.table, row.body_row, row.label.clone()),
-                row_statuses: row_statuses.clone(),
+                row_statuses: found.row_statuses.clone(),
                 row_findings: row_findings.clone(),
                 statement,
             });
         }
         if let Some(anchor) = row.anchor {
             self.parts.row_anchors.entry((row.table, row.body_row)).or_insert(anchor);
+        }
+    }
+
+    /// A row declaring no record: its first cell is a handle (`L3`, kept for its anchor)
+    /// or a label (counted: labelled rows make a table's cells findings of the row).
+    fn count_row_label(&mut self, cells: &[Cell], row: &Row) {
+        let first = cells.first().map(|c| c.inline.text.trim()).unwrap_or("");
+        if is_handle(first) {
+            let offset = cells[0].source.start + self.md[cells[0].source.clone()].find(first).unwrap_or(0);
+            self.table_findings.handles.push((row.body_row, first.to_string(), offset));
+        } else if !first.is_empty() {
+            self.table_findings.labelled_rows += 1;
+        }
+    }
+
+    /// The findings of one cell (not the first) of a row, by what its column is: one the
+    /// site names as holding findings or not, a status column, or any other (whose
+    /// findings wait for the table's end, or come of status keys in it).
+    fn cell_findings(&mut self, column: usize, cell: &Cell, row: &Row, found: &mut RowFound) {
+        let header = self.header.get(column).cloned().unwrap_or_else(|| Arc::from(""));
+        let lead = cell.inline.text.len() - cell.inline.text.trim_start().len();
+        let text = cell.inline.text.trim();
+        if is_placeholder(text) {
+            return;
+        }
+        let md = self.md;
+        let statement = md[cell.source.clone()].trim().trim_matches('|').trim();
+        let configured =
+            |set: &std::collections::BTreeSet<String>| !set.is_empty() && set.contains(&header.trim().to_lowercase());
+        if configured(&self.conventions.not_finding_columns) {
+            return;
+        }
+        if configured(&self.conventions.finding_columns) {
+            // A column the site says holds findings: read as a `Status` column is, on
+            // the dimension its header names.
+            let stated_here = stated(self.words, text, Reading::Explicit);
+            if stated_here.is_empty() {
+                self.unread_status(&cell.inline, lead, text, row.declares.as_ref().or(row_record(row)), false);
+            }
+            for s in stated_here {
+                let finding =
+                    self.finding(row, &header, &s, &cell.inline, lead, FindingForm::DimensionColumn, statement);
+                found.findings.push(finding);
+            }
+            return;
+        }
+        if self.header_is_status.get(column).copied().unwrap_or(false) {
+            let stated_here = stated(self.words, text, Reading::Explicit);
+            if stated_here.is_empty() {
+                self.unread_status(&cell.inline, lead, text, row.declares.as_ref().or(row_record(row)), true);
+                return;
+            }
+            let dimension = status_column_dimension(&header).to_string();
+            for s in stated_here {
+                let finding =
+                    self.finding(row, &dimension, &s, &cell.inline, lead, FindingForm::StatusColumn, statement);
+                found.row_statuses.push(finding.status.clone());
+                found.findings.push(finding);
+            }
+            return;
+        }
+        self.count_cell(column, false);
+        let stated_here = stated(self.words, text, Reading::Column);
+        if !stated_here.is_empty() {
+            self.count_cell(column, true);
+            let findings = stated_here
+                .iter()
+                .map(|s| self.finding(row, &header, s, &cell.inline, lead, FindingForm::DimensionColumn, statement))
+                .collect();
+            found.waiting.push((column, findings, statement.to_string()));
+            return;
+        }
+        for key in status_keys(&cell.inline.text) {
+            let (subject, label) = (row.subject.clone(), row.label_dimension.clone());
+            found.findings.extend(self.key_findings(&cell.inline, &key, &subject, label.as_deref(), row, statement));
         }
     }
 
