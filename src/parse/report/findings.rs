@@ -505,7 +505,6 @@ impl Scanner<'_> {
         let keys = status_keys(&inline.text);
         let starts_with_status_key = keys.first().is_some_and(|k| inline.text[..k.start].trim().is_empty());
         let record = self.owner_record(owner);
-        let block_source = inline.source.clone().unwrap_or(0..0);
         let mut found = Vec::new();
         let row = Row {
             subject: Subject::Named(String::new()),
@@ -528,72 +527,94 @@ impl Scanner<'_> {
             let statement = self.statement_source(inline, key.start..key.value_end);
             found.extend(self.key_findings(inline, key, &subject, None, &row, &statement));
         }
-        if keys.is_empty() {
-            let text = inline.text.trim();
-            let lead = inline.text.len() - inline.text.trim_start().len();
-            if let Some((key, value_at)) = field {
-                let value = &text[value_at..];
-                let stated_here = stated(self.words, value, Reading::KeyValue);
-                if stated_here.is_empty() {
-                    if let Some((status, _)) = self.words.at_start(value) {
-                        let offset = self
-                            .source_offset(inline, lead + value_at..lead + value_at + 1)
-                            .unwrap_or(block_source.start);
-                        self.diagnostics.push(
-                            Diagnostic::note(self.location(offset), format!("`{status}` follows `{key}:` but reads as prose, not as a finding"))
-                                .with_help(format!("to state a finding, write `{key} status: {status}` or end the status's clause (`{key}: {status}.`)")),
-                        );
-                    }
-                } else {
-                    let (subject, dimension) = match &record {
-                        Some(id) => (Subject::Record(id.clone()), key.to_string()),
-                        None => (Subject::Named(collapse(key)), String::new()),
-                    };
-                    let statement = self.md[block_source.clone()].trim().to_string();
-                    for s in &stated_here {
-                        let offset = lead + value_at + s.range.start;
-                        let source = self.source_offset(inline, offset..lead + value_at + s.range.end).unwrap_or(0);
-                        found.push(self.make_finding(FindingParts {
-                            subject: subject.clone(),
-                            dimension: dimension.clone(),
-                            stated: s,
-                            part: None,
-                            statement: statement.clone(),
-                            form: FindingForm::KeyValue,
-                            source,
-                            owner,
-                            evidence: evidence.clone(),
-                        }));
-                    }
-                }
-            }
+        if let (true, Some(field)) = (keys.is_empty(), field) {
+            found = self.key_value_findings(inline, field, record.as_ref(), owner, evidence);
         }
         if !found.is_empty() {
-            // `memory`, `CAP-2-approval`, `2-4-raw-traces-status`: what the paragraph is about.
-            let first = &found[0];
-            let on = if first.dimension.is_empty() { "status".to_string() } else { short_slug(&first.dimension) };
-            let label = match &first.subject {
-                Subject::Record(id) => format!("{}-{on}", id.slug()),
-                Subject::Named(name) if *name != self.section_name() => short_slug(name),
-                Subject::Named(_) => {
-                    let section = self.section.and_then(|s| self.parts.sections.get(s)).map(|s| s.anchor.clone());
-                    short_slug(&format!("{}-{on}", section.unwrap_or_else(|| "report".to_string())))
-                }
-            };
-            let anchor = match self.parts.block_anchors.get(&block_source.start) {
-                Some(anchor) => anchor.clone(),
-                None => {
-                    let anchor = self.unique_anchor(label);
-                    self.parts.block_anchors.insert(block_source.start, anchor.clone());
-                    anchor
-                }
-            };
+            let anchor = self.block_anchor(inline, &found[0]);
             for mut finding in found {
                 finding.anchor = anchor.clone();
                 self.parts.findings.push(finding);
             }
         }
         BlockFindings { starts_with_status_key }
+    }
+
+    /// The findings of a `Key: value` paragraph whose value concludes with a status (a
+    /// note when a status starts the value but it reads as prose).
+    fn key_value_findings(
+        &mut self,
+        inline: &Inline,
+        (key, value_at): (&str, usize),
+        record: Option<&RecordId>,
+        owner: Option<Owner>,
+        evidence: Range<usize>,
+    ) -> Vec<Finding> {
+        let block_source = inline.source.clone().unwrap_or(0..0);
+        let text = inline.text.trim();
+        let lead = inline.text.len() - inline.text.trim_start().len();
+        let value = &text[value_at..];
+        let stated_here = stated(self.words, value, Reading::KeyValue);
+        if stated_here.is_empty() {
+            if let Some((status, _)) = self.words.at_start(value) {
+                let offset =
+                    self.source_offset(inline, lead + value_at..lead + value_at + 1).unwrap_or(block_source.start);
+                self.diagnostics.push(
+                    Diagnostic::note(
+                        self.location(offset),
+                        format!("`{status}` follows `{key}:` but reads as prose, not as a finding"),
+                    )
+                    .with_help(format!(
+                        "to state a finding, write `{key} status: {status}` or end the status's clause (`{key}: {status}.`)"
+                    )),
+                );
+            }
+            return Vec::new();
+        }
+        let (subject, dimension) = match record {
+            Some(id) => (Subject::Record(id.clone()), key.to_string()),
+            None => (Subject::Named(collapse(key)), String::new()),
+        };
+        let statement = self.md[block_source].trim().to_string();
+        stated_here
+            .iter()
+            .map(|s| {
+                let offset = lead + value_at + s.range.start;
+                let source = self.source_offset(inline, offset..lead + value_at + s.range.end).unwrap_or(0);
+                self.make_finding(FindingParts {
+                    subject: subject.clone(),
+                    dimension: dimension.clone(),
+                    stated: s,
+                    part: None,
+                    statement: statement.clone(),
+                    form: FindingForm::KeyValue,
+                    source,
+                    owner,
+                    evidence: evidence.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// The anchor of a block holding findings, made once per block from what its first
+    /// finding is about: `memory`, `CAP-2-approval`, `2-4-raw-traces-status`.
+    fn block_anchor(&mut self, inline: &Inline, first: &Finding) -> String {
+        let block_start = inline.source.as_ref().map_or(0, |s| s.start);
+        if let Some(anchor) = self.parts.block_anchors.get(&block_start) {
+            return anchor.clone();
+        }
+        let on = if first.dimension.is_empty() { "status".to_string() } else { short_slug(&first.dimension) };
+        let label = match &first.subject {
+            Subject::Record(id) => format!("{}-{on}", id.slug()),
+            Subject::Named(name) if *name != self.section_name() => short_slug(name),
+            Subject::Named(_) => {
+                let section = self.section.and_then(|s| self.parts.sections.get(s)).map(|s| s.anchor.clone());
+                short_slug(&format!("{}-{on}", section.unwrap_or_else(|| "report".to_string())))
+            }
+        };
+        let anchor = self.unique_anchor(label);
+        self.parts.block_anchors.insert(block_start, anchor.clone());
+        anchor
     }
 
     /// The Markdown source of `range` of an inline container's text, or the container's
