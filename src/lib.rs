@@ -6,15 +6,17 @@
 //! report and record, with quoted evidence highlighted and tied to the file at the
 //! frozen revision.
 //!
-//! The pipeline ([`pipeline`]) runs these stages, each a module with one entry point:
+//! The pipeline ([`pipeline`]) runs these stages, each a module whose entry functions
+//! take and return typed data:
 //!
 //! 1. [`discover`]: which files make up the site;
 //! 2. [`parse`]: files → typed reports, in parallel;
 //! 3. [`resolve`]: reports → the record graph of each run, with diagnostics;
 //! 4. [`render`]: the graph → HTML pages, in parallel;
 //! 5. [`postprocess`]: page-level HTML rewrites (anchors, external links, base URL);
-//! 6. [`publish`]: the record manifest, sitemap, feeds, redirects and the anchor contract;
-//! 7. [`write`]: the output folder, replaced only when the build succeeded.
+//! 6. [`index`]: the tantivy index and the browser's static index;
+//! 7. [`publish`]: the record manifest, sitemap, feeds, redirects and the anchor contract;
+//! 8. [`write`]: the output folder, replaced only when the build succeeded.
 //!
 //! [`diff`] compares two record manifests for pull-request reviews; [`serve`] is the dev
 //! server (build, serve, watch, rebuild, reload).
