@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::model::{Listing, Severity, UNPUBLISHED_REFERENCE};
+use crate::model::{Code, Listing, Severity};
 use crate::pipeline::{self, BuildOptions, Outcome, Summary};
 
 /// Publish evidence-based analyses of software systems as a website.
@@ -417,7 +417,7 @@ fn list_diagnostics(outcome: &Outcome, build: bool, common: &Common) -> usize {
     for d in &outcome.diagnostics {
         if listing.shows(d) {
             let _ = writeln!(err, "{d}\n");
-        } else if d.severity == Severity::Warning && d.code == Some(UNPUBLISHED_REFERENCE) && !common.quiet {
+        } else if d.severity == Severity::Warning && d.code == Code::UnpublishedReference && !common.quiet {
             unlisted += 1;
         }
     }

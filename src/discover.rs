@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use walkdir::WalkDir;
 
-use crate::model::{Diagnostic, Location};
+use crate::model::{Code, Diagnostic, Location};
 
 /// The files of a site, grouped as systems, runs and reports, in name order.
 #[derive(Debug, Default, Clone)]
@@ -77,7 +77,7 @@ pub fn discover(content: &Path) -> (SourceTree, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
     if !content.is_dir() {
         diagnostics.push(
-            Diagnostic::error(Location::file(content), "the content folder does not exist")
+            Diagnostic::error(Code::NoContent, Location::file(content), "the content folder does not exist")
                 .with_help("run casebook from the site's root (the folder holding content/), or pass --root"),
         );
         return (tree, diagnostics);
@@ -109,8 +109,12 @@ fn system_dir(dir: &Path, slug: &str, diagnostics: &mut Vec<Diagnostic>) -> Opti
     let meta = dir.join("system.yaml");
     if !meta.is_file() {
         diagnostics.push(
-            Diagnostic::error(Location::file(dir), format!("system folder `{slug}` has no system.yaml"))
-                .with_help("add system.yaml with at least `name:` (see docs/format.md)"),
+            Diagnostic::error(
+                Code::NoSystemYaml,
+                Location::file(dir),
+                format!("system folder `{slug}` has no system.yaml"),
+            )
+            .with_help("add system.yaml with at least `name:` (see docs/format.md)"),
         );
         return None;
     }
@@ -135,7 +139,7 @@ fn run_dir(dir: &Path, slug: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<
     let meta = dir.join("run.yaml");
     if !meta.is_file() {
         diagnostics.push(
-            Diagnostic::error(Location::file(dir), format!("run folder `{slug}` has no run.yaml"))
+            Diagnostic::error(Code::NoRunYaml, Location::file(dir), format!("run folder `{slug}` has no run.yaml"))
                 .with_help("add run.yaml with at least `revision:` (see docs/format.md)"),
         );
         return None;
@@ -167,8 +171,12 @@ fn children(dir: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
                 }
                 if entry.path_is_symlink() {
                     diagnostics.push(
-                        Diagnostic::error(Location::file(entry.path()), "symbolic links are not read in content/")
-                            .with_help("replace the link with the file or folder itself"),
+                        Diagnostic::error(
+                            Code::Symlink,
+                            Location::file(entry.path()),
+                            "symbolic links are not read in content/",
+                        )
+                        .with_help("replace the link with the file or folder itself"),
                     );
                     continue;
                 }
@@ -176,7 +184,11 @@ fn children(dir: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
             }
             Err(e) => {
                 let path = e.path().unwrap_or(dir).to_path_buf();
-                diagnostics.push(Diagnostic::error(Location::file(&path), format!("cannot read: {e}")));
+                diagnostics.push(Diagnostic::error(
+                    Code::Unreadable,
+                    Location::file(&path),
+                    format!("cannot read: {e}"),
+                ));
             }
         }
     }
@@ -186,15 +198,19 @@ fn children(dir: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
 fn check_slug(path: &Path, slug: &str, reserved: &[&str], diagnostics: &mut Vec<Diagnostic>) -> bool {
     if !is_valid_slug(slug) {
         diagnostics.push(
-            Diagnostic::error(Location::file(path), format!("`{slug}` cannot be used as a URL segment"))
+            Diagnostic::error(Code::BadSlug, Location::file(path), format!("`{slug}` cannot be used as a URL segment"))
                 .with_help("rename it using only letters, digits, `.`, `_` and `-`"),
         );
         return false;
     }
     if reserved.contains(&slug) {
         diagnostics.push(
-            Diagnostic::error(Location::file(path), format!("the name `{slug}` is reserved for casebook's own pages"))
-                .with_help("rename it"),
+            Diagnostic::error(
+                Code::ReservedSlug,
+                Location::file(path),
+                format!("the name `{slug}` is reserved for casebook's own pages"),
+            )
+            .with_help("rename it"),
         );
         return false;
     }
@@ -202,7 +218,7 @@ fn check_slug(path: &Path, slug: &str, reserved: &[&str], diagnostics: &mut Vec<
 }
 
 fn ignored(path: &Path, why: &str) -> Diagnostic {
-    Diagnostic::warning(Location::file(path), "this file is not part of the site and is ignored")
+    Diagnostic::warning(Code::IgnoredFile, Location::file(path), "this file is not part of the site and is ignored")
         .with_help(why.to_string())
 }
 

@@ -12,7 +12,7 @@ use atom_syndication::{Entry, Feed, FixedDateTime, Link};
 use crate::config::Redirect;
 use crate::manifest::Manifest;
 use crate::markup::escape;
-use crate::model::{Diagnostic, Location, Site};
+use crate::model::{Code, Diagnostic, Location, Site};
 use crate::output::OutputFile;
 use crate::urls;
 
@@ -230,6 +230,7 @@ pub fn check_anchors(
             let (line, col, source) = crate::parse::locate(redirects_text, &r.to);
             diagnostics.push(
                 Diagnostic::error(
+                    Code::BadRedirect,
                     Location::new(Arc::from(redirects_file), line, col),
                     format!("redirect target {} is not a page of this site", r.to),
                 )
@@ -252,6 +253,7 @@ pub fn check_anchors(
             .unwrap_or_else(|| Location::file(redirects_file));
         diagnostics.push(
             Diagnostic::error(
+                Code::VanishedRecord,
                 location,
                 format!(
                     "published record {} ({} / {}) is gone, and its page {path} would break",

@@ -16,13 +16,11 @@ use globset::{Glob, GlobMatcher};
 
 use crate::config::{is_iso_date, RunMeta, SiteConfig, SourceDef, StatusDef, UnpublishedDef};
 use crate::model::{
-    At, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Site, Source,
-    SourcePart, Status, StatusCounts, Subject, SubjectFindings, System, UnpublishedSet,
+    At, Code, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Severity, Site,
+    Source, SourcePart, Status, StatusCounts, Subject, SubjectFindings, System, UnpublishedSet,
 };
 use crate::parse::{locate, ParsedRun, ParsedSystem};
 use crate::recognise::{self, IdScheme};
-
-use crate::model::UNPUBLISHED_REFERENCE;
 
 /// A system from its parsed `system.yaml` (whose `runs` are ignored) and its resolved runs.
 pub fn system(parsed: ParsedSystem, runs: Vec<Arc<Run>>) -> (System, Vec<Diagnostic>) {
@@ -51,10 +49,10 @@ struct RunContext<'a> {
 
 impl RunContext<'_> {
     /// A diagnostic at the first occurrence of `needle` in run.yaml.
-    fn at_key(&mut self, error: bool, needle: &str, message: String, help: String) {
+    fn at_key(&mut self, severity: Severity, code: Code, needle: &str, message: String, help: String) {
         let (line, col, source) = locate(self.text, needle);
         let location = Location::new(self.file.clone(), line, col);
-        let d = if error { Diagnostic::error(location, message) } else { Diagnostic::warning(location, message) };
+        let d = Diagnostic::new(severity, code, location, message);
         self.diagnostics.push(d.with_source(source, needle.chars().count()).with_help(help));
     }
 }
@@ -111,7 +109,8 @@ fn check_dates_and_revision(meta: &RunMeta, cx: &mut RunContext<'_>) {
         if let Some(value) = value {
             if !is_iso_date(value) {
                 cx.at_key(
-                    true,
+                    Severity::Error,
+                    Code::BadDate,
                     value,
                     format!("`{key}` must be a date written YYYY-MM-DD, not `{value}`"),
                     format!("write {key}: 2026-08-20"),
@@ -122,7 +121,8 @@ fn check_dates_and_revision(meta: &RunMeta, cx: &mut RunContext<'_>) {
     let revision = meta.revision.trim();
     if !(7..=64).contains(&revision.len()) || !revision.chars().all(|c| c.is_ascii_hexdigit()) {
         cx.at_key(
-            false,
+            Severity::Warning,
+            Code::BadRevision,
             revision,
             format!("revision `{revision}` does not look like a git commit"),
             "give the full commit hash the run was frozen at (links to quoted files use it)".into(),
@@ -141,7 +141,13 @@ fn vocabulary_in_force(names: Option<&[String]>, statuses: &[StatusDef], cx: &mu
             let help = suggestion(name, statuses.iter().map(|s| s.name.as_str()))
                 .map(|s| format!("did you mean `{s}`?"))
                 .unwrap_or_else(|| "add it to `statuses` in casebook.yaml".to_string());
-            cx.at_key(true, name, format!("`{name}` is not a status of the site vocabulary"), help);
+            cx.at_key(
+                Severity::Error,
+                Code::NotInSiteVocabulary,
+                name,
+                format!("`{name}` is not a status of the site vocabulary"),
+                help,
+            );
         }
     }
     statuses.iter().filter(|s| names.contains(&s.name)).map(|s| s.name.clone()).collect()
@@ -157,7 +163,8 @@ fn check_register(meta: &mut RunMeta, cx: &mut RunContext<'_>) -> Option<String>
     for source in &meta.sources {
         if !seen_sources.insert(source.id.as_str()) {
             cx.at_key(
-                true,
+                Severity::Error,
+                Code::DuplicateSource,
                 &format!("id: {}", source.id),
                 format!("{} is registered twice", source.id),
                 "give each source its own SRC-n".into(),
@@ -167,7 +174,8 @@ fn check_register(meta: &mut RunMeta, cx: &mut RunContext<'_>) -> Option<String>
     if let Some(d) = &meta.default_source {
         if !meta.sources.iter().any(|s| &s.id == d) {
             cx.at_key(
-                true,
+                Severity::Error,
+                Code::UnknownDefaultSource,
                 d,
                 format!("default_source {d} is not in this run's source register"),
                 "register it under `sources`".into(),
@@ -196,7 +204,8 @@ fn unpublished_patterns(sets: &[UnpublishedDef], cx: &mut RunContext<'_>) -> Unp
             Ok(glob) => Some((i, glob.compile_matcher())),
             Err(e) => {
                 cx.at_key(
-                    true,
+                    Severity::Error,
+                    Code::BadIdPattern,
                     pattern,
                     format!("`{pattern}` is not a valid ID pattern: {e}"),
                     "use `*` and `?` wildcards, e.g. RT-*".into(),
@@ -293,6 +302,7 @@ fn attach_evidence(
                 None if !has_default_source => {
                     cx.diagnostics.push(
                         Diagnostic::warning(
+                            Code::NoSourceRegister,
                             citation.location.clone(),
                             "this citation names no source and the run has no source register",
                         )
@@ -345,7 +355,7 @@ fn declare_records(
             if let Some(existing) = records.get(&declaration.id) {
                 if let Some(clash) = duplicate_of(existing, declaration, r, reports) {
                     diagnostics.push(
-                        Diagnostic::error(declaration.location.clone(), format!("{} is declared twice", declaration.id))
+                        Diagnostic::error(Code::DuplicateRecord, declaration.location.clone(), format!("{} is declared twice", declaration.id))
                             .with_source(source_line(report, declaration.location.line), declaration.id.as_str().chars().count())
                             .with_help(format!("it is already declared at {clash}; rename one, or use `(part: …)` rows for parts of one record")),
                     );
@@ -409,9 +419,13 @@ fn attach_findings(
                 let message = format!("status `{}` is not in this run's vocabulary", finding.status);
                 let on_record = record.as_ref().is_some_and(|r| r.publication == Publication::Published);
                 let d = if on_record && finding.form.is_explicit() {
-                    Diagnostic::error(finding.location.clone(), message)
+                    Diagnostic::error(Code::StatusOutsideVocabulary, finding.location.clone(), message)
                 } else {
-                    Diagnostic::warning(finding.location.clone(), format!("{message}; it is published as written"))
+                    Diagnostic::warning(
+                        Code::StatusOutsideVocabulary,
+                        finding.location.clone(),
+                        format!("{message}; it is published as written"),
+                    )
                 };
                 diagnostics.push(
                     d.with_source(source_line(report, finding.location.line), finding.status.chars().count())
@@ -458,9 +472,6 @@ const DERIVED_LABEL_CHARS: usize = 80;
 /// Words of a column header that say its cells describe the row's record.
 const DESCRIBING_HEADERS: [&str; 7] = ["description", "label", "name", "title", "summary", "what", "describes"];
 
-/// The code of the note saying a record's title is derived.
-pub const DERIVED_TITLE: &str = "derived-title";
-
 /// Gives each published record without a label a derived one, and says so: its parts;
 /// else the first cell of its declaring row that describes it (`Delivers: OBJ-02 …`),
 /// neither a status nor a placeholder; else the first sentence of its body.
@@ -498,10 +509,10 @@ fn derive_labels(reports: &[Report], records: &mut BTreeMap<RecordId, Record>, d
         };
         diagnostics.push(
             Diagnostic::note(
+                Code::DerivedTitle,
                 declaration.location.clone(),
                 format!("{} has no label; its title is derived from {from}: {derived}", record.id),
             )
-            .with_code(DERIVED_TITLE)
             .with_help("give it a label: text after the ID in its heading or first cell, or a `Label:` field"),
         );
         record.derived_label = Some(derived);
@@ -648,10 +659,11 @@ fn report_unknown(unknown: HashMap<RecordId, Unknown>, sets: &[UnpublishedDef], 
             n => format!(" ({n} references; the first is here)"),
         };
         let d = if let Some(near) = &u.near {
-            Diagnostic::error(u.first, format!("unknown record {id}; did you mean {near}?{more}"))
+            Diagnostic::error(Code::UnknownRecord, u.first, format!("unknown record {id}; did you mean {near}?{more}"))
                 .with_help(format!("{near} is declared in this run; fix the spelling"))
         } else if let Some(family) = &u.family {
             Diagnostic::error(
+                Code::UnknownRecord,
                 u.first,
                 format!(
                     "unknown record {id}: family {family} is published in this run, but {id} is not declared{more}"
@@ -659,12 +671,18 @@ fn report_unknown(unknown: HashMap<RecordId, Unknown>, sets: &[UnpublishedDef], 
             )
             .with_help("declare it or fix the spelling; records of a published family must all be published")
         } else if let Some(set) = u.set {
-            Diagnostic::warning(u.first, format!("reference to unpublished record {id} ({}){more}", sets[set].name))
-                .with_code(UNPUBLISHED_REFERENCE)
-        } else {
-            Diagnostic::error(u.first, format!("unknown record {id}: it is not declared in this run{more}")).with_help(
-                "declare it, fix the spelling, or list the report it belongs to under `unpublished` in run.yaml",
+            Diagnostic::warning(
+                Code::UnpublishedReference,
+                u.first,
+                format!("reference to unpublished record {id} ({}){more}", sets[set].name),
             )
+        } else {
+            Diagnostic::error(
+                Code::UnknownRecord,
+                u.first,
+                format!("unknown record {id}: it is not declared in this run{more}"),
+            )
+            .with_help("declare it, fix the spelling, or list the report it belongs to under `unpublished` in run.yaml")
         };
         diagnostics.push(d.with_source_part(u.first_line, len));
     }
@@ -689,9 +707,13 @@ fn check_source(
         )
     };
     diagnostics.push(
-        Diagnostic::error(location.clone(), format!("{source} is not in this run's source register"))
-            .with_source(source_line(report, location.line), source.chars().count())
-            .with_help(help),
+        Diagnostic::error(
+            Code::UnknownSource,
+            location.clone(),
+            format!("{source} is not in this run's source register"),
+        )
+        .with_source(source_line(report, location.line), source.chars().count())
+        .with_help(help),
     );
 }
 
@@ -716,6 +738,7 @@ fn checked_url(
     let (line, col, source) = locate(text, &value);
     diagnostics.push(
         Diagnostic::error(
+            Code::BadUrl,
             Location::new(file.clone(), line, col),
             format!("`{value}` is not an http(s) repository URL"),
         )
@@ -774,7 +797,7 @@ mod tests {
         let text = "name: X\nrepository: javascript:alert(1)\n";
         assert_eq!(checked_url(Some("javascript:alert(1)".into()), &file, text, &mut diagnostics), None);
         assert_eq!(diagnostics[0].location.line, 2);
-        assert!(diagnostics[0].message.contains("not an http(s) repository URL"));
+        assert_eq!(diagnostics[0].code, Code::BadUrl);
         assert_eq!(checked_url(Some(" data:text/html,x".into()), &file, text, &mut diagnostics), None);
         assert_eq!(
             checked_url(Some("github.com/Trampoline-AI/fractal".into()), &file, text, &mut diagnostics).as_deref(),

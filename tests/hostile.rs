@@ -145,5 +145,8 @@ fn symbolic_links_are_refused() {
         .unwrap();
     let err = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{err}");
-    assert!(err.contains("content/lab/r1/passwd.md:1:1: error: symbolic links are not read in content/"), "{err}");
+    assert!(
+        err.contains("content/lab/r1/passwd.md:1:1: error[symlink]: symbolic links are not read in content/"),
+        "{err}"
+    );
 }

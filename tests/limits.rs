@@ -126,9 +126,9 @@ impl Finished {
         assert!(!err.contains("panicked") && !err.contains("stack backtrace") && !err.contains("overflow"), "{err}");
         assert!(self.peak_rss_mib < MEMORY_BOUND_MIB, "peak memory {} MiB\n{err}", self.peak_rss_mib);
         match self.code {
-            Some(0) => assert!(!err.contains("error:"), "{err}"),
+            Some(0) => assert!(!err.contains("error["), "{err}"),
             Some(1) => {
-                let located = regex::Regex::new(r"(?m)^[^\s:]+:\d+:\d+: error: ").unwrap();
+                let located = regex::Regex::new(r"(?m)^[^\s:]+:\d+:\d+: error\[[a-z0-9-]+\]: ").unwrap();
                 assert!(located.is_match(err), "an error without file:line:col\n{err}");
             }
             other => panic!("exit {other:?}\n{err}"),
@@ -213,8 +213,9 @@ fn a_file_over_max_file_mib_is_refused_by_name() {
     let site = Site::new();
     site.write("content/casebook.yaml", "max_file_mib: 1\n");
     site.report("# Big\n\n".to_string() + &"words ".repeat(400_000));
-    site.build()
-        .assert_error("content/lab/r1/r.md:1:1: error: this file is 2.3 MiB; content files may be at most 1 MiB");
+    site.build().assert_error(
+        "content/lab/r1/r.md:1:1: error[too-large]: this file is 2.3 MiB; content files may be at most 1 MiB",
+    );
     let finished = site.build();
     assert!(finished.stderr.contains("raise `max_file_mib` in casebook.yaml"), "{}", finished.stderr);
 }
@@ -240,19 +241,23 @@ fn billion_laughs(key: &str, indent: &str) -> String {
 fn a_yaml_alias_bomb_in_casebook_yaml_is_a_located_error() {
     let site = Site::new();
     site.write("content/casebook.yaml", billion_laughs("statuses", ""));
-    site.build().assert_error("content/casebook.yaml:2:5: error: invalid YAML: statuses[0]: invalid type: sequence");
+    site.build().assert_error(
+        "content/casebook.yaml:2:5: error[invalid-yaml]: invalid YAML: statuses[0]: invalid type: sequence",
+    );
 }
 
 #[test]
 fn a_yaml_alias_bomb_in_run_yaml_or_front_matter_is_a_located_error() {
     let site = Site::new();
     site.write("content/lab/r1/run.yaml", format!("revision: abc1234\n{}", billion_laughs("vocabulary", "")));
-    site.build()
-        .assert_error("content/lab/r1/run.yaml:3:5: error: invalid YAML: vocabulary[0]: invalid type: sequence");
+    site.build().assert_error(
+        "content/lab/r1/run.yaml:3:5: error[invalid-yaml]: invalid YAML: vocabulary[0]: invalid type: sequence",
+    );
 
     let site = Site::new();
     site.report(format!("---\ntitle: x\n{}---\n# Body\n", billion_laughs("original", "")));
-    site.build().assert_error("content/lab/r1/r.md:4:3: error: invalid YAML: original: invalid type: sequence");
+    site.build()
+        .assert_error("content/lab/r1/r.md:4:3: error[invalid-yaml]: invalid YAML: original: invalid type: sequence");
 }
 
 #[test]
@@ -262,11 +267,12 @@ fn deeply_nested_yaml_is_a_located_error_not_a_stack_overflow() {
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     let site = Site::new();
     site.write("content/casebook.yaml", format!("statuses: {deep}\n"));
-    site.build().assert_error("content/casebook.yaml:1:75: error: YAML nested more than 64 levels deep");
+    site.build().assert_error("content/casebook.yaml:1:75: error[yaml-too-deep]: YAML nested more than 64 levels deep");
 
     let site = Site::new();
     site.write("content/lab/r1/run.yaml", format!("revision: abc1234\nunpublished: {deep}\n"));
-    site.build().assert_error("content/lab/r1/run.yaml:2:78: error: YAML nested more than 64 levels deep");
+    site.build()
+        .assert_error("content/lab/r1/run.yaml:2:78: error[yaml-too-deep]: YAML nested more than 64 levels deep");
 
     let site = Site::new();
     site.report(format!("---\ntitle: x\norder: {}\n---\n# Body\n", "{a: ".repeat(50_000)));
@@ -286,7 +292,7 @@ fn deeply_nested_yaml_is_a_located_error_not_a_stack_overflow() {
 fn invalid_utf8_is_an_error_at_its_line_and_column() {
     let site = Site::new();
     site.report(b"# Title\n\nfine\nab\xc3\x28cd\n".as_slice());
-    site.build().assert_error("content/lab/r1/r.md:4:3: error: this file is not valid UTF-8 (byte 0xc3)");
+    site.build().assert_error("content/lab/r1/r.md:4:3: error[not-utf8]: this file is not valid UTF-8 (byte 0xc3)");
 }
 
 #[test]
@@ -303,7 +309,7 @@ fn a_byte_order_mark_and_crlf_or_mixed_line_endings_keep_their_line_numbers() {
         site.write("content/casebook.yaml", "\u{feff}title: Endings\r\nmax_file_mib: 2\r\n");
         site.report(&text);
         let finished = site.build();
-        finished.assert_error("content/lab/r1/r.md:6:5: error: unknown record OBJ-02");
+        finished.assert_error("content/lab/r1/r.md:6:5: error[unknown-record]: unknown record OBJ-02");
         assert!(finished.stderr.contains("6 | See OBJ-02 here."), "{name}: {}", finished.stderr);
 
         site.report(text.replace("OBJ-02", "OBJ-01"));
@@ -322,7 +328,7 @@ fn twenty_thousand_unknown_ids_on_one_line_are_reported_in_bounded_memory() {
     let line: Vec<String> = (0..20_000).map(|n| format!("OBJ-{n}")).collect();
     site.report(format!("# Unknown\n\n{}\n\n## OBJ-01 Known\n", line.join(" ")));
     let finished = site.build();
-    finished.assert_error("content/lab/r1/r.md:3:1: error: unknown record OBJ-0");
+    finished.assert_error("content/lab/r1/r.md:3:1: error[unknown-record]: unknown record OBJ-0");
     assert!(
         finished.stderr.contains("build failed: 20000 errors"),
         "{}",

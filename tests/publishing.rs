@@ -177,7 +177,10 @@ fn a_vanished_record_fails_the_build_until_a_redirect_says_where_it_went() {
     let output = casebook(edited.path(), &["build", "--root", ".", "--previous-manifest", previous_arg]);
     assert_eq!(output.status.code(), Some(1));
     let err = text(&output.stderr);
-    assert!(err.contains("error: published record NEW-3 (fractal / aas-2026-08-20-fractal-01) is gone"), "{err}");
+    assert!(
+        err.contains("error[vanished-record]: published record NEW-3 (fractal / aas-2026-08-20-fractal-01) is gone"),
+        "{err}"
+    );
     let original = std::fs::read_to_string(repo().join(FRACTAL_REPORT)).unwrap();
     let line = original.lines().position(|l| l.starts_with("| NEW-3 |")).unwrap() + 1;
     assert!(err.contains(&format!("{FRACTAL_REPORT}:{line}:")), "names where it was declared:\n{err}");
@@ -206,7 +209,7 @@ fn a_redirect_to_a_missing_page_is_an_error() {
     assert_eq!(output.status.code(), Some(1));
     assert!(
         text(&output.stderr)
-            .contains("content/redirects.yaml:2:7: error: redirect target /no/such/page/ is not a page of this site"),
+            .contains("content/redirects.yaml:2:7: error[bad-redirect]: redirect target /no/such/page/ is not a page of this site"),
         "{}",
         text(&output.stderr)
     );

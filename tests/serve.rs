@@ -496,7 +496,7 @@ fn a_folder_created_while_serving_is_watched_too() {
 
 #[test]
 fn a_site_that_is_broken_from_the_start_is_served_with_its_diagnostics() {
-    let server = Server::start_site(&repo().join("tests/sites/broken"), |_| {}, &[]);
+    let server = Server::start_site(&repo().join("tests/diagnostics/references"), |_| {}, &[]);
     let status = server.status();
     assert_eq!((status["ok"].as_bool(), status["generation"].as_u64()), (Some(false), Some(0)), "{status:#}");
     let diagnostics = status["diagnostics"].as_array().unwrap();

@@ -171,7 +171,7 @@ fn what_only_looks_like_a_convention_is_prose_and_noted() {
         .diagnostics
         .iter()
         .filter(|d| d.severity == casebook::model::Severity::Note)
-        .map(|d| format!("{}:{} {}", d.location.line, d.location.col, d.code.unwrap_or("")))
+        .map(|d| format!("{}:{} {}", d.location.line, d.location.col, d.code))
         .collect();
     assert_eq!(notes, ["21:5 derived-title", "67:7 not-understood"]);
     assert_eq!(built.outcome.summary.as_ref().unwrap().not_understood, 1);

@@ -83,6 +83,7 @@ test("an open page follows edits, shows a failed build's diagnostics, and recove
   const text = await overlay.innerText();
   assert.ok(text.includes(`${REPORT}:${line}:`), `file and line in the overlay:\n${text}`);
   assert.ok(text.includes("unknown record MEM-OBJ-rw"), text);
+  assert.ok(text.includes("error[unknown-record]"), `the code in the overlay:\n${text}`);
   assert.ok(text.includes("<b id=injected>"), `the source line is shown as text:\n${text}`);
   assert.equal(await page.locator("#injected").count(), 0, "no markup from the content is inserted");
   assert.ok(await page.getByText("edited while open").first().isVisible(), "the last good page stays under the overlay");

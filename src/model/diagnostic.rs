@@ -30,9 +30,114 @@ impl fmt::Display for Severity {
     }
 }
 
-/// The code of every note: a place that looks like a convention but produced nothing
-/// (`casebook check --explain` lists them).
-pub const NOT_UNDERSTOOD: &str = "not-understood";
+/// Declares [`Code`] with its kebab-case names, so a name is written once.
+macro_rules! codes {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
+        /// What kind of problem a diagnostic reports: a stable name a tool, a test or a
+        /// reader's search can rely on (`error[unknown-record]`). Every code is listed,
+        /// with an example, in docs/format.md; new ones may be added.
+        #[non_exhaustive]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Code {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Code {
+            /// Every code, in the order docs/format.md lists them.
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            /// The code's stable kebab-case name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    /// `content/` does not exist.
+    NoContent = "no-content",
+    /// A system folder without system.yaml.
+    NoSystemYaml = "no-system-yaml",
+    /// A run folder without run.yaml.
+    NoRunYaml = "no-run-yaml",
+    /// A symbolic link inside content/.
+    Symlink = "symlink",
+    /// A file or folder that cannot be read.
+    Unreadable = "unreadable",
+    /// A file or folder name that cannot be a URL segment.
+    BadSlug = "bad-slug",
+    /// A name casebook's own pages use.
+    ReservedSlug = "reserved-slug",
+    /// A file that is not part of the site.
+    IgnoredFile = "ignored-file",
+    /// YAML that does not parse, or has a key or value the file does not accept.
+    InvalidYaml = "invalid-yaml",
+    /// YAML nested too deep to be read safely.
+    YamlTooDeep = "yaml-too-deep",
+    /// A pattern of casebook.yaml's conventions that is not a valid grammar.
+    BadConvention = "bad-convention",
+    /// A content file over `max_file_mib`.
+    TooLarge = "too-large",
+    /// A content file or template that is not UTF-8.
+    NotUtf8 = "not-utf8",
+    /// Front matter opened and never closed.
+    UnclosedFrontMatter = "unclosed-front-matter",
+    /// A code fence opened and never closed.
+    UnclosedFence = "unclosed-fence",
+    /// A report listed in run.yaml that does not exist.
+    MissingReport = "missing-report",
+    /// A report file run.yaml does not list.
+    UnlistedReport = "unlisted-report",
+    /// A date not written YYYY-MM-DD.
+    BadDate = "bad-date",
+    /// A revision that does not look like a git commit.
+    BadRevision = "bad-revision",
+    /// A run vocabulary status the site vocabulary does not have.
+    NotInSiteVocabulary = "not-in-site-vocabulary",
+    /// A source ID registered twice.
+    DuplicateSource = "duplicate-source",
+    /// A `default_source` that is not registered.
+    UnknownDefaultSource = "unknown-default-source",
+    /// An `unpublished` ID pattern that is not a valid glob.
+    BadIdPattern = "bad-id-pattern",
+    /// A repository URL that is not http(s).
+    BadUrl = "bad-url",
+    /// A quote or citation naming a source the run does not register.
+    UnknownSource = "unknown-source",
+    /// A citation without a source in a run without a source register.
+    NoSourceRegister = "no-source-register",
+    /// A record ID declared twice.
+    DuplicateRecord = "duplicate-record",
+    /// A reference to a record that is declared nowhere.
+    UnknownRecord = "unknown-record",
+    /// A reference to a record of an `unpublished` set.
+    UnpublishedReference = "unpublished-reference",
+    /// A status word that is not in the vocabulary and resembles one that is.
+    UnknownStatus = "unknown-status",
+    /// A status of the site vocabulary that the run's `vocabulary` leaves out.
+    StatusOutsideVocabulary = "status-outside-vocabulary",
+    /// A place that looks like a convention but produced nothing.
+    NotUnderstood = "not-understood",
+    /// A record without a label whose title casebook derived.
+    DerivedTitle = "derived-title",
+    /// A quote's fence language without a highlighting grammar.
+    NoGrammar = "no-grammar",
+    /// A theme that does not exist.
+    NoTheme = "no-theme",
+    /// A redirect to a page the site does not have.
+    BadRedirect = "bad-redirect",
+    /// A record published before that is gone without a redirect.
+    VanishedRecord = "vanished-record",
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// A place in a source file: 1-based line and column (in characters).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -81,29 +186,30 @@ pub struct Diagnostic {
     pub span_chars: u32,
     /// What to do about it.
     pub help: Option<String>,
-    /// A stable name for the kind of finding, for those a tool may want to filter
-    /// (`unpublished-reference`).
-    pub code: Option<&'static str>,
+    /// What kind of problem it is.
+    pub code: Code,
 }
 
 impl Diagnostic {
-    /// An error at `location`.
-    pub fn error(location: Location, message: impl Into<String>) -> Self {
-        Self::new(Severity::Error, location, message)
+    /// An error of kind `code` at `location`.
+    pub fn error(code: Code, location: Location, message: impl Into<String>) -> Self {
+        Self::new(Severity::Error, code, location, message)
     }
 
-    /// A warning at `location`.
-    pub fn warning(location: Location, message: impl Into<String>) -> Self {
-        Self::new(Severity::Warning, location, message)
+    /// A warning of kind `code` at `location`.
+    pub fn warning(code: Code, location: Location, message: impl Into<String>) -> Self {
+        Self::new(Severity::Warning, code, location, message)
     }
 
-    /// A note at `location`: text that looks like a convention but produced nothing.
-    pub fn note(location: Location, message: impl Into<String>) -> Self {
-        Self::new(Severity::Note, location, message).with_code(NOT_UNDERSTOOD)
+    /// A note of kind `code` at `location`: what casebook did not understand, or did
+    /// on its own.
+    pub fn note(code: Code, location: Location, message: impl Into<String>) -> Self {
+        Self::new(Severity::Note, code, location, message)
     }
 
-    fn new(severity: Severity, location: Location, message: impl Into<String>) -> Self {
-        Diagnostic { severity, location, message: message.into(), source: None, span_chars: 1, help: None, code: None }
+    /// A diagnostic of `severity` (an error of `warning`'s code under `--strict`).
+    pub fn new(severity: Severity, code: Code, location: Location, message: impl Into<String>) -> Self {
+        Diagnostic { severity, location, message: message.into(), source: None, span_chars: 1, help: None, code }
     }
 
     /// Attaches the source line and the length of the span to underline. Of a line
@@ -127,12 +233,6 @@ impl Diagnostic {
         self
     }
 
-    /// Names the kind of finding.
-    pub fn with_code(mut self, code: &'static str) -> Self {
-        self.code = Some(code);
-        self
-    }
-
     /// True for errors.
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
@@ -140,7 +240,7 @@ impl Diagnostic {
 
     /// True for the notes of places casebook did not understand.
     pub fn is_not_understood(&self) -> bool {
-        self.severity == Severity::Note && self.code == Some(NOT_UNDERSTOOD)
+        self.severity == Severity::Note && self.code == Code::NotUnderstood
     }
 }
 
@@ -185,11 +285,11 @@ impl SourcePart {
 /// Source lines longer than this many characters are shown as a window around the span.
 const MAX_SHOWN: usize = 100;
 
-/// Renders as `file:line:col: severity: message`, then the source line with a caret
+/// Renders as `file:line:col: severity[code]: message`, then the source line with a caret
 /// under the span, then `help: …`.
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}: {}", self.location, self.severity, self.message)?;
+        write!(f, "{}: {}[{}]: {}", self.location, self.severity, self.code, self.message)?;
         if let Some(part) = &self.source {
             let number = self.location.line.to_string();
             let pad = " ".repeat(number.len());
@@ -243,16 +343,12 @@ impl Listing {
     pub fn shows(&self, d: &Diagnostic) -> bool {
         match d.severity {
             Severity::Error => true,
-            Severity::Warning if d.code == Some(UNPUBLISHED_REFERENCE) => self.warnings && self.unpublished_references,
+            Severity::Warning if d.code == Code::UnpublishedReference => self.warnings && self.unpublished_references,
             Severity::Warning => self.warnings,
             Severity::Note => self.notes,
         }
     }
 }
-
-/// The code of the warning for a reference to an unpublished record: expected in a
-/// partly published analysis, so `build` counts these instead of listing them.
-pub const UNPUBLISHED_REFERENCE: &str = "unpublished-reference";
 
 /// Sorts diagnostics by file, line and column, errors before warnings at one place, and
 /// drops exact duplicates, so output is the same whatever order stages ran in.
@@ -267,19 +363,24 @@ mod tests {
 
     #[test]
     fn renders_location_source_caret_and_help() {
-        let d = Diagnostic::error(Location::new(Path::new("./c/r.md").into(), 12, 5), "unknown record MEM-OBJ-rw")
-            .with_source("See MEM-OBJ-rw here.", 10)
-            .with_help("fix it");
+        let d = Diagnostic::error(
+            Code::UnknownRecord,
+            Location::new(Path::new("./c/r.md").into(), 12, 5),
+            "unknown record MEM-OBJ-rw",
+        )
+        .with_source("See MEM-OBJ-rw here.", 10)
+        .with_help("fix it");
         assert_eq!(
             d.to_string(),
-            "c/r.md:12:5: error: unknown record MEM-OBJ-rw\n   |\n12 | See MEM-OBJ-rw here.\n   |     ^^^^^^^^^^\n  = help: fix it"
+            "c/r.md:12:5: error[unknown-record]: unknown record MEM-OBJ-rw\n   |\n12 | See MEM-OBJ-rw here.\n   |     ^^^^^^^^^^\n  = help: fix it"
         );
     }
 
     #[test]
     fn long_lines_are_cut_around_the_span() {
         let line = format!("{}TARGET{}", "a".repeat(300), "b".repeat(300));
-        let d = Diagnostic::warning(Location::new(Path::new("r.md").into(), 1, 301), "m").with_source(line, 6);
+        let d = Diagnostic::warning(Code::UnknownRecord, Location::new(Path::new("r.md").into(), 1, 301), "m")
+            .with_source(line, 6);
         let text = d.to_string();
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[2].len() < 120, "{}", lines[2]);
@@ -293,7 +394,7 @@ mod tests {
         // Found by tests/limits.rs: thousands of unknown IDs on one long line made
         // gigabytes of diagnostics, each holding the whole line.
         let line = format!("{}TARGET{}", "é".repeat(100_000), "b".repeat(100_000));
-        let whole = Diagnostic::warning(Location::new(Path::new("r.md").into(), 1, 100_001), "m");
+        let whole = Diagnostic::warning(Code::UnknownRecord, Location::new(Path::new("r.md").into(), 1, 100_001), "m");
         let d = whole.clone().with_source(&line, 6);
         assert!(d.source.as_ref().unwrap().text.chars().count() <= 2 * MAX_SHOWN + 8);
         // Shown exactly as the whole line would be.
@@ -307,7 +408,7 @@ mod tests {
         );
         for (col, len) in [(1, 10), (5, 250), (40, 99), (95, 120), (150, 260)] {
             let text: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
-            let at = Diagnostic::error(Location::new(Path::new("r.md").into(), 3, col), "m");
+            let at = Diagnostic::error(Code::UnknownRecord, Location::new(Path::new("r.md").into(), 3, col), "m");
             let part = at.clone().with_source(&text, 3).to_string();
             let mut full = at.with_source("", 3);
             full.source = Some(Box::new(SourcePart { text: text.clone(), from: 0 }));

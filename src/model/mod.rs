@@ -7,9 +7,7 @@
 mod diagnostic;
 mod id;
 
-pub use diagnostic::{
-    sort_diagnostics, Diagnostic, Listing, Location, Severity, SourcePart, NOT_UNDERSTOOD, UNPUBLISHED_REFERENCE,
-};
+pub use diagnostic::{sort_diagnostics, Code, Diagnostic, Listing, Location, Severity, SourcePart};
 pub use id::RecordId;
 
 use std::collections::BTreeMap;

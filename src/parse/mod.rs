@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::config::{parse_yaml, Redirect, RunMeta, SiteConfig, SystemMeta};
 use crate::discover::{RunDir, SourceTree, SystemDir};
-use crate::model::{Diagnostic, Location, Report};
+use crate::model::{Code, Diagnostic, Location, Report};
 use crate::recognise::Conventions;
 
 /// The redirects file, parsed, with its text to point diagnostics at.
@@ -78,9 +78,13 @@ pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, Convention
                 GrammarError::SourceIds { pattern, .. } => (pattern, "conventions.source_ids"),
             };
             let (line, col, source) = locate(&config_text, pattern);
-            Err(Diagnostic::error(Location::new(Arc::from(file.as_path()), line, col), e.to_string())
-                .with_source(source, pattern.chars().count())
-                .with_help(format!("fix `{key}` in casebook.yaml (see docs/format.md)")))
+            Err(Diagnostic::error(
+                Code::BadConvention,
+                Location::new(Arc::from(file.as_path()), line, col),
+                e.to_string(),
+            )
+            .with_source(source, pattern.chars().count())
+            .with_help(format!("fix `{key}` in casebook.yaml (see docs/format.md)")))
         }
     }
 }
@@ -167,6 +171,7 @@ fn order_report_files(
                 let (line, col, source) = locate(text, name);
                 diagnostics.push(
                     Diagnostic::error(
+                        Code::MissingReport,
                         Location::new(Arc::from(dir.meta.as_path()), line, col),
                         format!("report file `{name}` does not exist"),
                     )
@@ -182,8 +187,12 @@ fn order_report_files(
     for path in &dir.reports {
         if !files.contains(path) {
             diagnostics.push(
-                Diagnostic::warning(Location::file(path), "this report is not listed in `reports` of run.yaml")
-                    .with_help("it is published after the listed reports; add it to `reports` to place it"),
+                Diagnostic::warning(
+                    Code::UnlistedReport,
+                    Location::file(path),
+                    "this report is not listed in `reports` of run.yaml",
+                )
+                .with_help("it is published after the listed reports; add it to `reports` to place it"),
             );
             files.push(path.clone());
         }
@@ -216,6 +225,7 @@ pub fn read_text(path: &Path, limit_mib: u64) -> Result<String, Diagnostic> {
     if let Ok(size) = std::fs::metadata(path).map(|m| m.len()) {
         if size > limit_mib * 1024 * 1024 {
             return Err(Diagnostic::error(
+                Code::TooLarge,
                 Location::file(path),
                 format!(
                     "this file is {:.1} MiB; content files may be at most {limit_mib} MiB",
@@ -226,7 +236,7 @@ pub fn read_text(path: &Path, limit_mib: u64) -> Result<String, Diagnostic> {
         }
     }
     let bytes = std::fs::read(path).map_err(|e| {
-        Diagnostic::error(Location::file(path), format!("cannot read this file: {e}"))
+        Diagnostic::error(Code::Unreadable, Location::file(path), format!("cannot read this file: {e}"))
             .with_help("check that it exists and is readable")
     })?;
     let text = match String::from_utf8(bytes) {
@@ -240,6 +250,7 @@ pub fn read_text(path: &Path, limit_mib: u64) -> Result<String, Diagnostic> {
             let col = before[line_start..].chars().count() as u32 + 1;
             let shown = String::from_utf8_lossy(&bytes[line_start..]).lines().next().unwrap_or("").to_string();
             return Err(Diagnostic::error(
+                Code::NotUtf8,
                 Location::new(Arc::from(path), line, col),
                 format!("this file is not valid UTF-8 (byte 0x{:02x})", bytes[valid]),
             )
@@ -262,7 +273,7 @@ mod tests {
         std::fs::write(&path, b"line one\nab\xffcd\n").unwrap();
         let d = read_text(&path, 16).unwrap_err();
         assert_eq!((d.location.line, d.location.col), (2, 3));
-        assert!(d.message.contains("not valid UTF-8"));
+        assert_eq!(d.code, Code::NotUtf8);
     }
 
     #[test]
@@ -279,6 +290,7 @@ mod tests {
         let path = dir.path().join("big.md");
         std::fs::write(&path, vec![b'a'; 2 * 1024 * 1024 + 1]).unwrap();
         let d = read_text(&path, 2).unwrap_err();
+        assert_eq!(d.code, Code::TooLarge);
         assert!(d.message.contains("2.0 MiB; content files may be at most 2 MiB"), "{}", d.message);
         assert!(read_text(&path, 3).is_ok());
     }

@@ -15,8 +15,8 @@ use pulldown_cmark::{CodeBlockKind, Event, Tag, TagEnd};
 use crate::config::{parse_yaml, FrontMatter};
 use crate::model::RecordId;
 use crate::model::{
-    Annotation, Citation, Declaration, DeclarationForm, Diagnostic, Field, Finding, Location, Mention, Owner, Quote,
-    Report, Section,
+    Annotation, Citation, Code, Declaration, DeclarationForm, Diagnostic, Field, Finding, Location, Mention, Owner,
+    Quote, Report, Section,
 };
 use crate::recognise::{self, Conventions, IdScheme, StatusWords};
 
@@ -36,9 +36,13 @@ pub fn split_front_matter<'a>(text: &'a str, file: &Path) -> Result<(Option<&'a 
         }
         offset += line.len();
     }
-    Err(Diagnostic::error(Location::file(file), "the front matter opened on line 1 is never closed")
-        .with_source("---", 3)
-        .with_help("end the front matter with a line holding only `---`"))
+    Err(Diagnostic::error(
+        Code::UnclosedFrontMatter,
+        Location::file(file),
+        "the front matter opened on line 1 is never closed",
+    )
+    .with_source("---", 3)
+    .with_help("end the front matter with a line holding only `---`"))
 }
 
 /// Parses one report. `slug` is its file stem. A report whose front matter is broken is
@@ -407,9 +411,13 @@ impl<'a> Scanner<'a> {
             let location = self.location(code.offset);
             let line = self.line_text(code.offset).to_string();
             self.diagnostics.push(
-                Diagnostic::error(location, "this code fence is never closed, so the rest of the report is code")
-                    .with_source(line, fence.chars().count())
-                    .with_help(format!("close the block with a line holding only {fence}")),
+                Diagnostic::error(
+                    Code::UnclosedFence,
+                    location,
+                    "this code fence is never closed, so the rest of the report is code",
+                )
+                .with_source(line, fence.chars().count())
+                .with_help(format!("close the block with a line holding only {fence}")),
             );
         }
     }
@@ -523,7 +531,9 @@ impl<'a> Scanner<'a> {
     fn note(&mut self, offset: usize, span_chars: usize, message: String, help: &str) {
         let location = self.location(offset);
         let line = self.line_text(offset).to_string();
-        self.diagnostics.push(Diagnostic::note(location, message).with_source(line, span_chars).with_help(help));
+        self.diagnostics.push(
+            Diagnostic::note(Code::NotUnderstood, location, message).with_source(line, span_chars).with_help(help),
+        );
     }
 
     /// A paragraph or list item: its references and citations, its findings, and the
@@ -768,7 +778,7 @@ mod tests {
         let (report, diagnostics) =
             parse_report(Path::new("r.md"), "r.md", "r", "---\ntitle: x\n# body\n", &conventions);
         assert!(report.is_none());
-        assert!(diagnostics[0].message.contains("never closed"));
+        assert_eq!(diagnostics[0].code, Code::UnclosedFrontMatter);
     }
 
     #[test]
@@ -861,7 +871,7 @@ mod tests {
         let (_, diagnostics) = parse("Intro.\n\n```python\nx = 1\n\nMore text\n");
         assert_eq!(diagnostics.len(), 1);
         assert_eq!(diagnostics[0].location.line, 3);
-        assert!(diagnostics[0].message.contains("never closed"));
+        assert_eq!(diagnostics[0].code, Code::UnclosedFence);
     }
 
     #[test]

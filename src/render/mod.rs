@@ -71,6 +71,7 @@ pub fn language_warnings(site: &Site) -> Vec<crate::model::Diagnostic> {
                 if !*known.entry(language.as_str()).or_insert_with(|| highlight::knows_language(language)) {
                     out.push(
                         crate::model::Diagnostic::warning(
+                            crate::model::Code::NoGrammar,
                             quote.location.clone(),
                             format!("no highlighting grammar for `{language}`; the quote is shown without colours"),
                         )

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 
-use crate::model::{Diagnostic, Location};
+use crate::model::{Code, Diagnostic, Location};
 
 const BUILT_IN_TEMPLATES: [(&str, &str); 13] = [
     ("search.html", include_str!("../../themes/default/templates/search.html")),
@@ -76,8 +76,12 @@ impl Theme {
             if name == "default" {
                 return Ok(theme);
             }
-            return Err(Diagnostic::error(Location::file(&dir), format!("theme `{name}` does not exist"))
-                .with_help("create the folder, or set `theme: default` in casebook.yaml"));
+            return Err(Diagnostic::error(
+                Code::NoTheme,
+                Location::file(&dir),
+                format!("theme `{name}` does not exist"),
+            )
+            .with_help("create the folder, or set `theme: default` in casebook.yaml"));
         }
         for (sub, is_template) in [("templates", true), ("assets", false)] {
             let folder = dir.join(sub);
@@ -85,17 +89,20 @@ impl Theme {
                 continue;
             }
             for entry in walkdir::WalkDir::new(&folder).min_depth(1).max_depth(1).sort_by_file_name() {
-                let entry =
-                    entry.map_err(|e| Diagnostic::error(Location::file(&folder), format!("cannot read: {e}")))?;
+                let entry = entry.map_err(|e| {
+                    Diagnostic::error(Code::Unreadable, Location::file(&folder), format!("cannot read: {e}"))
+                })?;
                 if !entry.file_type().is_file() {
                     continue;
                 }
                 let name = entry.file_name().to_string_lossy().into_owned();
-                let bytes = std::fs::read(entry.path())
-                    .map_err(|e| Diagnostic::error(Location::file(entry.path()), format!("cannot read: {e}")))?;
+                let bytes = std::fs::read(entry.path()).map_err(|e| {
+                    Diagnostic::error(Code::Unreadable, Location::file(entry.path()), format!("cannot read: {e}"))
+                })?;
                 if is_template {
-                    let text = String::from_utf8(bytes)
-                        .map_err(|_| Diagnostic::error(Location::file(entry.path()), "template is not valid UTF-8"))?;
+                    let text = String::from_utf8(bytes).map_err(|_| {
+                        Diagnostic::error(Code::NotUtf8, Location::file(entry.path()), "template is not valid UTF-8")
+                    })?;
                     theme.templates.insert(name, text);
                 } else {
                     theme.assets.insert(name, bytes);

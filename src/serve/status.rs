@@ -37,6 +37,9 @@ pub struct BuildStatus {
 pub struct DiagnosticView {
     /// `error` or `warning`.
     pub severity: String,
+    /// Its kind (`unknown-record`, see docs/format.md); none for a failure that is not
+    /// about the content (an unwritable output folder).
+    pub code: Option<&'static str>,
     /// The file, relative to the site root when it is below it; none for a failure that
     /// is not about one file (an unwritable output folder).
     pub file: Option<String>,
@@ -94,6 +97,7 @@ impl BuildStatus {
     pub fn broken(generation: u64, message: String) -> Self {
         let view = DiagnosticView {
             severity: "error".into(),
+            code: None,
             file: None,
             line: None,
             col: None,
@@ -136,6 +140,7 @@ impl DiagnosticView {
         shown.location = Location::new(relative.clone().into(), d.location.line, d.location.col);
         DiagnosticView {
             severity: d.severity.to_string(),
+            code: Some(d.code.name()),
             file: Some(relative.display().to_string()),
             line: Some(d.location.line),
             col: Some(d.location.col),
@@ -168,8 +173,13 @@ mod tests {
     fn a_failed_build_lists_its_errors_relative_to_the_root() {
         let file = Path::new("/site/content/a/b/report.md");
         let diagnostics = vec![
-            Diagnostic::error(Location::new(file.into(), 3, 5), "unknown record <X>").with_source("see <X>", 3),
-            Diagnostic::warning(Location::file(file), "a warning"),
+            Diagnostic::error(
+                crate::model::Code::UnknownRecord,
+                Location::new(file.into(), 3, 5),
+                "unknown record <X>",
+            )
+            .with_source("see <X>", 3),
+            Diagnostic::warning(crate::model::Code::IgnoredFile, Location::file(file), "a warning"),
         ];
         let status = BuildStatus::failed(2, &diagnostics, Path::new("/site"));
         assert!(!status.ok);
@@ -177,6 +187,11 @@ mod tests {
         let d = &status.diagnostics[0];
         assert_eq!(d.file.as_deref(), Some("content/a/b/report.md"));
         assert_eq!((d.line, d.col), (Some(3), Some(5)));
-        assert!(d.text.starts_with("content/a/b/report.md:3:5: error: unknown record <X>"), "{}", d.text);
+        assert_eq!(d.code, Some("unknown-record"));
+        assert!(
+            d.text.starts_with("content/a/b/report.md:3:5: error[unknown-record]: unknown record <X>"),
+            "{}",
+            d.text
+        );
     }
 }

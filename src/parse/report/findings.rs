@@ -15,7 +15,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::{Cell, Inline, Scanner};
-use crate::model::{Diagnostic, Finding, FindingForm, Owner, RecordId, Subject};
+use crate::model::{Code, Diagnostic, Finding, FindingForm, Owner, RecordId, Subject};
 use crate::recognise::{self, is_placeholder, stated, status_keys, Reading, Stated, StatusKey};
 
 /// A row's context for its findings.
@@ -336,6 +336,7 @@ impl Scanner<'_> {
                 let first = &waiting.findings[0];
                 self.diagnostics.push(
                     Diagnostic::note(
+                        Code::NotUnderstood,
                         first.location.clone(),
                         format!("`{}` starts this cell, but few cells of its column start with a status", first.status),
                     )
@@ -561,6 +562,7 @@ impl Scanner<'_> {
                     self.source_offset(inline, lead + value_at..lead + value_at + 1).unwrap_or(block_source.start);
                 self.diagnostics.push(
                     Diagnostic::note(
+                        Code::NotUnderstood,
                         self.location(offset),
                         format!("`{status}` follows `{key}:` but reads as prose, not as a finding"),
                     )
@@ -660,16 +662,16 @@ impl Scanner<'_> {
         let short = value.split_whitespace().count() <= 3;
         let names_a_status = self.words.mentions_any(value);
         let diagnostic = match (record, near) {
-            (Some(id), Some(near)) => Diagnostic::error(location, format!("unknown status `{shown}` on {id}"))
+            (Some(id), Some(near)) => Diagnostic::error(Code::UnknownStatus, location, format!("unknown status `{shown}` on {id}"))
                 .with_help(format!("did you mean `{near}`?")),
-            (Some(id), None) if short && column => Diagnostic::error(location, format!("unknown status `{shown}` on {id}"))
+            (Some(id), None) if short && column => Diagnostic::error(Code::UnknownStatus, location, format!("unknown status `{shown}` on {id}"))
                 .with_help(format!("use one of: {}", self.words.names().join(", "))),
-            (None, Some(near)) => Diagnostic::warning(location, format!("unknown status `{shown}`"))
+            (None, Some(near)) => Diagnostic::warning(Code::UnknownStatus, location, format!("unknown status `{shown}`"))
                 .with_help(format!("did you mean `{near}`?")),
             // A value without a word of the vocabulary (`Status: retained state, not
             // read-back`) is a classification of the analysis's own, not a status.
             _ if !names_a_status => return,
-            _ => Diagnostic::note(location, format!("`{}` is where a status belongs, but it does not start with one", recognise_shorten(&shown)))
+            _ => Diagnostic::note(Code::NotUnderstood, location, format!("`{}` is where a status belongs, but it does not start with one", recognise_shorten(&shown)))
                 .with_help("casebook reads a status at the start of the value, or at the end of its first clause (`retention implemented`); reword it so, or leave it as prose"),
         };
         self.diagnostics.push(diagnostic.with_source(line, span));
@@ -733,7 +735,7 @@ mod tests {
     use std::path::Path;
 
     use crate::config::SiteConfig;
-    use crate::model::{Diagnostic, FindingForm, Report, Severity, Subject};
+    use crate::model::{Code, Diagnostic, FindingForm, Report, Severity, Subject};
     use crate::recognise::Conventions;
 
     fn parse_with(config: &SiteConfig, md: &str) -> (Report, Vec<Diagnostic>) {
@@ -878,17 +880,18 @@ mod tests {
         let md = "| ID | Status |\n|---|---|\n| OBJ-01 | implmented |\n| OBJ-02 | open |\n| OBJ-03 | retained state, not read-back |\n| Thing | abset |\n| Other | mostly not implemented yet |\n\nStatus: retained state, not read-back.\n";
         let (report, diagnostics) = parse(md);
         assert!(report.findings.is_empty(), "{:?}", findings(&report));
-        let shown: Vec<(u32, Severity, &str)> =
-            diagnostics.iter().map(|d| (d.location.line, d.severity, d.message.as_str())).collect();
+        let shown: Vec<(u32, Severity, Code, &str)> =
+            diagnostics.iter().map(|d| (d.location.line, d.severity, d.code, d.message.as_str())).collect();
         assert_eq!(
             shown,
             [
-                (3, Severity::Error, "unknown status `implmented` on OBJ-01"),
-                (4, Severity::Error, "unknown status `open` on OBJ-02"),
-                (6, Severity::Warning, "unknown status `abset`"),
+                (3, Severity::Error, Code::UnknownStatus, "unknown status `implmented` on OBJ-01"),
+                (4, Severity::Error, Code::UnknownStatus, "unknown status `open` on OBJ-02"),
+                (6, Severity::Warning, Code::UnknownStatus, "unknown status `abset`"),
                 (
                     7,
                     Severity::Note,
+                    Code::NotUnderstood,
                     "`mostly not implemented yet` is where a status belongs, but it does not start with one"
                 ),
             ]
