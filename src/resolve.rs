@@ -337,10 +337,7 @@ fn source(def: SourceDef) -> Source {
 
 /// The record whose text holds an item: the declaration's record or the annotated one.
 fn owner_record(report: &Report, owner: Option<Owner>) -> Option<RecordId> {
-    match owner? {
-        Owner::Declaration(i) => Some(report.declarations[i].id.clone()),
-        Owner::Annotation(i) => Some(report.annotations[i].target.clone()),
-    }
+    Some(owner?.record(&report.declarations, &report.annotations).clone())
 }
 
 fn declare_records(
@@ -400,7 +397,7 @@ fn attach_findings(
                 Subject::Record(id) => records.get_mut(id),
                 Subject::Named(_) => None,
             };
-            if !record.as_ref().is_some_and(|r| r.publication == Publication::Published) {
+            if !record.as_ref().is_some_and(|r| r.is_published()) {
                 let name = finding.subject.name();
                 let slot = *index_of.entry(name).or_insert_with(|| {
                     subjects.push(SubjectFindings {
@@ -417,7 +414,7 @@ fn attach_findings(
             }
             if !vocabulary.iter().any(|v| **v == *finding.status) {
                 let message = format!("status `{}` is not in this run's vocabulary", finding.status);
-                let on_record = record.as_ref().is_some_and(|r| r.publication == Publication::Published);
+                let on_record = record.as_ref().is_some_and(|r| r.is_published());
                 let d = if on_record && finding.form.is_explicit() {
                     Diagnostic::error(Code::StatusOutsideVocabulary, finding.location.clone(), message)
                 } else {
@@ -453,7 +450,7 @@ fn status_counts(
     subjects: &[SubjectFindings],
 ) -> BTreeMap<Arc<str>, StatusCounts> {
     let mut counts: BTreeMap<Arc<str>, StatusCounts> = BTreeMap::new();
-    for record in records.values().filter(|r| r.publication == Publication::Published) {
+    for record in records.values().filter(|r| r.is_published()) {
         for status in &record.statuses {
             counts.entry(status.clone()).or_default().records += 1;
         }
@@ -476,7 +473,7 @@ const DESCRIBING_HEADERS: [&str; 7] = ["description", "label", "name", "title", 
 /// else the first cell of its declaring row that describes it (`Delivers: OBJ-02 …`),
 /// neither a status nor a placeholder; else the first sentence of its body.
 fn derive_labels(reports: &[Report], records: &mut BTreeMap<RecordId, Record>, diagnostics: &mut Vec<Diagnostic>) {
-    for record in records.values_mut().filter(|r| r.publication == Publication::Published && r.label.is_none()) {
+    for record in records.values_mut().filter(|r| r.is_published() && r.label.is_none()) {
         let Some(at) = record.declarations.first() else { continue };
         let report = &reports[at.report];
         let declaration = &report.declarations[at.index];
@@ -613,7 +610,7 @@ fn target_record<'r>(
     report: &Report,
     parts: &mut LineParts,
 ) -> Option<&'r mut Record> {
-    if records.get(id).is_some_and(|r| r.publication == Publication::Published) {
+    if records.get(id).is_some_and(|r| r.is_published()) {
         return records.get_mut(id);
     }
     let entry = unknown.entry(id.clone()).or_insert_with(|| {

@@ -529,7 +529,8 @@ mod tests {
     fn doc(doc_type: DocType, title: &str, body: &str) -> SearchDoc {
         SearchDoc {
             doc_type,
-            system: ("sys".into(), "System".into()),
+            system: "sys".into(),
+            system_name: "System".into(),
             run: "run".into(),
             revision: "abc".into(),
             report: None,

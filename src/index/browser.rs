@@ -285,7 +285,7 @@ struct Place<'a>(&'a SearchDoc);
 impl Serialize for Place<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let d = self.0;
-        serializer.collect_str(&format_args!("{} · {} · {}", d.system.1, d.run, d.doc_type.as_str()))
+        serializer.collect_str(&format_args!("{} · {} · {}", d.system_name, d.run, d.doc_type.as_str()))
     }
 }
 
@@ -356,7 +356,7 @@ impl Interner {
 impl FacetValues {
     fn add(&mut self, d: &SearchDoc) {
         let number = |n: usize| u32::try_from(n).expect("fewer than 4 billion values");
-        let system = number(self.systems.number(&d.system.1));
+        let system = number(self.systems.number(&d.system_name));
         let kind = d.kind.as_deref().map_or(NO_KIND, |k| number(self.kinds.number(k)));
         let set: Vec<usize> = d.statuses.iter().map(|v| self.statuses.number(v)).collect();
         if self.status_sets.is_empty() {

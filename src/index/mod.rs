@@ -23,7 +23,7 @@ use rayon::prelude::*;
 
 use crate::markup::options as markdown_options;
 use crate::model::{
-    DeclarationForm, FindingForm, Publication, Record, RecordId, Report, Run, Site, Subject, SubjectFindings, System,
+    DeclarationForm, FindingForm, Record, RecordId, Report, Run, Site, Subject, SubjectFindings, System,
 };
 use crate::output::OutputFile;
 use crate::urls;
@@ -73,8 +73,10 @@ impl DocType {
 pub struct SearchDoc {
     /// Record, section or report.
     pub doc_type: DocType,
-    /// System slug and name.
-    pub system: (String, String),
+    /// The system's slug.
+    pub system: String,
+    /// The system's name.
+    pub system_name: String,
     /// Run slug.
     pub run: String,
     /// The run's revision.
@@ -113,7 +115,7 @@ pub fn run_documents(system: &System, run: &Run) -> Vec<SearchDoc> {
     for report in &run.reports {
         docs.extend(report_documents(system, run, report));
     }
-    for record in run.records.values().filter(|r| r.publication == Publication::Published) {
+    for record in run.published_records() {
         docs.push(record_document(system, run, record));
     }
     for subject in &run.subjects {
@@ -205,7 +207,8 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
 fn base(system: &System, run: &Run, doc_type: DocType, title: String, path: String) -> SearchDoc {
     SearchDoc {
         doc_type,
-        system: (system.slug.clone(), system.name.clone()),
+        system: system.slug.clone(),
+        system_name: system.name.clone(),
         run: run.slug.clone(),
         revision: run.revision.clone(),
         report: None,
@@ -263,7 +266,7 @@ fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDo
 /// 0-based body lines of the table rows that are documents of their own: those that
 /// declare records, and those that state findings without a published record.
 fn rows_of_their_own(run: &Run, report: &Report) -> Vec<usize> {
-    let published = |id: &RecordId| run.records.get(id).is_some_and(|r| r.publication == Publication::Published);
+    let published = |id: &RecordId| run.publishes(id);
     let mut rows: Vec<usize> = report
         .declarations
         .iter()
@@ -315,13 +318,7 @@ fn sections_of_records<'r>(run: &Run, report: &'r Report) -> std::collections::H
         .iter()
         .filter(|d| matches!(d.form, DeclarationForm::Heading { .. }))
         .map(|d| d.anchor.as_str())
-        .chain(
-            report
-                .annotations
-                .iter()
-                .filter(|a| run.records.get(&a.target).is_some_and(|r| r.publication == Publication::Published))
-                .map(|a| a.anchor.as_str()),
-        )
+        .chain(report.annotations.iter().filter(|a| run.publishes(&a.target)).map(|a| a.anchor.as_str()))
         .collect()
 }
 

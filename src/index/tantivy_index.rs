@@ -554,8 +554,8 @@ impl tantivy::Document for IndexedDoc {
         let (f, d) = (&self.fields, &*self.doc);
         let mut values: smallvec::SmallVec<[(Field, &str); 24]> = smallvec::smallvec![
             (f.doc_type, d.doc_type.as_str()),
-            (f.system, d.system.0.as_str()),
-            (f.system_name, d.system.1.as_str()),
+            (f.system, d.system.as_str()),
+            (f.system_name, d.system_name.as_str()),
             (f.run, d.run.as_str()),
             (f.revision, d.revision.as_str()),
             (f.title, d.title.as_str()),
@@ -607,7 +607,8 @@ mod tests {
     fn record(n: usize) -> SearchDoc {
         SearchDoc {
             doc_type: DocType::Record,
-            system: ("sys".into(), "System".into()),
+            system: "sys".into(),
+            system_name: "System".into(),
             run: "run-1".into(),
             revision: "abc".into(),
             report: Some(("memory".into(), None)),

@@ -149,6 +149,26 @@ impl Report {
 }
 
 impl Run {
+    /// The records declared in this run, in ID order (not those only referred to).
+    pub fn published_records(&self) -> impl Iterator<Item = &Record> + '_ {
+        self.records.values().filter(|r| r.is_published())
+    }
+
+    /// True when `id` is a record declared in this run.
+    pub fn publishes(&self, id: &RecordId) -> bool {
+        self.records.get(id).is_some_and(Record::is_published)
+    }
+
+    /// The declaration at `at`.
+    pub fn declaration(&self, at: At) -> &Declaration {
+        &self.reports[at.report].declarations[at.index]
+    }
+
+    /// The annotation at `at`.
+    pub fn annotation(&self, at: At) -> &Annotation {
+        &self.reports[at.report].annotations[at.index]
+    }
+
     /// The register entry of `id` (`SRC-1`).
     pub fn source(&self, id: &str) -> Option<&Source> {
         self.sources.iter().find(|s| s.id == id)
@@ -243,6 +263,18 @@ pub enum Owner {
     Declaration(usize),
     /// Index into [`Report::annotations`].
     Annotation(usize),
+}
+
+impl Owner {
+    /// The record the text belongs to: the declared one, or the annotation's target.
+    /// Takes the two lists rather than a [`Report`], so that a report being parsed asks
+    /// it of its lists so far.
+    pub fn record<'a>(self, declarations: &'a [Declaration], annotations: &'a [Annotation]) -> &'a RecordId {
+        match self {
+            Owner::Declaration(i) => &declarations[i].id,
+            Owner::Annotation(i) => &annotations[i].target,
+        }
+    }
 }
 
 /// How a record is declared.
@@ -484,6 +516,11 @@ pub enum Publication {
 }
 
 impl Record {
+    /// True when it is declared in its run, not only referred to.
+    pub fn is_published(&self) -> bool {
+        self.publication == Publication::Published
+    }
+
     /// Its label, or else its derived label.
     pub fn title_label(&self) -> Option<&str> {
         self.label.as_deref().or(self.derived_label.as_deref())

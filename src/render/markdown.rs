@@ -28,18 +28,28 @@ pub struct Linker<'a> {
     pub(super) highlights: Option<&'a highlight::RunMemo>,
 }
 
+/// A link to a record's page.
+struct RecordLink {
+    url: String,
+    /// The tooltip: the record's title, or why it is not published.
+    title: String,
+    published: bool,
+}
+
 impl Linker<'_> {
     /// The page of a record of this run, with a tooltip saying what it is.
-    fn record_link(&self, id: &RecordId) -> Option<(String, String, bool)> {
+    fn record_link(&self, id: &RecordId) -> Option<RecordLink> {
         let record = self.run.records.get(id)?;
         let url = urls::record(self.system, &self.run.slug, id);
-        match &record.publication {
-            Publication::Published => Some((url, record.title_label().unwrap_or_default().to_string(), true)),
+        Some(match &record.publication {
+            Publication::Published => {
+                RecordLink { url, title: record.title_label().unwrap_or_default().to_string(), published: true }
+            }
             Publication::Unpublished(set) => {
                 let name = self.run.unpublished.get(*set).map(|s| s.name.as_str()).unwrap_or("unpublished");
-                Some((url, format!("not published here ({name})"), false))
+                RecordLink { url, title: format!("not published here ({name})"), published: false }
             }
-        }
+        })
     }
 
     /// The URL of a cited or quoted file at the source's frozen revision.
@@ -460,7 +470,7 @@ pub fn linkify(text: &str, linker: &Linker<'_>) -> String {
             Span::Id => {
                 let id = RecordId::new(&text[range.clone()]);
                 match linker.record_link(&id) {
-                    Some((url, title, published)) => {
+                    Some(RecordLink { url, title, published }) => {
                         let class = if published { "rec" } else { "rec unpublished" };
                         let title =
                             if title.is_empty() { String::new() } else { format!(" title=\"{}\"", escape(&title)) };

@@ -402,7 +402,7 @@ impl Renderer<'_> {
     }
 
     fn run_summary(&self, system: &System, run: &Run) -> RunSummary {
-        let published = run.records.values().filter(|r| r.publication == Publication::Published).count();
+        let published = run.published_records().count();
         RunSummary {
             name: run.name.clone(),
             url: urls::run(&system.slug, &run.slug),
@@ -435,11 +435,7 @@ impl Renderer<'_> {
     }
 
     fn home(&self) -> minijinja::Value {
-        let records = self
-            .all_runs()
-            .flat_map(|r| r.records.values())
-            .filter(|r| r.publication == Publication::Published)
-            .count();
+        let records = self.all_runs().flat_map(|r| r.published_records()).count();
         let findings: usize =
             self.all_runs().map(|r| r.reports.iter().map(|rep| rep.findings.len()).sum::<usize>()).sum();
         context! {
@@ -464,7 +460,7 @@ impl Renderer<'_> {
         let status = &self.site.statuses[index];
         let mut listings = Vec::new();
         for run in &system.runs {
-            for record in run.records.values().filter(|r| r.publication == Publication::Published) {
+            for record in run.published_records() {
                 let claims: Vec<_> = run.findings_of(record).filter(|f| *f.status == *status.name).collect();
                 if claims.is_empty() {
                     continue;
@@ -696,8 +692,7 @@ impl Renderer<'_> {
 
     fn run(&self, system: &System, run: &Run) -> minijinja::Value {
         let linker = self.linker(system, run);
-        let published: Vec<&Record> =
-            run.records.values().filter(|r| r.publication == Publication::Published).collect();
+        let published: Vec<&Record> = run.published_records().collect();
         context! {
             title => format!("{} — {}", system.name, run.name),
             breadcrumbs => self.breadcrumbs(system, None),
@@ -782,7 +777,7 @@ impl Renderer<'_> {
                     )
                 }
                 Some(at) => {
-                    let a = &run.reports[at.report].annotations[at.index];
+                    let a = run.annotation(*at);
                     (
                         self.section_link(system, run, at.report, a.section),
                         run.reports[at.report].source_at(a.location.line),

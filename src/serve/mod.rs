@@ -7,9 +7,9 @@
 //! disk are exactly what `casebook build` writes; the reload script is added to pages as
 //! they are served.
 
+pub mod builds;
 pub mod files;
 pub mod http;
-pub mod rebuild;
 pub mod status;
 pub mod watch;
 
@@ -23,7 +23,7 @@ use tokio::sync::watch as latest;
 use crate::model::Listing;
 use crate::pipeline::{BuildOptions, Outcome, PipelineError};
 use crate::search::Searcher;
-use rebuild::Rebuilder;
+use builds::Builds;
 use status::BuildStatus;
 
 /// Prints a line to standard output (`out`) or error (`err`). A long-running server
@@ -135,7 +135,7 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
     let root = std::path::absolute(&options.build.root).unwrap_or_else(|_| options.build.root.clone());
     let root = root.canonicalize().unwrap_or(root);
     let output = std::path::absolute(&options.build.output).unwrap_or_else(|_| options.build.output.clone());
-    let mut rebuilder = Rebuilder::new(options.build.clone(), root.clone(), pool);
+    let mut builds = Builds::new(options.build.clone(), root.clone(), pool);
     let (status, _) = latest::channel(Arc::new(BuildStatus::initial()));
     let served = Arc::new(Served {
         output: output.clone(),
@@ -177,16 +177,16 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
 
     // The first build, before answering requests: its failure to write at all ends the
     // server; errors in the content do not (the browser shows them).
-    let first = rebuilder.rebuild(&[], &mut |_| {}, &|| false);
+    let first = builds.rebuild(&[], &mut |_| {}, &|| false);
     if let Err(PipelineError::Write(e)) = first {
         return Err(ServeError::Output(PipelineError::Write(e)));
     }
     apply(&served, &log, first, true);
 
-    let builder = Arc::clone(&served);
+    let served_by_builds = Arc::clone(&served);
     std::thread::Builder::new()
         .name("casebook-build".into())
-        .spawn(move || rebuild_on_changes(rebuilder, &builder, &log, changes))
+        .spawn(move || rebuild_on_changes(builds, &served_by_builds, &log, changes))
         .map_err(ServeError::Runtime)?;
 
     if !options.bind.is_loopback() {
@@ -205,7 +205,7 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
 type Changes = mpsc::Receiver<Vec<PathBuf>>;
 
 /// The build thread: one rebuild per batch of changes until the watcher stops.
-fn rebuild_on_changes(mut rebuilder: Rebuilder, served: &Served, log: &Log, changes: Changes) {
+fn rebuild_on_changes(mut builds: Builds, served: &Served, log: &Log, changes: Changes) {
     // Changes that come in while a rebuild runs wait here; the rebuild stops early for
     // them (after the changed runs' pages, after the site's pages, within the manifest,
     // or between files of the search indexes), so that a save is never queued behind the
@@ -224,7 +224,7 @@ fn rebuild_on_changes(mut rebuilder: Rebuilder, served: &Served, log: &Log, chan
         // reports' pages first, then the rest of their runs' pages; the site-wide pages
         // and the search index follow.
         let mut announced: Vec<PathBuf> = Vec::new();
-        let result = rebuilder.rebuild(
+        let result = builds.rebuild(
             &changed,
             &mut |pages| {
                 if pages.is_empty() {

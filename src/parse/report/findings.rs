@@ -162,10 +162,7 @@ fn collapse(text: &str) -> String {
 impl Scanner<'_> {
     /// The record whose text holds an item of `owner`.
     fn owner_record(&self, owner: Option<Owner>) -> Option<RecordId> {
-        match owner? {
-            Owner::Declaration(i) => Some(self.parts.declarations[i].id.clone()),
-            Owner::Annotation(i) => Some(self.parts.annotations[i].target.clone()),
-        }
+        Some(owner?.record(&self.parts.declarations, &self.parts.annotations).clone())
     }
 
     /// The findings of a table row: its status cells and status keys now, the cells that

@@ -1,12 +1,13 @@
-//! The rebuild step: one call per batch of changes, through `pipeline::Rebuilder`, which
-//! redoes only what the changes touched and leaves the output as a clean build would.
+//! The dev server's builds: one call per batch of the watcher's changes, through
+//! `pipeline::Rebuilder` on the server's own threads, which redoes only what the changes
+//! touched and leaves the output as a clean build would.
 
 use std::path::{Path, PathBuf};
 
 use crate::pipeline::{self, BuildOptions, Outcome, PipelineError};
 
 /// Builds the site for the dev server, on its own worker threads.
-pub struct Rebuilder {
+pub struct Builds {
     rebuilder: pipeline::Rebuilder,
     /// The options' root as the watcher spells it (absolute and canonical).
     watched_root: PathBuf,
@@ -14,12 +15,12 @@ pub struct Rebuilder {
     pool: rayon::ThreadPool,
 }
 
-impl Rebuilder {
-    /// A rebuilder for `options`, with `pool` for the pipeline's parallel stages;
+impl Builds {
+    /// The builds of `options`' site, with `pool` for the pipeline's parallel stages;
     /// `watched_root` is the root as the watcher reports paths under it.
     pub fn new(options: BuildOptions, watched_root: PathBuf, pool: rayon::ThreadPool) -> Self {
         let root = options.root.clone();
-        Rebuilder { rebuilder: pipeline::Rebuilder::new(options), watched_root, root, pool }
+        Builds { rebuilder: pipeline::Rebuilder::new(options), watched_root, root, pool }
     }
 
     /// Brings the output up to date after `changed` (the watcher's paths; empty for the
