@@ -377,16 +377,6 @@ fn flow_nesting_beyond(text: &str, max: usize) -> Option<(usize, usize)> {
     found
 }
 
-/// True for `YYYY-MM-DD` with a plausible month and day.
-pub fn is_iso_date(text: &str) -> bool {
-    let parts: Vec<&str> = text.split('-').collect();
-    matches!(parts.as_slice(), [y, m, d]
-        if y.len() == 4 && m.len() == 2 && d.len() == 2
-        && y.chars().chain(m.chars()).chain(d.chars()).all(|c| c.is_ascii_digit())
-        && (1..=12).contains(&m.parse::<u32>().unwrap_or(0))
-        && (1..=31).contains(&d.parse::<u32>().unwrap_or(0)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -443,12 +433,5 @@ mod tests {
         let err = parse_yaml::<FrontMatter>(&format!("title: x\norder: {}", "{a: ".repeat(70)), Path::new("r.md"), 2)
             .unwrap_err();
         assert_eq!(err.location.line, 3, "{err}");
-    }
-
-    #[test]
-    fn dates() {
-        assert!(is_iso_date("2026-08-20"));
-        assert!(!is_iso_date("2026-8-20"));
-        assert!(!is_iso_date("2026-13-01"));
     }
 }

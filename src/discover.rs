@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use walkdir::WalkDir;
 
-use crate::model::{Code, Diagnostic, Location};
+use crate::model::{Code, Diagnostic, Location, Slug};
 
 /// The files of a site, grouped as systems, runs and reports, in name order.
 #[derive(Debug, Default, Clone)]
@@ -28,7 +28,7 @@ pub struct SourceTree {
 #[derive(Debug, Clone)]
 pub struct SystemDir {
     /// Folder name.
-    pub slug: String,
+    pub slug: crate::model::Slug,
     /// Its `system.yaml`.
     pub meta: PathBuf,
     /// Run folders in name order.
@@ -39,7 +39,7 @@ pub struct SystemDir {
 #[derive(Debug, Clone)]
 pub struct RunDir {
     /// Folder name.
-    pub slug: String,
+    pub slug: crate::model::Slug,
     /// Its `run.yaml`.
     pub meta: PathBuf,
     /// `*.md` files in name order.
@@ -64,11 +64,6 @@ pub const RESERVED_REPORT_SLUGS: [&str; 1] = ["records"];
 
 /// Names a run folder must not take: a system's own pages.
 pub const RESERVED_RUN_SLUGS: [&str; 1] = ["statuses"];
-
-/// True when `slug` is safe as a URL segment and folder name.
-pub fn is_valid_slug(slug: &str) -> bool {
-    !slug.is_empty() && !slug.starts_with('.') && slug.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-}
 
 /// Lists the site under `content`. Problems are diagnostics; the tree holds what is usable.
 pub fn discover(content: &Path) -> (SourceTree, Vec<Diagnostic>) {
@@ -102,10 +97,8 @@ pub fn discover(content: &Path) -> (SourceTree, Vec<Diagnostic>) {
     (tree, diagnostics)
 }
 
-fn system_dir(dir: &Path, slug: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<SystemDir> {
-    if !check_slug(dir, slug, &RESERVED_SYSTEM_SLUGS, diagnostics) {
-        return None;
-    }
+fn system_dir(dir: &Path, name: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<SystemDir> {
+    let slug = checked_slug(dir, name, &RESERVED_SYSTEM_SLUGS, diagnostics)?;
     let meta = dir.join("system.yaml");
     if !meta.is_file() {
         diagnostics.push(
@@ -129,13 +122,11 @@ fn system_dir(dir: &Path, slug: &str, diagnostics: &mut Vec<Diagnostic>) -> Opti
             diagnostics.push(ignored(&entry, "a system folder holds system.yaml and run folders"));
         }
     }
-    Some(SystemDir { slug: slug.to_string(), meta, runs })
+    Some(SystemDir { slug, meta, runs })
 }
 
-fn run_dir(dir: &Path, slug: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<RunDir> {
-    if !check_slug(dir, slug, &RESERVED_RUN_SLUGS, diagnostics) {
-        return None;
-    }
+fn run_dir(dir: &Path, name: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<RunDir> {
+    let slug = checked_slug(dir, name, &RESERVED_RUN_SLUGS, diagnostics)?;
     let meta = dir.join("run.yaml");
     if !meta.is_file() {
         diagnostics.push(
@@ -149,14 +140,14 @@ fn run_dir(dir: &Path, slug: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<
         let name = file_name(&entry);
         if entry.is_file() && name.ends_with(".md") {
             let stem = name.trim_end_matches(".md");
-            if check_slug(&entry, stem, &RESERVED_REPORT_SLUGS, diagnostics) {
+            if checked_slug(&entry, stem, &RESERVED_REPORT_SLUGS, diagnostics).is_some() {
                 reports.push(entry);
             }
         } else if name != "run.yaml" {
             diagnostics.push(ignored(&entry, "a run folder holds run.yaml and *.md reports"));
         }
     }
-    Some(RunDir { slug: slug.to_string(), meta, reports })
+    Some(RunDir { slug, meta, reports })
 }
 
 /// The entries of `dir` in name order, hidden ones left out. Symbolic links are not
@@ -195,26 +186,27 @@ fn children(dir: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
     out
 }
 
-fn check_slug(path: &Path, slug: &str, reserved: &[&str], diagnostics: &mut Vec<Diagnostic>) -> bool {
-    if !is_valid_slug(slug) {
+/// `name` as a slug, or `None` with an error when it is none or a reserved one.
+fn checked_slug(path: &Path, name: &str, reserved: &[&str], diagnostics: &mut Vec<Diagnostic>) -> Option<Slug> {
+    let Some(slug) = Slug::parse(name) else {
         diagnostics.push(
-            Diagnostic::error(Code::BadSlug, Location::file(path), format!("`{slug}` cannot be used as a URL segment"))
+            Diagnostic::error(Code::BadSlug, Location::file(path), format!("`{name}` cannot be used as a URL segment"))
                 .with_help("rename it using only letters, digits, `.`, `_` and `-`"),
         );
-        return false;
-    }
-    if reserved.contains(&slug) {
+        return None;
+    };
+    if reserved.contains(&name) {
         diagnostics.push(
             Diagnostic::error(
                 Code::ReservedSlug,
                 Location::file(path),
-                format!("the name `{slug}` is reserved for casebook's own pages"),
+                format!("the name `{name}` is reserved for casebook's own pages"),
             )
             .with_help("rename it"),
         );
-        return false;
+        return None;
     }
-    true
+    Some(slug)
 }
 
 fn ignored(path: &Path, why: &str) -> Diagnostic {

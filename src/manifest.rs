@@ -218,7 +218,7 @@ fn finding_entry<'a>(
     FindingOut {
         system: &system.slug,
         run: &run.slug,
-        revision: &run.revision,
+        revision: run.revision.as_str(),
         record,
         subject: finding.subject.name(),
         dimension: &finding.dimension,
@@ -256,9 +256,9 @@ fn entry(system: &System, run: &Run, record: &Record, base: &str) -> RecordEntry
         Publication::Unpublished(set) => (false, run.unpublished.get(*set).map(|s| s.name.clone())),
     };
     RecordEntry {
-        system: system.slug.clone(),
-        run: run.slug.clone(),
-        revision: run.revision.clone(),
+        system: system.slug.to_string(),
+        run: run.slug.to_string(),
+        revision: run.revision.to_string(),
         id: record.id.to_string(),
         kind: record.kind.clone(),
         family: record.family.clone(),
@@ -288,7 +288,7 @@ fn declared_places(run: &Run, record: &Record) -> Vec<Place> {
             Place {
                 file: report.source_path.clone(),
                 line: d.location.line,
-                report: report.slug.clone(),
+                report: report.slug.to_string(),
                 anchor: d.anchor.clone(),
             }
         })

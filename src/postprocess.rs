@@ -9,23 +9,8 @@ use lol_html::{element, HtmlRewriter, Settings};
 use crate::markup::escape;
 use crate::output::OutputFile;
 
-/// The path part of a base URL, always starting and ending with `/`:
-/// `https://example.org/preview/pr-12` → `/preview/pr-12/`.
-pub fn base_path(base_url: &str) -> String {
-    let without_scheme = match base_url.split_once("://") {
-        Some((_, rest)) => rest.split_once('/').map(|(_, path)| path).unwrap_or(""),
-        None => base_url,
-    };
-    let trimmed = without_scheme.trim_matches('/');
-    if trimmed.is_empty() {
-        "/".to_string()
-    } else {
-        format!("/{trimmed}/")
-    }
-}
-
 /// Rewrites a file in place if it is HTML; other files pass through. `base` is a
-/// [`base_path`].
+/// [`BaseUrl::path`](crate::model::BaseUrl::path).
 pub fn postprocess(file: &mut OutputFile, base: &str) -> Result<(), lol_html::errors::RewritingError> {
     if file.path.extension().is_some_and(|e| e == "html") {
         file.bytes = rewrite_page(&file.bytes, base)?;
@@ -98,14 +83,6 @@ pub fn rewrite_page(html: &[u8], base: &str) -> Result<Vec<u8>, lol_html::errors
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base_paths() {
-        assert_eq!(base_path("/"), "/");
-        assert_eq!(base_path("https://example.org"), "/");
-        assert_eq!(base_path("https://example.org/preview/pr-12"), "/preview/pr-12/");
-        assert_eq!(base_path("docs"), "/docs/");
-    }
 
     #[test]
     fn rewrites_links_headings_and_assets() {

@@ -12,34 +12,21 @@ use atom_syndication::{Entry, Feed, FixedDateTime, Link};
 use crate::config::Redirect;
 use crate::manifest::Manifest;
 use crate::markup::escape;
-use crate::model::{Code, Diagnostic, Location, Site};
+use crate::model::{BaseUrl, Code, Diagnostic, Location, Site};
 use crate::output::OutputFile;
 use crate::urls;
 
-/// The absolute origin and path of a base URL (`https://x.org/pr-12/` →
-/// `https://x.org/pr-12`), or `None` when the base URL is only a path.
-fn absolute_base(base_url: &str) -> Option<String> {
-    (base_url.starts_with("https://") || base_url.starts_with("http://"))
-        .then(|| base_url.trim_end_matches('/').to_string())
-}
-
-/// What site paths (`/fractal/…`) are prefixed with in sitemap, feeds and manifest: the
-/// absolute base when there is one, else the base path, without its final `/`.
-fn url_prefix(base_url: &str) -> String {
-    absolute_base(base_url).unwrap_or_else(|| crate::postprocess::base_path(base_url).trim_end_matches('/').to_string())
-}
-
 /// The base URL records are published under (in the manifest and the search results):
 /// the absolute base when there is one, else the base path, ending in `/`.
-pub fn published_base(base_url: &str) -> String {
-    format!("{}/", url_prefix(base_url))
+pub fn published_base(base_url: &BaseUrl) -> String {
+    format!("{}/", base_url.prefix())
 }
 
 /// The record manifest (`records.json`, `records.jsonl`). It needs the site alone, so a
 /// full build writes it while the pages render.
 /// Both files are written side by side as each record is made (`emit` gives a writer
 /// each): on a large site each is hundreds of megabytes.
-pub fn publish_manifest<E>(site: &Site, base_url: &str, emit: &StreamedEmit<'_, E>) -> Result<(), E> {
+pub fn publish_manifest<E>(site: &Site, base_url: &BaseUrl, emit: &StreamedEmit<'_, E>) -> Result<(), E> {
     let base = published_base(base_url);
     emit(&[PathBuf::from("records.json"), PathBuf::from("records.jsonl")], &|out| match out {
         [json, lines] => crate::manifest::write_manifest(site, &base, &mut **json, &mut **lines),
@@ -58,25 +45,24 @@ pub type StreamedEmit<'a, E> = dyn Fn(&[PathBuf], &StreamedWrite<'_>) -> Result<
 pub fn publish<E>(
     site: &Site,
     pages: &[PathBuf],
-    base_url: &str,
+    base_url: &BaseUrl,
     redirects: &[Redirect],
     emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
 ) -> Result<(), E> {
-    let base = crate::postprocess::base_path(base_url);
     emit(sitemap(pages, base_url))?;
     emit(robots(base_url))?;
     for feed in feeds(site, base_url) {
         emit(feed)?;
     }
     if !redirects.is_empty() {
-        emit(netlify_redirects(redirects, &base))?;
+        emit(netlify_redirects(redirects, base_url.path()))?;
     }
     Ok(())
 }
 
 /// `sitemap.xml`: every HTML page but the 404 page, in path order.
-fn sitemap(pages: &[PathBuf], base_url: &str) -> OutputFile {
-    let prefix = url_prefix(base_url);
+fn sitemap(pages: &[PathBuf], base_url: &BaseUrl) -> OutputFile {
+    let prefix = base_url.prefix();
     let mut urls: Vec<String> = pages
         .iter()
         .filter_map(|p| p.to_str())
@@ -96,9 +82,9 @@ fn sitemap(pages: &[PathBuf], base_url: &str) -> OutputFile {
 
 /// `robots.txt`: everything may be crawled; the sitemap is named when the base URL is
 /// absolute (the format requires an absolute URL there).
-fn robots(base_url: &str) -> OutputFile {
+fn robots(base_url: &BaseUrl) -> OutputFile {
     let mut text = String::from("User-agent: *\nAllow: /\n");
-    if let Some(base) = absolute_base(base_url) {
+    if let Some(base) = base_url.absolute() {
         text.push_str(&format!("Sitemap: {base}/sitemap.xml\n"));
     }
     OutputFile { path: "robots.txt".into(), bytes: text.into_bytes() }
@@ -112,15 +98,15 @@ fn date_time(date: &str) -> Option<FixedDateTime> {
 /// Atom feeds of new runs and reports: `/feed.xml` for the site and `/<system>/feed.xml`
 /// per system. Entries are dated by their run's `date`; a run without a date has no
 /// entries (a feed needs dates, and casebook never invents one).
-fn feeds(site: &Site, base_url: &str) -> Vec<OutputFile> {
-    let origin = url_prefix(base_url);
+fn feeds(site: &Site, base_url: &BaseUrl) -> Vec<OutputFile> {
+    let origin = base_url.prefix();
     let absolute = |path: &str| format!("{origin}{path}");
     let mut all: Vec<Entry> = Vec::new();
     let mut files = Vec::new();
     for system in &site.systems {
         let mut entries = Vec::new();
         for run in &system.runs {
-            let Some(updated) = run.date.as_deref().and_then(date_time) else { continue };
+            let Some(updated) = run.date.as_ref().and_then(|d| date_time(d.as_str())) else { continue };
             let run_url = urls::run(&system.slug, &run.slug);
             entries.push(entry(
                 format!("urn:casebook:{}:{}", system.slug, run.slug),

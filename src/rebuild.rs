@@ -171,17 +171,17 @@ impl Memory {
         match scope {
             Scope::Site => None,
             Scope::System(system) => {
-                let mut versions = vec![self.global_version, self.systems.get(&system.slug).map_or(0, |s| s.1)];
+                let mut versions = vec![self.global_version, self.systems.get(system.slug.as_str()).map_or(0, |s| s.1)];
                 versions.extend(system.runs.iter().map(|run| self.run_version(&system.slug, &run.slug)));
-                Some(((system.slug.clone(), None), versions))
+                Some(((system.slug.to_string(), None), versions))
             }
             Scope::Run(system, run) => {
                 let versions = vec![
                     self.global_version,
-                    self.systems.get(&system.slug).map_or(0, |s| s.1),
+                    self.systems.get(system.slug.as_str()).map_or(0, |s| s.1),
                     self.run_version(&system.slug, &run.slug),
                 ];
-                Some(((system.slug.clone(), Some(run.slug.clone())), versions))
+                Some(((system.slug.to_string(), Some(run.slug.to_string())), versions))
             }
         }
     }

@@ -14,10 +14,11 @@ use std::sync::Arc;
 
 use globset::{Glob, GlobMatcher};
 
-use crate::config::{is_iso_date, RunMeta, SiteConfig, SourceDef, StatusDef, UnpublishedDef};
+use crate::config::{SiteConfig, SourceDef, StatusDef, UnpublishedDef};
 use crate::model::{
-    At, Code, DeclarationForm, Diagnostic, Location, Owner, Publication, Record, RecordId, Report, Run, Severity, Site,
-    Source, SourcePart, Status, StatusCounts, Subject, SubjectFindings, System, UnpublishedSet,
+    At, Code, DeclarationForm, Diagnostic, HttpUrl, IsoDate, Location, Owner, Publication, Record, RecordId, Report,
+    Revision, Run, Severity, Site, Source, SourcePart, Status, StatusCounts, Subject, SubjectFindings, System,
+    UnpublishedSet,
 };
 use crate::parse::{locate, ParsedRun, ParsedSystem};
 use crate::recognise::{self, IdScheme};
@@ -59,18 +60,20 @@ impl RunContext<'_> {
 
 /// One run's record graph, and what is wrong in it. Runs are independent of each other.
 pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef]) -> (Run, Vec<Diagnostic>) {
-    let ParsedRun { slug, mut meta, file, text, reports } = parsed;
+    let ParsedRun { slug, meta, file, text, reports } = parsed;
     let mut cx = RunContext { file: file.clone(), text: &text, diagnostics: Vec::new() };
 
-    check_dates_and_revision(&meta, &mut cx);
+    let date = checked_date("date", &meta.date, &mut cx);
+    let applicability_ends = checked_date("applicability_ends", &meta.applicability_ends, &mut cx);
+    let revision = checked_revision(&meta.revision, &mut cx);
     let vocabulary = vocabulary_in_force(meta.vocabulary.as_deref(), statuses, &mut cx);
-    let default_source = check_register(&mut meta, &mut cx);
+    let (sources, default_source) = checked_register(meta.sources, meta.default_source, &mut cx);
     let unpublished = unpublished_patterns(&meta.unpublished, &mut cx);
 
     let mut records: BTreeMap<RecordId, Record> = BTreeMap::new();
     declare_records(&reports, scheme, &mut records, &mut cx.diagnostics);
     let unknown = link_references(&reports, scheme, &unpublished, &mut records);
-    attach_evidence(&reports, &meta.sources, default_source.is_some(), &mut records, &mut cx);
+    attach_evidence(&reports, &sources, default_source.is_some(), &mut records, &mut cx);
     let subjects = attach_findings(&reports, &vocabulary, &mut records, &mut cx.diagnostics);
     collect_statuses(&reports, &mut records);
     derive_labels(&reports, &mut records, &mut cx.diagnostics);
@@ -81,14 +84,14 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
     }
 
     let run = Run {
-        name: meta.name.clone().unwrap_or_else(|| slug.clone()),
+        name: meta.name.clone().unwrap_or_else(|| slug.to_string()),
         slug,
-        revision: meta.revision,
-        date: meta.date,
+        revision,
+        date,
         lens: meta.lens,
-        applicability_ends: meta.applicability_ends,
+        applicability_ends,
         vocabulary,
-        sources: meta.sources.into_iter().map(source).collect(),
+        sources,
         default_source,
         unpublished: meta
             .unpublished
@@ -103,31 +106,36 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
     (run, cx.diagnostics)
 }
 
-/// `date` and `applicability_ends` must be ISO dates; `revision` should look like a commit.
-fn check_dates_and_revision(meta: &RunMeta, cx: &mut RunContext<'_>) {
-    for (key, value) in [("date", &meta.date), ("applicability_ends", &meta.applicability_ends)] {
-        if let Some(value) = value {
-            if !is_iso_date(value) {
-                cx.at_key(
-                    Severity::Error,
-                    Code::BadDate,
-                    value,
-                    format!("`{key}` must be a date written YYYY-MM-DD, not `{value}`"),
-                    format!("write {key}: 2026-08-20"),
-                );
-            }
-        }
+/// The date of `key` (`date`, `applicability_ends`): an ISO date, else an error.
+fn checked_date(key: &str, value: &Option<String>, cx: &mut RunContext<'_>) -> Option<IsoDate> {
+    let value = value.as_deref()?;
+    let date = IsoDate::parse(value);
+    if date.is_none() {
+        cx.at_key(
+            Severity::Error,
+            Code::BadDate,
+            value,
+            format!("`{key}` must be a date written YYYY-MM-DD, not `{value}`"),
+            format!("write {key}: 2026-08-20"),
+        );
     }
-    let revision = meta.revision.trim();
-    if !(7..=64).contains(&revision.len()) || !revision.chars().all(|c| c.is_ascii_hexdigit()) {
+    date
+}
+
+/// The run's revision, with a warning when it does not look like a commit.
+fn checked_revision(value: &str, cx: &mut RunContext<'_>) -> Revision {
+    let revision = Revision::new(value);
+    if !revision.is_commit() {
+        let shown = value.trim();
         cx.at_key(
             Severity::Warning,
             Code::BadRevision,
-            revision,
-            format!("revision `{revision}` does not look like a git commit"),
+            shown,
+            format!("revision `{shown}` does not look like a git commit"),
             "give the full commit hash the run was frozen at (links to quoted files use it)".into(),
         );
     }
+    revision
 }
 
 /// The vocabulary in force, in the site's order: the run's `vocabulary` (each name
@@ -153,14 +161,23 @@ fn vocabulary_in_force(names: Option<&[String]>, statuses: &[StatusDef], cx: &mu
     statuses.iter().filter(|s| names.contains(&s.name)).map(|s| s.name.clone()).collect()
 }
 
-/// Checks the source register (repository URLs, duplicate IDs, `default_source`) and
-/// returns the source a citation without `SRC-n` is read against.
-fn check_register(meta: &mut RunMeta, cx: &mut RunContext<'_>) -> Option<String> {
-    for source in &mut meta.sources {
-        source.repository = checked_url(source.repository.take(), &cx.file, cx.text, &mut cx.diagnostics);
-    }
+/// The source register, checked (repository URLs, duplicate IDs, `default_source`), and
+/// the source a citation without `SRC-n` is read against.
+fn checked_register(
+    defs: Vec<SourceDef>,
+    default_source: Option<String>,
+    cx: &mut RunContext<'_>,
+) -> (Vec<Source>, Option<String>) {
+    let sources: Vec<Source> = defs
+        .into_iter()
+        .map(|def| {
+            let SourceDef { id, title, repository, revision, path, note } = def;
+            let repository = checked_url(repository, &cx.file, cx.text, &mut cx.diagnostics);
+            Source { id, title, repository, revision: revision.map(Revision::new), path, note }
+        })
+        .collect();
     let mut seen_sources = std::collections::HashSet::new();
-    for source in &meta.sources {
+    for source in &sources {
         if !seen_sources.insert(source.id.as_str()) {
             cx.at_key(
                 Severity::Error,
@@ -171,8 +188,8 @@ fn check_register(meta: &mut RunMeta, cx: &mut RunContext<'_>) -> Option<String>
             );
         }
     }
-    if let Some(d) = &meta.default_source {
-        if !meta.sources.iter().any(|s| &s.id == d) {
+    if let Some(d) = &default_source {
+        if !sources.iter().any(|s| &s.id == d) {
             cx.at_key(
                 Severity::Error,
                 Code::UnknownDefaultSource,
@@ -182,7 +199,8 @@ fn check_register(meta: &mut RunMeta, cx: &mut RunContext<'_>) -> Option<String>
             );
         }
     }
-    meta.default_source.clone().or_else(|| meta.sources.first().map(|s| s.id.clone()))
+    let default_source = default_source.or_else(|| sources.first().map(|s| s.id.clone()));
+    (sources, default_source)
 }
 
 /// Each `unpublished` ID pattern compiled, with the index of its set.
@@ -280,7 +298,7 @@ fn link_references(
 /// attaches each to the record whose text holds it.
 fn attach_evidence(
     reports: &[Report],
-    sources: &[SourceDef],
+    sources: &[Source],
     has_default_source: bool,
     records: &mut BTreeMap<RecordId, Record>,
     cx: &mut RunContext<'_>,
@@ -327,12 +345,6 @@ fn collect_statuses(reports: &[Report], records: &mut BTreeMap<RecordId, Record>
         statuses.dedup();
         record.statuses = statuses;
     }
-}
-
-/// A register entry of run.yaml, its repository URL already checked.
-fn source(def: SourceDef) -> Source {
-    let SourceDef { id, title, repository, revision, path, note } = def;
-    Source { id, title, repository, revision, path, note }
 }
 
 /// The record whose text holds an item: the declaration's record or the annotated one.
@@ -687,7 +699,7 @@ fn report_unknown(unknown: HashMap<RecordId, Unknown>, sets: &[UnpublishedDef], 
 
 fn check_source(
     source: &str,
-    register: &[crate::config::SourceDef],
+    register: &[Source],
     location: &Location,
     report: &Report,
     diagnostics: &mut Vec<Diagnostic>,
@@ -722,17 +734,13 @@ fn checked_url(
     file: &Arc<std::path::Path>,
     text: &str,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Option<String> {
-    let value = value?.trim().to_string();
-    let lower = value.to_ascii_lowercase();
-    if lower.starts_with("https://") || lower.starts_with("http://") {
-        return Some(value);
+) -> Option<HttpUrl> {
+    let value = value?;
+    if let Some(url) = HttpUrl::parse(&value) {
+        return Some(url);
     }
-    let scheme = value.split_once(':').map(|(s, _)| s).filter(|s| !s.contains(['/', '.']));
-    if scheme.is_none() && !value.is_empty() && !value.contains(char::is_whitespace) {
-        return Some(format!("https://{value}"));
-    }
-    let (line, col, source) = locate(text, &value);
+    let value = value.trim();
+    let (line, col, source) = locate(text, value);
     diagnostics.push(
         Diagnostic::error(
             Code::BadUrl,
@@ -797,11 +805,13 @@ mod tests {
         assert_eq!(diagnostics[0].code, Code::BadUrl);
         assert_eq!(checked_url(Some(" data:text/html,x".into()), &file, text, &mut diagnostics), None);
         assert_eq!(
-            checked_url(Some("github.com/Trampoline-AI/fractal".into()), &file, text, &mut diagnostics).as_deref(),
+            checked_url(Some("github.com/Trampoline-AI/fractal".into()), &file, text, &mut diagnostics)
+                .as_ref()
+                .map(HttpUrl::as_str),
             Some("https://github.com/Trampoline-AI/fractal")
         );
         assert_eq!(
-            checked_url(Some("https://x.org/r".into()), &file, text, &mut diagnostics).as_deref(),
+            checked_url(Some("https://x.org/r".into()), &file, text, &mut diagnostics).as_ref().map(HttpUrl::as_str),
             Some("https://x.org/r")
         );
         assert_eq!(diagnostics.len(), 2);

@@ -4,7 +4,7 @@
 //! so a site can be served under any sub-path. A record's URL depends only on its system,
 //! run and ID, never on heading text, so links to it survive edits of the prose.
 
-use crate::model::RecordId;
+use crate::model::{RecordId, Slug};
 
 /// The home page.
 pub fn home() -> String {
@@ -12,22 +12,22 @@ pub fn home() -> String {
 }
 
 /// A system's page.
-pub fn system(system: &str) -> String {
+pub fn system(system: &Slug) -> String {
     format!("/{system}/")
 }
 
 /// A run's page.
-pub fn run(system: &str, run: &str) -> String {
+pub fn run(system: &Slug, run: &Slug) -> String {
     format!("/{system}/{run}/")
 }
 
 /// A report's page.
-pub fn report(system: &str, run: &str, report: &str) -> String {
+pub fn report(system: &Slug, run: &Slug, report: &Slug) -> String {
     format!("/{system}/{run}/{report}/")
 }
 
 /// A record's page.
-pub fn record(system: &str, run: &str, id: &RecordId) -> String {
+pub fn record(system: &Slug, run: &Slug, id: &RecordId) -> String {
     format!("/{system}/{run}/records/{}.html", id.slug())
 }
 
@@ -42,7 +42,7 @@ pub fn status(name: &str) -> String {
 }
 
 /// The records of one system with one status.
-pub fn system_status(system: &str, name: &str) -> String {
+pub fn system_status(system: &Slug, name: &str) -> String {
     format!("/{system}/statuses/{}/", crate::recognise::slugify(name))
 }
 

@@ -7,15 +7,17 @@ use std::path::Path;
 use std::sync::LazyLock;
 
 use casebook::config::SiteConfig;
+use casebook::model::Slug;
 use casebook::parse::parse_report;
 use casebook::recognise::Conventions;
 use libfuzzer_sys::fuzz_target;
 
 static CONVENTIONS: LazyLock<Conventions> = LazyLock::new(|| Conventions::new(&SiteConfig::default()).unwrap());
+static SLUG: LazyLock<Slug> = LazyLock::new(|| Slug::parse("r").unwrap());
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let (report, diagnostics) = parse_report(Path::new("r.md"), "content/s/r/r.md", "r", text, &CONVENTIONS);
+    let (report, diagnostics) = parse_report(Path::new("r.md"), "content/s/r/r.md", &SLUG, text, &CONVENTIONS);
     // `lines()` ignores a final newline; a location may sit just past the last line.
     let lines = text.split('\n').count() as u32;
     for d in &diagnostics {

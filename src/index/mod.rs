@@ -132,7 +132,7 @@ fn subject_document(system: &System, run: &Run, subject: &SubjectFindings) -> Se
     let url = format!("{}#{}", urls::report(&system.slug, &run.slug, &report.slug), run.finding(first_at).anchor);
     let statuses: Vec<String> = subject.statuses.iter().map(|s| s.to_string()).collect();
     let mut doc = base(system, run, DocType::Finding, format!("{}: {}", subject.name, statuses.join(", ")), url);
-    doc.report = Some((report.slug.clone(), report.report_type.clone()));
+    doc.report = Some((report.slug.to_string(), report.report_type.clone()));
     doc.label = Some(subject.name.clone());
     doc.statuses = statuses;
     let mut statements: Vec<&str> = subject.findings.iter().map(|at| run.finding(*at).statement.as_str()).collect();
@@ -207,10 +207,10 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
 fn base(system: &System, run: &Run, doc_type: DocType, title: String, path: String) -> SearchDoc {
     SearchDoc {
         doc_type,
-        system: system.slug.clone(),
+        system: system.slug.to_string(),
         system_name: system.name.clone(),
-        run: run.slug.clone(),
-        revision: run.revision.clone(),
+        run: run.slug.to_string(),
+        revision: run.revision.to_string(),
         report: None,
         id: None,
         kind: None,
@@ -229,7 +229,7 @@ fn base(system: &System, run: &Run, doc_type: DocType, title: String, path: Stri
 fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDoc> {
     let url = urls::report(&system.slug, &run.slug, &report.slug);
     let sections = section_texts(&report.markdown, &rows_of_their_own(run, report));
-    let report_ref = Some((report.slug.clone(), report.report_type.clone()));
+    let report_ref = Some((report.slug.to_string(), report.report_type.clone()));
     let mut whole = base(system, run, DocType::Report, report.title.clone(), url.clone());
     whole.report = report_ref.clone();
     // The report's own document holds its opening text and its headings; the text of
@@ -341,7 +341,7 @@ fn record_document(system: &System, run: &Run, record: &Record) -> SearchDoc {
     for at in &record.declarations {
         let report = &run.reports[at.report];
         if doc.report.is_none() {
-            doc.report = Some((report.slug.clone(), report.report_type.clone()));
+            doc.report = Some((report.slug.to_string(), report.report_type.clone()));
         }
         let d = &report.declarations[at.index];
         match (&d.form, &d.body) {

@@ -6,9 +6,11 @@
 
 mod diagnostic;
 mod id;
+mod meta;
 
 pub use diagnostic::{sort_diagnostics, Code, Diagnostic, Listing, Location, Severity, SourcePart};
 pub use id::RecordId;
+pub use meta::{BaseUrl, HttpUrl, IsoDate, Revision, Slug};
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -46,11 +48,10 @@ pub struct Source {
     pub id: String,
     /// What the source is.
     pub title: String,
-    /// Repository URL, http or https (checked by `resolve`); quotes and citations link
-    /// into it.
-    pub repository: Option<String>,
+    /// Repository URL; quotes and citations link into it.
+    pub repository: Option<HttpUrl>,
     /// The source's revision; the run's revision when absent.
-    pub revision: Option<String>,
+    pub revision: Option<Revision>,
     /// Folder within the repository that citation paths are relative to.
     pub path: Option<String>,
     /// Free Markdown.
@@ -72,11 +73,11 @@ pub struct UnpublishedSet {
 #[derive(Debug)]
 pub struct System {
     /// Folder name; URL segment.
-    pub slug: String,
+    pub slug: Slug,
     /// Display name.
     pub name: String,
     /// The system's repository URL.
-    pub repository: Option<String>,
+    pub repository: Option<HttpUrl>,
     /// Markdown summary.
     pub summary: Option<String>,
     /// Runs in slug order. Shared, so that a rebuild keeps the runs it did not touch.
@@ -87,17 +88,17 @@ pub struct System {
 #[derive(Debug)]
 pub struct Run {
     /// Folder name; URL segment.
-    pub slug: String,
+    pub slug: Slug,
     /// Display name.
     pub name: String,
     /// The frozen git revision.
-    pub revision: String,
-    /// `YYYY-MM-DD`.
-    pub date: Option<String>,
+    pub revision: Revision,
+    /// When the run was made.
+    pub date: Option<IsoDate>,
     /// The lens of the analysis.
     pub lens: Option<String>,
     /// Last date the conclusions apply to.
-    pub applicability_ends: Option<String>,
+    pub applicability_ends: Option<IsoDate>,
     /// Statuses in force (names), in the site's order.
     pub vocabulary: Vec<String>,
     /// The source register.
@@ -202,7 +203,7 @@ impl Run {
 #[derive(Debug)]
 pub struct Report {
     /// File stem; URL segment.
-    pub slug: String,
+    pub slug: Slug,
     /// Title from front matter or file name.
     pub title: String,
     /// Report type (`memory`, `synthesis`).

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::config::{parse_yaml, Redirect, RunMeta, SiteConfig, SystemMeta};
 use crate::discover::{RunDir, SourceTree, SystemDir};
-use crate::model::{Code, Diagnostic, Location, Report};
+use crate::model::{Code, Diagnostic, Location, Report, Slug};
 use crate::recognise::Conventions;
 
 /// The redirects file, parsed, with its text to point diagnostics at.
@@ -34,7 +34,7 @@ pub struct Redirects {
 #[derive(Debug)]
 pub struct ParsedSystem {
     /// Folder name.
-    pub slug: String,
+    pub slug: crate::model::Slug,
     /// `system.yaml`.
     pub meta: SystemMeta,
     /// Path of `system.yaml`.
@@ -49,7 +49,7 @@ pub struct ParsedSystem {
 #[derive(Debug)]
 pub struct ParsedRun {
     /// Folder name.
-    pub slug: String,
+    pub slug: crate::model::Slug,
     /// `run.yaml`.
     pub meta: RunMeta,
     /// Path of `run.yaml`.
@@ -132,7 +132,9 @@ pub fn parse_run(
     let results: Vec<(Option<Report>, Vec<Diagnostic>)> = files
         .par_iter()
         .map(|path| {
-            let slug = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            // discover admits only reports whose file stem is a slug.
+            let Some(slug) = Slug::parse(&stem) else { return (None, Vec::new()) };
             match read_text(path, limit) {
                 Ok(text) => parse_report(path, &relative_to(root, path), &slug, &text, conventions),
                 Err(d) => (None, vec![d]),

@@ -13,11 +13,11 @@ use std::sync::Arc;
 use pulldown_cmark::{CodeBlockKind, Event, Tag, TagEnd};
 
 use crate::config::{parse_yaml, FrontMatter};
-use crate::model::RecordId;
 use crate::model::{
     Annotation, Citation, Code, Declaration, DeclarationForm, Diagnostic, Field, Finding, Location, Mention, Owner,
     Quote, Report, Section,
 };
+use crate::model::{RecordId, Slug};
 use crate::recognise::{self, Conventions, IdScheme, StatusWords};
 
 /// Splits `---\n…\n---\n` front matter from the body. Returns the YAML, the body and the
@@ -51,7 +51,7 @@ pub fn split_front_matter<'a>(text: &'a str, file: &Path) -> Result<(Option<&'a 
 pub fn parse_report(
     file: &Path,
     source_path: &str,
-    slug: &str,
+    slug: &Slug,
     text: &str,
     conventions: &Conventions,
 ) -> (Option<Report>, Vec<Diagnostic>) {
@@ -72,7 +72,7 @@ pub fn parse_report(
     let Scanner { parts, diagnostics, .. } = scanner;
     let title = front.title.clone().unwrap_or_else(|| slug.to_string());
     let report = Report {
-        slug: slug.to_string(),
+        slug: slug.clone(),
         title,
         report_type: front.report_type,
         schema: front.schema,
@@ -744,7 +744,8 @@ mod tests {
 
     fn parse(md: &str) -> (Report, Vec<Diagnostic>) {
         let conventions = Conventions::new(&SiteConfig::default()).unwrap();
-        let (report, diagnostics) = parse_report(Path::new("r.md"), "r.md", "r", md, &conventions);
+        let (report, diagnostics) =
+            parse_report(Path::new("r.md"), "r.md", &Slug::parse("r").unwrap(), md, &conventions);
         (report.expect("report parses"), diagnostics)
     }
 
@@ -757,7 +758,7 @@ mod tests {
             "\r".repeat(101)
         );
         let conventions = Conventions::new(&SiteConfig::default()).unwrap();
-        let (_, diagnostics) = parse_report(Path::new("r.md"), "r.md", "r", &md, &conventions);
+        let (_, diagnostics) = parse_report(Path::new("r.md"), "r.md", &Slug::parse("r").unwrap(), &md, &conventions);
         assert!(!diagnostics.is_empty());
         for d in &diagnostics {
             assert!(d.location.line <= md.split('\n').count() as u32, "{d}");
@@ -775,8 +776,13 @@ mod tests {
     #[test]
     fn unclosed_front_matter_is_an_error() {
         let conventions = Conventions::new(&SiteConfig::default()).unwrap();
-        let (report, diagnostics) =
-            parse_report(Path::new("r.md"), "r.md", "r", "---\ntitle: x\n# body\n", &conventions);
+        let (report, diagnostics) = parse_report(
+            Path::new("r.md"),
+            "r.md",
+            &Slug::parse("r").unwrap(),
+            "---\ntitle: x\n# body\n",
+            &conventions,
+        );
         assert!(report.is_none());
         assert_eq!(diagnostics[0].code, Code::UnclosedFrontMatter);
     }

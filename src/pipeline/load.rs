@@ -60,7 +60,7 @@ pub(super) fn load(
                         files: std::iter::once(&run_dir.meta).chain(&run_dir.reports).collect(),
                     };
                     if let Some(remembered) = reuse.reusable_run(&files, changed, trusted) {
-                        return Ok(LoadedRun { system: dir.slug.clone(), remembered, fresh: false });
+                        return Ok(LoadedRun { system: dir.slug.to_string(), remembered, fresh: false });
                     }
                     let stamps = if reuse.stamps_runs() { files.stamps() } else { Vec::new() };
                     let (parsed, mut diagnostics) =
@@ -69,7 +69,7 @@ pub(super) fn load(
                     let (run, found) = resolve::resolve_run(parsed, &conventions.ids, &config.statuses);
                     diagnostics.extend(found);
                     let remembered = RememberedRun { stamps, run: Arc::new(run), diagnostics, version: 0 };
-                    Ok(LoadedRun { system: dir.slug.clone(), remembered, fresh: true })
+                    Ok(LoadedRun { system: dir.slug.to_string(), remembered, fresh: true })
                 })
                 .collect();
             let mut diagnostics = Vec::new();

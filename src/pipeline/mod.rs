@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::discover::SourceTree;
-use crate::model::{sort_diagnostics, Diagnostic, Publication, Site};
+use crate::model::{sort_diagnostics, BaseUrl, Diagnostic, Publication, Site};
 use crate::output::OutputFile;
 use crate::rebuild::Memory;
 use crate::render::{self, Theme};
@@ -103,7 +103,7 @@ pub struct Outcome {
     pub timings: Vec<(&'static str, Duration)>,
     /// The base URL the pages were made for (`--base-url`, else casebook.yaml's), when
     /// the configuration could be read: the dev server serves the site under its path.
-    pub base_url: Option<String>,
+    pub base_url: Option<BaseUrl>,
     /// The output files a rebuild wrote or removed (paths below the output folder), in
     /// order; `None` when the whole output folder was replaced.
     pub changed: Option<Vec<PathBuf>>,
@@ -134,7 +134,7 @@ impl Stopwatch {
 
     /// The outcome of a build that wrote nothing (the caller says otherwise), its
     /// diagnostics sorted.
-    fn outcome(self, mut diagnostics: Vec<Diagnostic>, summary: Option<Summary>, base_url: Option<String>) -> Outcome {
+    fn outcome(self, mut diagnostics: Vec<Diagnostic>, summary: Option<Summary>, base_url: Option<BaseUrl>) -> Outcome {
         sort_diagnostics(&mut diagnostics);
         Outcome {
             diagnostics,
@@ -260,7 +260,7 @@ struct Inputs {
     config: crate::config::SiteConfig,
     conventions: crate::recognise::Conventions,
     theme: Option<Theme>,
-    base_url: String,
+    base_url: BaseUrl,
 }
 
 /// A build as its stages, in order: discover, read the configuration and theme, parse
@@ -404,7 +404,7 @@ fn inputs(
             return None;
         }
     };
-    let base_url = options.base_url.clone().unwrap_or_else(|| config.base_url.clone());
+    let base_url = BaseUrl::new(options.base_url.as_deref().unwrap_or(&config.base_url));
     let theme = match Theme::load(&options.root, &config.theme) {
         Ok(theme) => Some(theme),
         Err(d) => {
@@ -412,7 +412,7 @@ fn inputs(
             None
         }
     };
-    reuse.inputs(&config_text, theme.as_ref().map(Theme::fingerprint).unwrap_or_default(), &base_url);
+    reuse.inputs(&config_text, theme.as_ref().map(Theme::fingerprint).unwrap_or_default(), base_url.as_str());
     Some(Inputs { config, conventions, theme, base_url })
 }
 
@@ -424,8 +424,8 @@ fn assemble(
     reuse: &mut dyn Reuse,
 ) -> Site {
     reuse.keep(
-        systems.iter().map(|(system, text)| (system.slug.clone(), text.clone())).collect(),
-        runs.into_iter().map(|r| ((r.system, r.remembered.run.slug.clone()), r.remembered, r.fresh)).collect(),
+        systems.iter().map(|(system, text)| (system.slug.to_string(), text.clone())).collect(),
+        runs.into_iter().map(|r| ((r.system, r.remembered.run.slug.to_string()), r.remembered, r.fresh)).collect(),
     );
     resolve::site(config, systems.into_iter().map(|(system, _)| system).collect())
 }
@@ -463,7 +463,7 @@ fn stopped(
     clock: Stopwatch,
     diagnostics: Vec<Diagnostic>,
     summary: Summary,
-    base_url: String,
+    base_url: BaseUrl,
 ) -> Outcome {
     reuse.stopped(written, render::scopes(site));
     let mut outcome = clock.outcome(diagnostics, Some(summary), Some(base_url));
@@ -491,12 +491,12 @@ impl<'a> Files<'a> {
         kind: Kind,
         options: &BuildOptions,
         memory: Option<&'a Memory>,
-        base_url: &str,
+        base_url: &BaseUrl,
         superseded: &'a (dyn Fn() -> bool + Sync),
     ) -> Result<Self, PipelineError> {
         Ok(Files {
             output: Output::open(kind, options, memory)?,
-            base: postprocess::base_path(base_url),
+            base: base_url.path().to_string(),
             more: AtomicUsize::new(0),
             superseded: (kind == Kind::InPlace).then_some(superseded),
         })
@@ -558,14 +558,14 @@ struct PageContext<'a> {
     conventions: &'a crate::recognise::Conventions,
     theme: &'a Theme,
     options: &'a BuildOptions,
-    base_url: &'a str,
+    base_url: &'a BaseUrl,
     files: &'a Files<'a>,
     kind: Kind,
 }
 
 impl PageContext<'_> {
     /// The base URL pages and the manifest are made for.
-    fn site_base_url(&self) -> &str {
+    fn site_base_url(&self) -> &BaseUrl {
         self.base_url
     }
 }
@@ -600,8 +600,10 @@ pub fn manifest_of(
     base_url: Option<&str>,
 ) -> (Option<crate::manifest::Manifest>, Vec<Diagnostic>) {
     let (resolved, diagnostics) = resolved_site(root);
-    let manifest =
-        resolved.map(|(site, config)| crate::manifest::manifest(&site, base_url.unwrap_or(&config.base_url)));
+    let manifest = resolved.map(|(site, config)| {
+        let base_url = BaseUrl::new(base_url.unwrap_or(&config.base_url));
+        crate::manifest::manifest(&site, &publish::published_base(&base_url))
+    });
     (manifest, diagnostics)
 }
 

@@ -19,7 +19,7 @@ use super::highlight;
 /// What links are resolved against: the run being rendered.
 pub struct Linker<'a> {
     /// The system's slug.
-    pub system: &'a str,
+    pub system: &'a crate::model::Slug,
     /// The run.
     pub run: &'a Run,
     /// The site's conventions (ID grammars, citation forms).
@@ -55,13 +55,13 @@ impl Linker<'_> {
     /// The URL of a cited or quoted file at the source's frozen revision.
     pub fn file_url(&self, source: Option<&str>, path: &str, lines: &[LineRange]) -> Option<String> {
         let source = self.run.source(source.or(self.run.default_source.as_deref())?)?;
-        let repository = source.repository.as_deref()?;
-        let revision = source.revision.as_deref().unwrap_or(&self.run.revision);
+        let repository = source.repository.as_ref()?;
+        let revision = source.revision.as_ref().unwrap_or(&self.run.revision);
         let full = match &source.path {
             Some(prefix) => format!("{}/{}", prefix.trim_end_matches('/'), path.trim_start_matches('/')),
             None => path.to_string(),
         };
-        urls::repository_file(repository, revision, &full, lines.first().map(|l| (l.start, l.end)))
+        urls::repository_file(repository.as_str(), revision.as_str(), &full, lines.first().map(|l| (l.start, l.end)))
     }
 
     /// The anchor of a source on the run page.
@@ -409,7 +409,7 @@ pub fn code_block_html(
             " <a class=\"src\" href=\"{}\">{}</a> <span class=\"rev\">@ {}</span>",
             escape(&linker.source_url(source)),
             escape(source),
-            escape(short_revision(source_revision(linker.run, source)))
+            escape(source_revision(linker.run, source).short())
         ),
         None => String::new(),
     };
@@ -439,13 +439,8 @@ fn citation_html(text: &str, c: &recognise::CitationMatch, linker: &Linker<'_>) 
     html
 }
 
-fn source_revision<'a>(run: &'a Run, source: &str) -> &'a str {
-    run.source(source).and_then(|s| s.revision.as_deref()).unwrap_or(&run.revision)
-}
-
-/// The first 7 characters of a revision.
-pub fn short_revision(revision: &str) -> &str {
-    revision.get(..7).unwrap_or(revision)
+fn source_revision<'a>(run: &'a Run, source: &str) -> &'a crate::model::Revision {
+    run.source(source).and_then(|s| s.revision.as_ref()).unwrap_or(&run.revision)
 }
 
 /// Escapes `text`, turning record IDs and citations into links.

@@ -23,7 +23,7 @@ use crate::model::{At, DeclarationForm, LineRange, Owner, Publication, Record, R
 use crate::output::OutputFile;
 use crate::recognise::{slugify, Conventions};
 use crate::urls;
-use markdown::{render_fragment, render_inline, render_record_body, render_report, short_revision, Linker};
+use markdown::{render_fragment, render_inline, render_record_body, render_report, Linker};
 use views::*;
 
 /// A failure of the theme: a template that does not compile or render.
@@ -406,7 +406,7 @@ impl Renderer<'_> {
         RunSummary {
             name: run.name.clone(),
             url: urls::run(&system.slug, &run.slug),
-            revision: short_revision(&run.revision).to_string(),
+            revision: run.revision.short().to_string(),
             date: run.date.clone(),
             lens: run.lens.clone(),
             reports: run.reports.len(),
@@ -700,7 +700,7 @@ impl Renderer<'_> {
             run => context! {
                 name => run.name.clone(),
                 revision => run.revision.clone(),
-                revision_url => system.repository.as_deref().and_then(|r| urls::repository_file(r, &run.revision, "", None)),
+                revision_url => system.repository.as_ref().and_then(|r| urls::repository_file(r.as_str(), run.revision.as_str(), "", None)),
                 date => run.date.clone(),
                 lens => run.lens.clone(),
                 applicability_ends => run.applicability_ends.clone(),
@@ -936,10 +936,9 @@ fn source_views(run: &Run, linker: &Linker<'_>) -> Vec<SourceView> {
                 anchor: markdown::source_anchor(&s.id),
                 title: s.title.clone(),
                 repository: s.repository.clone(),
-                tree_url: s
-                    .repository
-                    .as_deref()
-                    .and_then(|r| urls::repository_file(r, &revision, s.path.as_deref().unwrap_or(""), None)),
+                tree_url: s.repository.as_ref().and_then(|r| {
+                    urls::repository_file(r.as_str(), revision.as_str(), s.path.as_deref().unwrap_or(""), None)
+                }),
                 revision,
                 path: s.path.clone(),
                 note_html: s.note.as_deref().map(|n| render_inline(n, linker)),

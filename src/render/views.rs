@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::model::{HttpUrl, IsoDate, Revision};
+
 /// A link with a label.
 #[derive(Debug, Serialize, Clone)]
 pub struct Link {
@@ -58,7 +60,7 @@ pub struct RunSummary {
     /// Short revision.
     pub revision: String,
     /// Date, if known.
-    pub date: Option<String>,
+    pub date: Option<IsoDate>,
     /// Lens, if given.
     pub lens: Option<String>,
     /// Number of reports.
@@ -79,7 +81,7 @@ pub struct SystemSummary {
     /// Its page.
     pub url: String,
     /// Repository URL.
-    pub repository: Option<String>,
+    pub repository: Option<HttpUrl>,
     /// Summary as HTML.
     pub summary_html: Option<String>,
     /// Its runs.
@@ -147,11 +149,11 @@ pub struct SourceView {
     /// Title.
     pub title: String,
     /// Repository URL.
-    pub repository: Option<String>,
+    pub repository: Option<HttpUrl>,
     /// Link to the repository at the revision.
     pub tree_url: Option<String>,
     /// Revision.
-    pub revision: String,
+    pub revision: Revision,
     /// Path within the repository.
     pub path: Option<String>,
     /// Note as HTML.

@@ -301,8 +301,7 @@ fn apply(served: &Served, log: &Log, result: Result<Outcome, PipelineError>, fir
             log.diagnostics(&outcome, first);
             let generation = generation + 1;
             if let Some(base_url) = &outcome.base_url {
-                *served.base_path.write().unwrap_or_else(PoisonError::into_inner) =
-                    crate::postprocess::base_path(base_url);
+                *served.base_path.write().unwrap_or_else(PoisonError::into_inner) = base_url.path().to_string();
             }
             let searcher = match Searcher::load(&served.output) {
                 Ok(searcher) => Some(Arc::new(searcher)),

@@ -737,7 +737,13 @@ mod tests {
 
     fn parse_with(config: &SiteConfig, md: &str) -> (Report, Vec<Diagnostic>) {
         let conventions = Conventions::new(config).unwrap();
-        let (report, diagnostics) = crate::parse::parse_report(Path::new("r.md"), "r.md", "r", md, &conventions);
+        let (report, diagnostics) = crate::parse::parse_report(
+            Path::new("r.md"),
+            "r.md",
+            &crate::model::Slug::parse("r").unwrap(),
+            md,
+            &conventions,
+        );
         (report.expect("the report parses"), diagnostics)
     }
 
