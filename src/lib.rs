@@ -52,5 +52,7 @@ pub mod render;
 pub mod resolve;
 pub mod search;
 pub mod serve;
+#[cfg(test)]
+mod testing;
 pub mod urls;
 pub mod write;

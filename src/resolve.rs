@@ -817,6 +817,113 @@ mod tests {
         assert_eq!(diagnostics.len(), 2);
     }
 
+    fn resolved(run_yaml: &str, reports: &[(&str, &str)]) -> (Run, Vec<Diagnostic>) {
+        crate::testing::run_of(run_yaml, reports)
+    }
+
+    const RUN: &str = "revision: 0123456789abcdef0123456789abcdef01234567\n";
+
+    fn codes(diagnostics: &[Diagnostic]) -> Vec<(u32, Code)> {
+        diagnostics.iter().map(|d| (d.location.line, d.code)).collect()
+    }
+
+    #[test]
+    fn a_reference_is_a_backlink_on_its_target_and_a_reference_of_its_owner() {
+        let (run, diagnostics) = resolved(
+            RUN,
+            &[
+                ("a", "# Records\n\n### OBJ-01 Cache\n\nFeeds OBJ-02.\n\n### OBJ-02 Index\n\nStands alone.\n"),
+                ("b", "# More\n\nOBJ-02 is read back (see OBJ-01).\n"),
+            ],
+        );
+        assert_eq!(codes(&diagnostics), []);
+        let index = &run.records[&RecordId::new("OBJ-02")];
+        assert_eq!(index.label.as_deref(), Some("Index"));
+        let from: Vec<usize> = index.backlinks.iter().map(|at| at.report).collect();
+        assert_eq!(from, [0, 1], "a backlink from each report that mentions it");
+        assert_eq!(run.records[&RecordId::new("OBJ-01")].references, [RecordId::new("OBJ-02")]);
+        // A mention outside any record's text is a backlink but nobody's reference.
+        assert!(index.references.is_empty());
+    }
+
+    #[test]
+    fn a_record_declared_twice_by_headings_is_an_error_and_rows_are_further_entries() {
+        let (_, diagnostics) =
+            resolved(RUN, &[("a", "# R\n\n### OBJ-01 Cache\n\nOne.\n\n### OBJ-01 Cache again\n\nTwo.\n")]);
+        assert_eq!(codes(&diagnostics), [(7, Code::DuplicateRecord)]);
+
+        let table = "| ID | Status |\n|---|---|\n| OBJ-01 Cache | implemented |\n";
+        let (run, diagnostics) = resolved(RUN, &[("a", &format!("# R\n\n### OBJ-01 Cache\n\nOne.\n\n{table}"))]);
+        assert_eq!(codes(&diagnostics), []);
+        assert_eq!(run.records[&RecordId::new("OBJ-01")].declarations.len(), 2);
+        let (_, diagnostics) = resolved(RUN, &[("a", &format!("# R\n\n{table}| OBJ-01 Cache | absent |\n"))]);
+        assert_eq!(codes(&diagnostics), [(6, Code::DuplicateRecord)], "twice in one table with the same part");
+    }
+
+    #[test]
+    fn rows_of_parts_make_one_record_with_its_parts() {
+        let table =
+            "| ID | Status |\n|---|---|\n| OBJ-06 (part: tokens) | implemented |\n| OBJ-06 (part: cost) | absent |\n";
+        let (run, diagnostics) = resolved(RUN, &[("a", table)]);
+        assert_eq!(codes(&diagnostics), [(3, Code::DerivedTitle)]);
+        let record = &run.records[&RecordId::new("OBJ-06")];
+        assert_eq!(record.parts, ["tokens", "cost"]);
+        assert_eq!(record.declarations.len(), 2);
+        assert_eq!(run.statuses_of(record).collect::<Vec<_>>(), ["absent", "implemented"]);
+        assert_eq!(
+            record.derived_label.as_deref(),
+            Some("tokens, cost"),
+            "a record without a label is named by its parts"
+        );
+    }
+
+    #[test]
+    fn an_annotation_attaches_to_its_record_published_or_not() {
+        let run_yaml = format!("{RUN}unpublished:\n  - name: runtime report\n    ids: [\"RT-*\"]\n");
+        let markdown = "# R\n\n### OBJ-01 Cache\n\nOne.\n\n### On OBJ-01\n\nMore about it.\n\n### On RT-RTE-delivery\n\nRead back later.\n";
+        let (run, diagnostics) = resolved(&run_yaml, &[("a", markdown)]);
+        assert_eq!(codes(&diagnostics), [(11, Code::UnpublishedReference)]);
+        assert_eq!(run.records[&RecordId::new("OBJ-01")].annotations.len(), 1);
+        let unpublished = &run.records[&RecordId::new("RT-RTE-delivery")];
+        assert_eq!(unpublished.publication, Publication::Unpublished(0));
+        assert_eq!(unpublished.annotations.len(), 1);
+        assert!(run.publishes(&RecordId::new("OBJ-01")) && !run.publishes(&RecordId::new("RT-RTE-delivery")));
+    }
+
+    #[test]
+    fn unknown_references_are_near_misses_unpublished_or_undeclared_each_reported_once() {
+        let run_yaml = format!("{RUN}unpublished:\n  - name: runtime report\n    ids: [\"RT-*\"]\n");
+        let markdown = "# R\n\n### MEM-OBJ-raw\n\nLabel: Raw\n\nSee MEM-OBJ-rw, RT-RTE-x and OBJ-09.\n\nOBJ-09 again, RT-RTE-x again.\n";
+        let (run, diagnostics) = resolved(&run_yaml, &[("a", markdown)]);
+        assert_eq!(
+            codes(&diagnostics),
+            [(7, Code::UnknownRecord), (7, Code::UnpublishedReference), (7, Code::UnknownRecord)]
+        );
+        assert!(diagnostics[0].message.contains("did you mean MEM-OBJ-raw?"), "{}", diagnostics[0]);
+        assert!(diagnostics[2].message.contains("2 references"), "{}", diagnostics[2]);
+        // An unpublished record is in the graph, with its backlinks; an unknown one is not.
+        assert_eq!(run.records[&RecordId::new("RT-RTE-x")].backlinks.len(), 2);
+        assert!(!run.records.contains_key(&RecordId::new("OBJ-09")));
+    }
+
+    #[test]
+    fn findings_outside_the_run_vocabulary_are_errors_on_records_and_warnings_elsewhere() {
+        let run_yaml = format!("{RUN}vocabulary: [absent, implemented]\n");
+        let markdown = "# R\n\n| ID | Status |\n|---|---|\n| OBJ-01 Cache | wired |\n\n| Operation | Status |\n|---|---|\n| Promotion | wired |\n";
+        let (run, diagnostics) = resolved(&run_yaml, &[("a", markdown)]);
+        let severities: Vec<(u32, Code, Severity)> =
+            diagnostics.iter().map(|d| (d.location.line, d.code, d.severity)).collect();
+        assert_eq!(
+            severities,
+            [
+                (5, Code::StatusOutsideVocabulary, Severity::Error),
+                (9, Code::StatusOutsideVocabulary, Severity::Warning)
+            ]
+        );
+        assert_eq!(run.vocabulary, ["absent", "implemented"], "in the site's order");
+        assert_eq!(run.subjects.len(), 1, "Promotion is a subject without a record");
+    }
+
     #[test]
     fn suggestions_are_close_names_only() {
         let names = ["implemented", "absent", "wired"];

@@ -82,7 +82,8 @@ pub fn repository_file(repository: &str, revision: &str, path: &str, lines: Opti
     let path = path.trim_start_matches("./").trim_start_matches('/');
     let (path, folder) = match path.find('*') {
         Some(glob) => (path[..glob].trim_end_matches('/'), true),
-        None => (path.trim_end_matches('/'), path.ends_with('/')),
+        // The repository's root (`""`) is a folder too.
+        None => (path.trim_end_matches('/'), path.is_empty() || path.ends_with('/')),
     };
     let lines = lines.filter(|_| !folder);
     let source_view = lines.is_some() && is_rendered_by_forges(path);
@@ -157,6 +158,7 @@ mod tests {
             repository_file("https://codeberg.org/o/r", "abc", "a.rst", Some((1, 2))).as_deref(),
             Some("https://codeberg.org/o/r/src/commit/abc/a.rst?display=source#L1-L2")
         );
+        assert_eq!(repository_file(github, "abc", "", None).as_deref(), Some("https://github.com/o/r/tree/abc/"));
         assert_eq!(
             repository_file(github, "abc", "src/sandbox/", None).as_deref(),
             Some("https://github.com/o/r/tree/abc/src/sandbox")

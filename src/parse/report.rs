@@ -644,7 +644,22 @@ impl<'a> Scanner<'a> {
             let Some(c) = self.conventions.citations.in_code(code, &inline.text[..span.text.start]) else { continue };
             // The span's source starts at its backtick: the code is after it.
             let backticks = self.md[span.source.clone()].find(code).unwrap_or(0);
-            let location = self.location(span.source.start + backticks);
+            let mut location = self.location(span.source.start + backticks);
+            if c.source_range.is_none() && c.source.is_some() {
+                // In `SRC-2 `docs/x.md``, the `SRC-2` before the span is this citation's
+                // source, not a citation of the whole source besides: it is taken in,
+                // and the citation is placed where its source is written.
+                let at = (location.line, location.col);
+                let bare = self.parts.citations[cited_from..].iter().rposition(|b| {
+                    b.source == c.source
+                        && b.path.is_none()
+                        && b.section.is_none()
+                        && (b.location.line, b.location.col) < at
+                });
+                if let Some(i) = bare {
+                    location = self.parts.citations.remove(cited_from + i).location;
+                }
+            }
             self.parts.citations.push(Citation {
                 names_source: c.source_range.is_some() || c.source.is_some(),
                 source: c.source,

@@ -1111,3 +1111,94 @@ fn render_plain_markdown(text: &str) -> String {
         .unwrap_or(trimmed)
         .to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Slug;
+    use crate::testing::{conventions, run_of};
+
+    const RUN: &str = "revision: 5954a07d464feeaf6c311a9fa5ca2e54200a6794
+sources:
+  - id: SRC-1
+    title: The repository
+    repository: github.com/o/r
+  - id: SRC-2
+    title: A design note, without a repository
+";
+
+    const REPORT: &str = "# Memory
+
+### OBJ-01 Cache
+
+The cache keeps turns (SRC-1 `src/cache.py:10-12, 20`) and is described in SRC-2 `notes/design.md`.
+
+```python
+turns = turns[-20:]
+```
+
+--- src/cache.py:10-12
+";
+
+    #[test]
+    fn evidence_links_each_quote_and_range_at_the_frozen_revision() {
+        let (run, diagnostics) = run_of(RUN, &[("memory", REPORT)]);
+        assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+        let (conventions, system) = (conventions(), Slug::parse("lab").unwrap());
+        let linker = Linker { system: &system, run: &run, conventions: &conventions, highlights: None };
+        let record = &run.records[&RecordId::new("OBJ-01")];
+        let evidence = evidence_views(&run, record, &linker);
+        type Shown<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Option<&'a str>);
+        let shown: Vec<Shown<'_>> = evidence
+            .iter()
+            .map(|e| (e.kind, e.source.as_ref().map(|s| s.name.as_str()), e.path.as_deref(), e.url.as_deref()))
+            .collect();
+        let blob = "https://github.com/o/r/blob/5954a07d464feeaf6c311a9fa5ca2e54200a6794/src/cache.py";
+        let first = format!("{blob}#L10-L12");
+        assert_eq!(
+            shown,
+            [
+                ("quote", Some("SRC-1"), Some("src/cache.py"), Some(first.as_str())),
+                ("citation", Some("SRC-1"), Some("src/cache.py"), Some(first.as_str())),
+                ("citation", Some("SRC-2"), Some("notes/design.md"), None),
+            ],
+            "a source without a repository gives no link"
+        );
+        let ranges: Vec<(&str, Option<&str>)> =
+            evidence[1].ranges.iter().map(|r| (r.name.as_str(), r.url.as_deref())).collect();
+        let second = format!("{blob}#L20");
+        assert_eq!(ranges, [("10-12", Some(first.as_str())), ("20", Some(second.as_str()))]);
+        assert_eq!(evidence[0].source.as_ref().unwrap().url, "/lab/r1/#src-1");
+        assert_eq!(evidence[0].at, "content/lab/r1/memory.md:7", "the quote is where its fence opens");
+    }
+
+    #[test]
+    fn the_run_page_lists_its_sources_and_reports() {
+        let (run, _) = run_of(
+            RUN,
+            &[("memory", REPORT), ("synthesis", "---\ntitle: The synthesis\n---\n\n# Synthesis\n\nOBJ-01 holds.\n")],
+        );
+        let (conventions, slug) = (conventions(), Slug::parse("lab").unwrap());
+        let linker = Linker { system: &slug, run: &run, conventions: &conventions, highlights: None };
+        let sources = source_views(&run, &linker);
+        let trees: Vec<(&str, &str, Option<&str>)> =
+            sources.iter().map(|s| (s.id.as_str(), s.revision.as_str(), s.tree_url.as_deref())).collect();
+        assert_eq!(
+            trees,
+            [
+                (
+                    "SRC-1",
+                    "5954a07d464feeaf6c311a9fa5ca2e54200a6794",
+                    Some("https://github.com/o/r/tree/5954a07d464feeaf6c311a9fa5ca2e54200a6794/")
+                ),
+                ("SRC-2", "5954a07d464feeaf6c311a9fa5ca2e54200a6794", None),
+            ]
+        );
+        let system = System { slug: slug.clone(), name: "Lab".into(), repository: None, summary: None, runs: vec![] };
+        let summaries = report_summaries(&system, &run);
+        let reports: Vec<(&str, &str, usize, usize)> =
+            summaries.iter().map(|r| (r.title.as_str(), r.url.as_str(), r.records, r.quotes)).collect();
+        // A report is titled by its front matter, else by its file name.
+        assert_eq!(reports, [("memory", "/lab/r1/memory/", 1, 1), ("The synthesis", "/lab/r1/synthesis/", 0, 0)]);
+    }
+}

@@ -1,0 +1,42 @@
+//! Helpers for unit tests: a run made from Markdown as `parse` and `resolve` make it.
+
+use std::sync::Arc;
+
+use crate::config::SiteConfig;
+use crate::model::{Diagnostic, Run, Slug};
+use crate::parse::ParsedRun;
+use crate::recognise::Conventions;
+
+/// The conventions of the default configuration.
+pub(crate) fn conventions() -> Conventions {
+    Conventions::new(&SiteConfig::default()).unwrap()
+}
+
+/// The run `r1` of system `lab`, of `reports` (file stem, Markdown) with `run_yaml`,
+/// resolved under the default configuration; its diagnostics sorted as a build sorts them.
+pub(crate) fn run_of(run_yaml: &str, reports: &[(&str, &str)]) -> (Run, Vec<Diagnostic>) {
+    let config = SiteConfig::default();
+    let conventions = conventions();
+    let file = std::path::Path::new("content/lab/r1/run.yaml");
+    let meta = crate::config::parse_yaml(run_yaml, file, 1).unwrap();
+    let reports = reports
+        .iter()
+        .map(|(name, markdown)| {
+            let source_path = format!("content/lab/r1/{name}.md");
+            let slug = Slug::parse(name).unwrap();
+            crate::parse::parse_report(std::path::Path::new(&source_path), &source_path, &slug, markdown, &conventions)
+                .0
+                .unwrap()
+        })
+        .collect();
+    let parsed = ParsedRun {
+        slug: Slug::parse("r1").unwrap(),
+        meta,
+        file: Arc::from(file),
+        text: run_yaml.to_string(),
+        reports,
+    };
+    let (run, mut diagnostics) = crate::resolve::resolve_run(parsed, &conventions.ids, &config.statuses);
+    crate::model::sort_diagnostics(&mut diagnostics);
+    (run, diagnostics)
+}
