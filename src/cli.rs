@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::messages::MessageFormat;
 use crate::model::{Code, Listing, Severity};
 use crate::pipeline::{self, BuildOptions, Outcome, Summary};
 
@@ -179,6 +180,11 @@ pub struct Common {
     /// Places casebook did not understand are errors, not notes.
     #[arg(long)]
     pub strict: bool,
+    /// How diagnostics are printed: text for a terminal (on stderr), one JSON object per
+    /// line (on stdout, then a summary object), or GitHub Actions workflow commands (on
+    /// stdout, so each appears on the pull request at its line).
+    #[arg(long, value_enum, default_value_t, value_name = "FORMAT")]
+    pub message_format: MessageFormat,
 }
 
 /// Runs the command line and returns the process exit code.
@@ -365,6 +371,9 @@ fn report(outcome: &Outcome, options: &BuildOptions, build: bool, common: &Commo
     let errors = outcome.diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = outcome.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
     let verb = if build { "build" } else { "check" };
+    if common.message_format == MessageFormat::Json {
+        print_summary_line(outcome, verb, errors, warnings, unlisted);
+    }
     if errors > 0 {
         let kept = if build { format!("; {} was left untouched", options.output.display()) } else { String::new() };
         let _ = writeln!(
@@ -378,6 +387,9 @@ fn report(outcome: &Outcome, options: &BuildOptions, build: bool, common: &Commo
     let Some(summary) = &outcome.summary else {
         return ExitCode::from(1);
     };
+    if common.message_format == MessageFormat::Json {
+        return ExitCode::SUCCESS;
+    }
     let mut out = std::io::stdout().lock();
     let headline = if outcome.written {
         format!("built {} in {:.2} s", options.output.display(), outcome.elapsed.as_secs_f64())
@@ -413,15 +425,37 @@ fn list_diagnostics(outcome: &Outcome, build: bool, common: &Common) -> usize {
         unpublished_references: !build || common.verbose,
         notes: common.explain && !common.quiet,
     };
+    let mut out = std::io::stdout().lock();
     let mut unlisted = 0;
     for d in &outcome.diagnostics {
         if listing.shows(d) {
-            let _ = writeln!(err, "{d}\n");
+            let _ = match common.message_format {
+                MessageFormat::Human => writeln!(err, "{d}\n"),
+                MessageFormat::Json => writeln!(out, "{}", crate::messages::json_line(d)),
+                MessageFormat::Github => writeln!(out, "{}", crate::messages::github_command(d)),
+            };
         } else if d.severity == Severity::Warning && d.code == Code::UnpublishedReference && !common.quiet {
             unlisted += 1;
         }
     }
     unlisted
+}
+
+/// The line that ends `--message-format json` output (schema `casebook.summary/1`).
+fn print_summary_line(outcome: &Outcome, verb: &str, errors: usize, warnings: usize, unlisted: usize) {
+    let notes = outcome.diagnostics.iter().filter(|d| d.severity == Severity::Note).count();
+    let line = crate::messages::SummaryLine {
+        schema: crate::messages::SUMMARY_SCHEMA,
+        command: verb,
+        ok: errors == 0 && outcome.summary.is_some(),
+        written: outcome.written,
+        errors,
+        warnings,
+        notes,
+        unlisted_unpublished_references: unlisted,
+        counts: outcome.summary.as_ref(),
+    };
+    let _ = writeln!(std::io::stdout().lock(), "{}", serde_json::to_string(&line).expect("a summary serialises"));
 }
 
 struct DiagnosticCounts {

@@ -40,6 +40,7 @@ pub mod index;
 pub mod init;
 pub mod manifest;
 pub mod markup;
+pub mod messages;
 pub mod model;
 pub mod output;
 pub mod parse;

@@ -212,3 +212,57 @@ fn a_build_without_search_index_writes_neither_index_but_every_page() {
         common::bundled().outcome.summary.as_ref().unwrap().pages
     );
 }
+
+/// `--message-format json`: one object per line on stdout, each diagnostic (with the code
+/// and place the human text shows) and then the summary; stderr keeps only the verdict.
+#[test]
+fn json_messages_are_one_object_per_line_ending_in_the_summary() {
+    let case = repo().join("tests/diagnostics/run-metadata");
+    let human = casebook(&case, &["check", "--root", "."]);
+    let json = casebook(&case, &["check", "--root", ".", "--message-format", "json"]);
+    assert_eq!(json.status.code(), human.status.code());
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&json.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let (summary, diagnostics) = lines.split_last().unwrap();
+    assert_eq!(summary["schema"], "casebook.summary/1");
+    assert_eq!((summary["ok"].as_bool(), summary["errors"].as_u64()), (Some(false), Some(7)), "{summary}");
+    assert_eq!(summary["counts"]["reports"], 1);
+    let shown: Vec<String> = diagnostics
+        .iter()
+        .map(|d| {
+            assert_eq!(d["schema"], "casebook.diagnostic/1");
+            format!(
+                "{}:{}:{}: {}[{}]",
+                d["file"].as_str().unwrap(),
+                d["line"],
+                d["column"],
+                d["severity"].as_str().unwrap(),
+                d["code"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let located = regex::Regex::new(r"(?m)^(\S+:\d+:\d+: \w+\[[a-z0-9-]+\]):").unwrap();
+    let expected: Vec<String> = located.captures_iter(&stderr(&human)).map(|c| c[1].to_string()).collect();
+    assert_eq!(shown, expected);
+    assert_eq!(stderr(&json).trim(), "casebook: check failed: 7 errors, 1 warning");
+}
+
+/// `--message-format github`: a workflow command per diagnostic, at its file, line and
+/// columns, for the pull request's diff.
+#[test]
+fn github_messages_are_workflow_commands_at_each_place() {
+    let case = repo().join("tests/diagnostics/report-list");
+    let output = casebook(&case, &["check", "--root", ".", "--message-format", "github"]);
+    assert_eq!(output.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&output.stdout);
+    let commands: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        commands,
+        [
+            "::warning file=content/lab/r1/extra.md,line=1,col=1,endColumn=2,title=casebook unlisted-report::this report is not listed in `reports` of run.yaml%0Ahelp: it is published after the listed reports; add it to `reports` to place it",
+            "::error file=content/lab/r1/run.yaml,line=5,col=22,endColumn=32,title=casebook missing-report::report file `missing.md` does not exist%0Ahelp: create content/lab/r1/missing.md or remove it from `reports`",
+        ]
+    );
+}

@@ -162,11 +162,34 @@ impl Location {
     }
 }
 
+impl Location {
+    /// The file as diagnostics name it: as given, without a leading `./`.
+    pub fn shown_file(&self) -> std::path::Display<'_> {
+        self.file.strip_prefix(".").unwrap_or(&self.file).display()
+    }
+}
+
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = self.file.strip_prefix(".").unwrap_or(&self.file);
-        write!(f, "{}:{}:{}", path.display(), self.line, self.col)
+        write!(f, "{}:{}:{}", self.shown_file(), self.line, self.col)
     }
+}
+
+/// True for a character a diagnostic must not print as it is: a control character other
+/// than tab and line feed (a terminal would act on it), or a bidirectional-text control
+/// (which can make a line read as what it is not). Such characters are shown as escapes
+/// (`\u{202e}`).
+pub fn is_unshown(c: char) -> bool {
+    (c.is_control() && c != '\t' && c != '\n')
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with its [unshown](is_unshown) characters escaped.
+fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_unshown) {
+        return text.into();
+    }
+    text.chars().map(|c| if is_unshown(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect()
 }
 
 /// One finding about the content: a located message, the offending source line with a
@@ -289,7 +312,7 @@ const MAX_SHOWN: usize = 100;
 /// under the span, then `help: …`.
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}[{}]: {}", self.location, self.severity, self.code, self.message)?;
+        write!(f, "{}: {}[{}]: {}", shown(&self.location.to_string()), self.severity, self.code, shown(&self.message))?;
         if let Some(part) = &self.source {
             let number = self.location.line.to_string();
             let pad = " ".repeat(number.len());
@@ -307,19 +330,29 @@ impl fmt::Display for Diagnostic {
                 let start = col.saturating_sub(MAX_SHOWN / 3).max(from);
                 (start, (start + MAX_SHOWN).min(known_end))
             };
-            let mut shown: String = chars[start - from..end - from].iter().collect();
-            let mut caret_at = col - start;
+            // Escaped characters are wider than one: the caret moves and grows with them.
+            let (mut line, mut caret_at, mut caret_len) = (String::new(), 0, span);
+            for (pos, c) in (start..end).zip(&chars[start - from..end - from]) {
+                let text = shown(c.encode_utf8(&mut [0; 4])).into_owned();
+                let width = text.chars().count();
+                if pos < col {
+                    caret_at += width;
+                } else if pos < col + span {
+                    caret_len += width - 1;
+                }
+                line.push_str(&text);
+            }
             if start > 0 {
-                shown.insert(0, '…');
+                line.insert(0, '…');
                 caret_at += 1;
             }
             if end < known_end {
-                shown.push('…');
+                line.push('…');
             }
-            write!(f, "\n{pad} |\n{number} | {shown}\n{pad} | {}{}", " ".repeat(caret_at), "^".repeat(span))?;
+            write!(f, "\n{pad} |\n{number} | {line}\n{pad} | {}{}", " ".repeat(caret_at), "^".repeat(caret_len))?;
         }
         if let Some(help) = &self.help {
-            write!(f, "\n  = help: {help}")?;
+            write!(f, "\n  = help: {}", shown(help))?;
         }
         Ok(())
     }
@@ -374,6 +407,25 @@ mod tests {
             d.to_string(),
             "c/r.md:12:5: error[unknown-record]: unknown record MEM-OBJ-rw\n   |\n12 | See MEM-OBJ-rw here.\n   |     ^^^^^^^^^^\n  = help: fix it"
         );
+    }
+
+    #[test]
+    fn control_and_bidi_characters_are_shown_escaped_with_the_caret_under_the_span() {
+        let d = Diagnostic::error(
+            Code::UnknownRecord,
+            Location::new(Path::new("r.md").into(), 1, 5),
+            "unknown record X\u{1b}[2J",
+        )
+        .with_source("a\u{202e}b OBJ-9\u{0} c", 6)
+        .with_help("no \u{7}bell");
+        let text = d.to_string();
+        assert!(!text.chars().any(is_unshown), "{text:?}");
+        assert!(text.contains("unknown record X\\u{1b}[2J") && text.contains("no \\u{7}bell"), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[2], "1 | a\\u{202e}b OBJ-9\\u{0} c");
+        // The span is `OBJ-9` and the NUL after it (6 characters from column 5).
+        let caret = lines[3].find('^').unwrap();
+        assert_eq!(&lines[2][caret..caret + lines[3].len() - caret], "OBJ-9\\u{0}");
     }
 
     #[test]

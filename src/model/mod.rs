@@ -8,7 +8,7 @@ mod diagnostic;
 mod id;
 mod meta;
 
-pub use diagnostic::{sort_diagnostics, Code, Diagnostic, Listing, Location, Severity, SourcePart};
+pub use diagnostic::{is_unshown, sort_diagnostics, Code, Diagnostic, Listing, Location, Severity, SourcePart};
 pub use id::RecordId;
 pub use meta::{BaseUrl, HttpUrl, IsoDate, Revision, Slug};
 

@@ -55,7 +55,7 @@ impl BuildOptions {
 }
 
 /// Counts for the end-of-build summary.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
     /// Systems.
     pub systems: usize,
