@@ -3,7 +3,7 @@
 // Chromium with playwright-core.
 import { spawnSync } from "node:child_process";
 import { createServer } from "node:http";
-import { mkdtempSync, readFileSync, statSync, existsSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve, extname, normalize, sep } from "node:path";
 import { chromium } from "playwright-core";
@@ -15,6 +15,8 @@ export const casebook = process.env.CASEBOOK ?? join(repo, "target/debug/caseboo
  *  (e.g. /preview/pr-12/). */
 export function buildSite(base, site = repo) {
   const root = mkdtempSync(join(tmpdir(), "casebook-browser-"));
+  // Removed when the test process ends, whichever way it ends.
+  process.on("exit", () => rmSync(root, { recursive: true, force: true }));
   const output = join(root, ...base.split("/").filter(Boolean));
   const run = spawnSync(casebook, ["build", "--quiet", "--root", site, "--output", output, "--base-url", base], { encoding: "utf8" });
   if (run.status !== 0) throw new Error(`casebook build failed:\n${run.stderr}`);
