@@ -40,6 +40,23 @@ pub enum Command {
         /// build when search is not needed; the search page then says so.
         #[arg(long)]
         no_search_index: bool,
+        /// Also verify each quote and citation against its source (as `casebook verify`).
+        #[arg(long)]
+        verify: bool,
+        /// Where the sources' repositories are, with --verify.
+        #[command(flatten)]
+        sources: SourceArgs,
+    },
+    /// Check each quote and citation against its source at the run's frozen revision, read
+    /// from a git repository on this machine: a quote at its lines, elsewhere, or not
+    /// found; a cited path that exists, of the kind cited, holding the cited lines.
+    Verify {
+        /// Shared options (`--strict` makes a quote not found an error).
+        #[command(flatten)]
+        common: Common,
+        /// Where the sources' repositories are.
+        #[command(flatten)]
+        sources: SourceArgs,
     },
     /// Report what changed between two versions of an analysis: records added, removed
     /// and changed, status transitions, newly dangling references.
@@ -85,6 +102,47 @@ pub enum Command {
         #[command(flatten)]
         common: Common,
     },
+}
+
+/// Where the repositories of the sources are, and how quotes are compared.
+#[derive(Debug, Args)]
+pub struct SourceArgs {
+    /// A source's repository: `SRC-1=PATH` (that source of every run) or
+    /// `https://github.com/o/r=PATH`; may be given more than once.
+    #[arg(long = "source", value_name = "KEY=PATH", value_parser = parse_source)]
+    pub sources: Vec<(String, PathBuf)>,
+    /// A folder of clones by host, owner and name (`DIR/github.com/o/r`); overrides
+    /// `sources_dir` of casebook.yaml.
+    #[arg(long, value_name = "DIR")]
+    pub sources_dir: Option<PathBuf>,
+    /// Compare quotes exactly (but for trailing whitespace), without forgiving the
+    /// indentation, spacing, line breaks and escapes that exports change.
+    #[arg(long)]
+    pub exact_quotes: bool,
+}
+
+impl SourceArgs {
+    fn options(&self, strict: bool) -> crate::verify::VerifyOptions {
+        crate::verify::VerifyOptions {
+            repositories: crate::verify::repository::SourceRepositories {
+                given: self.sources.clone(),
+                dir: self.sources_dir.clone(),
+            },
+            matching: if self.exact_quotes {
+                crate::verify::matching::Matching::Strict
+            } else {
+                crate::verify::matching::Matching::Tolerant
+            },
+            strict,
+        }
+    }
+}
+
+fn parse_source(text: &str) -> Result<(String, PathBuf), String> {
+    match text.rsplit_once('=') {
+        Some((key, path)) if !key.is_empty() && !path.is_empty() => Ok((key.to_string(), PathBuf::from(path))),
+        _ => Err(format!("`{text}` is not KEY=PATH (SRC-1=../fractal, or https://github.com/o/r=../r)")),
+    }
 }
 
 /// Where `build` and `serve` write the site, and where it is published.
@@ -192,7 +250,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let (common, build) = match &cli.command {
         Command::Build { common, .. } => (common, true),
-        Command::Check { common } => (common, false),
+        Command::Check { common } | Command::Verify { common, .. } => (common, false),
         Command::Diff { old, new, format, output } => return diff(old, new, *format, output.as_deref()),
         Command::Init { dir } => return init(dir),
         Command::Search(args) => return search(args),
@@ -201,10 +259,15 @@ pub fn main() -> ExitCode {
         }
     };
     let mut options = BuildOptions::new(&common.root);
-    if let Command::Build { output, previous_manifest, no_search_index, .. } = &cli.command {
-        options = output.options(&common.root);
-        options.previous_manifest = previous_manifest.clone();
-        options.search_index = !no_search_index;
+    match &cli.command {
+        Command::Build { output, previous_manifest, no_search_index, verify, sources, .. } => {
+            options = output.options(&common.root);
+            options.previous_manifest = previous_manifest.clone();
+            options.search_index = !no_search_index;
+            options.verify = verify.then(|| sources.options(common.strict));
+        }
+        Command::Verify { sources, .. } => options.verify = Some(sources.options(common.strict)),
+        _ => {}
     }
     options.strict = common.strict;
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(common.jobs.unwrap_or(0)).build() {
@@ -216,7 +279,14 @@ pub fn main() -> ExitCode {
     };
     let result = pool.install(|| if build { pipeline::build(&options) } else { pipeline::check(&options) });
     match result {
-        Ok(outcome) => report(&outcome, &options, build, common),
+        Ok(outcome) => {
+            let verb = match cli.command {
+                Command::Build { .. } => "build",
+                Command::Verify { .. } => "verify",
+                _ => "check",
+            };
+            report(&outcome, &options, verb, common)
+        }
         Err(e) => {
             eprintln!("casebook: error: {e}");
             ExitCode::from(2)
@@ -366,16 +436,17 @@ fn diff(
     ExitCode::SUCCESS
 }
 
-fn report(outcome: &Outcome, options: &BuildOptions, build: bool, common: &Common) -> ExitCode {
-    let unlisted = list_diagnostics(outcome, build, common);
+fn report(outcome: &Outcome, options: &BuildOptions, verb: &str, common: &Common) -> ExitCode {
+    // `verify`, like `build`, counts references to unpublished records: `check` lists them.
+    let unlisted = list_diagnostics(outcome, verb != "check", common);
     let errors = outcome.diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = outcome.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
-    let verb = if build { "build" } else { "check" };
     if common.message_format == MessageFormat::Json {
         print_summary_line(outcome, verb, errors, warnings, unlisted);
     }
     if errors > 0 {
-        let kept = if build { format!("; {} was left untouched", options.output.display()) } else { String::new() };
+        let kept =
+            if verb == "build" { format!("; {} was left untouched", options.output.display()) } else { String::new() };
         let _ = writeln!(
             std::io::stderr(),
             "casebook: {verb} failed: {}, {}{kept}",
@@ -400,6 +471,11 @@ fn report(outcome: &Outcome, options: &BuildOptions, build: bool, common: &Commo
     let counts = DiagnosticCounts { errors, warnings, unlisted };
     for (name, value) in summary_rows(summary, counts, common.explain) {
         let _ = writeln!(out, "  {name:<12} {value}");
+    }
+    if let Some(verification) = &outcome.verification {
+        for (name, value) in verification_rows(&verification.counts()) {
+            let _ = writeln!(out, "  {name:<12} {value}");
+        }
     }
     if common.timings {
         let _ = writeln!(out, "  stages:");
@@ -441,6 +517,44 @@ fn list_diagnostics(outcome: &Outcome, build: bool, common: &Common) -> usize {
     unlisted
 }
 
+/// What verification found, as summary rows: each verdict that occurred, counted.
+fn verification_rows(counts: &crate::model::VerificationCounts) -> Vec<(&'static str, String)> {
+    let parts = |all: usize, verified: usize, others: &[(usize, &str)]| {
+        let others: Vec<String> =
+            others.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}")).collect();
+        let others = if others.is_empty() { String::new() } else { format!(" ({})", others.join(", ")) };
+        format!("{verified} of {all} verified{others}")
+    };
+    vec![
+        (
+            "quotes",
+            parts(
+                counts.quotes(),
+                counts.quotes_verified,
+                &[
+                    (counts.quotes_elsewhere, "at other lines"),
+                    (counts.quotes_not_found, "not found"),
+                    (counts.quotes_missing_file, "of a missing file"),
+                    (counts.quotes_not_verified, "not verifiable"),
+                ],
+            ),
+        ),
+        (
+            "citations",
+            parts(
+                counts.citations(),
+                counts.citations_verified,
+                &[
+                    (counts.citations_missing_path, "to a missing path"),
+                    (counts.citations_past_end, "past the file's end"),
+                    (counts.citations_wrong_kind, "of a folder as a file or a file as a folder"),
+                    (counts.citations_not_verified, "not verifiable"),
+                ],
+            ),
+        ),
+    ]
+}
+
 /// The line that ends `--message-format json` output (schema `casebook.summary/1`).
 fn print_summary_line(outcome: &Outcome, verb: &str, errors: usize, warnings: usize, unlisted: usize) {
     let notes = outcome.diagnostics.iter().filter(|d| d.severity == Severity::Note).count();
@@ -454,6 +568,7 @@ fn print_summary_line(outcome: &Outcome, verb: &str, errors: usize, warnings: us
         notes,
         unlisted_unpublished_references: unlisted,
         counts: outcome.summary.as_ref(),
+        verification: outcome.verification.as_ref().map(|v| v.counts()),
     };
     let _ = writeln!(std::io::stdout().lock(), "{}", serde_json::to_string(&line).expect("a summary serialises"));
 }

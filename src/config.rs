@@ -29,6 +29,9 @@ pub struct SiteConfig {
     pub max_file_mib: u64,
     /// How citations, fields and findings are written, beyond the defaults.
     pub conventions: ConventionsConfig,
+    /// A folder of clones of the sources' repositories, by host, owner and name
+    /// (`DIR/github.com/o/r`), relative to the site's root: what `casebook verify` reads.
+    pub sources_dir: Option<std::path::PathBuf>,
 }
 
 /// How sources of a run's register are written, unless casebook.yaml says otherwise.
@@ -75,6 +78,7 @@ impl Default for SiteConfig {
             statuses: default_statuses(),
             max_file_mib: DEFAULT_MAX_FILE_MIB,
             conventions: ConventionsConfig::default(),
+            sources_dir: None,
         }
     }
 }

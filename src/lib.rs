@@ -56,4 +56,5 @@ pub mod serve;
 #[cfg(test)]
 mod testing;
 pub mod urls;
+pub mod verify;
 pub mod write;

@@ -91,6 +91,9 @@ pub struct SummaryLine<'a> {
     /// What was recognised, read and written; absent when the content could not be
     /// resolved.
     pub counts: Option<&'a crate::pipeline::Summary>,
+    /// What verification found (`verify`, `build --verify`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verification: Option<crate::model::VerificationCounts>,
 }
 
 /// `d` as one line of JSON.

@@ -86,6 +86,7 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
     let run = Run {
         name: meta.name.clone().unwrap_or_else(|| slug.to_string()),
         slug,
+        file,
         revision,
         date,
         lens: meta.lens,

@@ -40,13 +40,21 @@ fn each_case_prints_its_expected_diagnostics() {
 }
 
 /// Codes that no case here can give, each with the test that asserts it (which must
-/// contain `[code]`): they need a file made at test time.
-const GIVEN_ELSEWHERE: [(Code, &str); 5] = [
+/// name it, as `[code]` or `Code::Variant`): they need a file or a git repository made at
+/// test time.
+const GIVEN_ELSEWHERE: [(Code, &str); 12] = [
     (Code::NotUtf8, "tests/limits.rs"),
     (Code::TooLarge, "tests/limits.rs"),
     (Code::Symlink, "tests/hostile.rs"),
     (Code::VanishedRecord, "tests/publishing.rs"),
     (Code::UnpublishedReference, "tests/cli.rs"),
+    (Code::BadRepository, "tests/verify.rs"),
+    (Code::UnknownRevision, "tests/verify.rs"),
+    (Code::QuoteNotFound, "tests/verify.rs"),
+    (Code::QuoteElsewhere, "tests/verify.rs"),
+    (Code::MissingPath, "tests/verify.rs"),
+    (Code::LinesPastEnd, "tests/verify.rs"),
+    (Code::WrongPathKind, "tests/verify.rs"),
 ];
 
 /// Codes no test gives, and why.
@@ -67,7 +75,8 @@ fn every_code_is_given_by_a_case_or_a_named_test() {
     }
     for (code, test) in GIVEN_ELSEWHERE {
         let text = std::fs::read_to_string(repo().join(test)).unwrap();
-        assert!(text.contains(&format!("[{code}]")), "{test} does not assert `[{code}]`");
+        let named = text.contains(&format!("[{code}]")) || text.contains(&format!("Code::{code:?}"));
+        assert!(named, "{test} does not assert `[{code}]`");
         given.insert(code.name().to_string());
     }
     let missing: Vec<&str> = Code::ALL

@@ -131,6 +131,20 @@ codes! {
     BadRedirect = "bad-redirect",
     /// A record published before that is gone without a redirect.
     VanishedRecord = "vanished-record",
+    /// A source's repository that cannot be read.
+    BadRepository = "bad-repository",
+    /// A run's revision that is not in its source's repository.
+    UnknownRevision = "unknown-revision",
+    /// A quote that is not in the file it names, at the revision.
+    QuoteNotFound = "quote-not-found",
+    /// A quote that is in its file, but not at the cited lines.
+    QuoteElsewhere = "quote-elsewhere",
+    /// A quoted or cited path that is not in the source at the revision.
+    MissingPath = "missing-path",
+    /// Cited lines past the end of the file.
+    LinesPastEnd = "lines-past-end",
+    /// A folder cited as a file, or a file as a folder.
+    WrongPathKind = "wrong-path-kind",
 }
 
 impl fmt::Display for Code {

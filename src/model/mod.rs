@@ -7,10 +7,12 @@
 mod diagnostic;
 mod id;
 mod meta;
+mod verification;
 
 pub use diagnostic::{is_unshown, sort_diagnostics, Code, Diagnostic, Listing, Location, Severity, SourcePart};
 pub use id::RecordId;
 pub use meta::{BaseUrl, HttpUrl, IsoDate, Revision, Slug};
+pub use verification::{CitationVerdict, QuoteVerdict, RunVerification, Verification, VerificationCounts};
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -89,6 +91,8 @@ pub struct System {
 pub struct Run {
     /// Folder name; URL segment.
     pub slug: Slug,
+    /// Its `run.yaml`, where diagnostics about the run as a whole point.
+    pub file: std::sync::Arc<std::path::Path>,
     /// Display name.
     pub name: String,
     /// The frozen git revision.
@@ -146,6 +150,17 @@ impl Report {
     /// `content/…/report.md:LINE`, for pages.
     pub fn source_at(&self, line: u32) -> String {
         format!("{}:{line}", self.source_path)
+    }
+}
+
+impl Source {
+    /// `path` as a path of the source's repository: below the source's `path`, if it has
+    /// one.
+    pub fn repository_path(&self, path: &str) -> String {
+        match &self.path {
+            Some(prefix) => format!("{}/{}", prefix.trim_end_matches('/'), path.trim_start_matches('/')),
+            None => path.to_string(),
+        }
     }
 }
 

@@ -43,6 +43,8 @@ pub struct BuildOptions {
     pub search_index: bool,
     /// Places casebook did not understand are errors, not notes (`--strict`).
     pub strict: bool,
+    /// Read each quote and citation against its source (`casebook verify`, `--verify`).
+    pub verify: Option<crate::verify::VerifyOptions>,
 }
 
 impl BuildOptions {
@@ -50,7 +52,15 @@ impl BuildOptions {
     pub fn new(root: impl Into<PathBuf>) -> Self {
         let root = root.into();
         let output = if root == std::path::Path::new(".") { PathBuf::from("public") } else { root.join("public") };
-        BuildOptions { output, root, base_url: None, previous_manifest: None, search_index: true, strict: false }
+        BuildOptions {
+            output,
+            root,
+            base_url: None,
+            previous_manifest: None,
+            search_index: true,
+            strict: false,
+            verify: None,
+        }
     }
 }
 
@@ -110,6 +120,8 @@ pub struct Outcome {
     /// True when a rebuild stopped early for a newer change
     /// ([`Rebuilder::rebuild_unless_superseded`]): the output is not yet a whole build.
     pub superseded: bool,
+    /// What verification found, when it ran (`casebook verify`, `--verify`).
+    pub verification: Option<crate::model::Verification>,
 }
 
 /// Wall time per stage.
@@ -145,6 +157,7 @@ impl Stopwatch {
             base_url,
             changed: None,
             superseded: false,
+            verification: None,
         }
     }
 }
@@ -287,8 +300,14 @@ fn run(
     let site = assemble(&inputs.config, loaded.systems, loaded.runs, reuse);
     let previous = previous_manifest(options)?;
     let mut summary = checks(options, &site, &mut diagnostics);
+    let verification = verification(options, &inputs.config, &site, &mut diagnostics);
+    if verification.is_some() {
+        clock.lap("verify");
+    }
     let Some(theme) = inputs.theme.as_ref().filter(|_| !diagnostics.iter().any(Diagnostic::is_error)) else {
-        return Ok(clock.outcome(diagnostics, Some(summary), Some(inputs.base_url)));
+        let mut outcome = clock.outcome(diagnostics, Some(summary), Some(inputs.base_url));
+        outcome.verification = verification;
+        return Ok(outcome);
     };
     let files = Files::open(kind, options, reuse.memory(), &inputs.base_url, progress.superseded)?;
     let cx = PageContext {
@@ -331,7 +350,25 @@ fn run(
     let mut outcome = clock.outcome(diagnostics, Some(summary), Some(inputs.base_url));
     outcome.written = written;
     outcome.changed = changed_files;
+    outcome.verification = verification;
     Ok(outcome)
+}
+
+/// The verify stage, when the options ask for it: `sources_dir` of casebook.yaml (below
+/// the root) unless the command line named a folder of clones.
+fn verification(
+    options: &BuildOptions,
+    config: &crate::config::SiteConfig,
+    site: &Site,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<crate::model::Verification> {
+    let mut verify = options.verify.clone()?;
+    if verify.repositories.dir.is_none() {
+        verify.repositories.dir = config.sources_dir.as_ref().map(|dir| options.root.join(dir));
+    }
+    let (verification, found) = crate::verify::verify(site, &verify);
+    diagnostics.extend(found);
+    Some(verification)
 }
 
 /// The publish stage: every page's path (the ones a rebuild kept included) checked

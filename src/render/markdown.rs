@@ -57,10 +57,7 @@ impl Linker<'_> {
         let source = self.run.source(source.or(self.run.default_source.as_deref())?)?;
         let repository = source.repository.as_ref()?;
         let revision = source.revision.as_ref().unwrap_or(&self.run.revision);
-        let full = match &source.path {
-            Some(prefix) => format!("{}/{}", prefix.trim_end_matches('/'), path.trim_start_matches('/')),
-            None => path.to_string(),
-        };
+        let full = source.repository_path(path);
         urls::repository_file(repository.as_str(), revision.as_str(), &full, lines.first().map(|l| (l.start, l.end)))
     }
 

@@ -1,0 +1,292 @@
+//! The verify stage: each quote and citation read against its source at the run's frozen
+//! revision (or the source's own). A quote is found at its cited lines, found elsewhere,
+//! or not found (with the passage most like it); a citation's path exists, is of the kind
+//! cited, and holds the cited lines. A source whose repository is not on this machine is
+//! "not verified", never an error by itself.
+//!
+//! Runs are verified in parallel; within a run each file is read once per source,
+//! however many quotes and citations name it.
+
+pub mod matching;
+pub mod repository;
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use crate::model::{
+    CitationVerdict, Code, Diagnostic, LineRange, Location, QuoteVerdict, Report, Run, RunVerification, Severity, Site,
+    Verification,
+};
+use matching::{Found, Matching, Searchable};
+use repository::{AtRevision, Entry, RepositoryError, SourceRepositories};
+
+/// What verification reads, and how strictly.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyOptions {
+    /// Where the sources' repositories are.
+    pub repositories: SourceRepositories,
+    /// How quotes are compared.
+    pub matching: Matching,
+    /// A quote not found is an error, not a warning.
+    pub strict: bool,
+}
+
+/// Every run of `site`, verified.
+pub fn verify(site: &Site, options: &VerifyOptions) -> (Verification, Vec<Diagnostic>) {
+    let runs: Vec<_> = site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| (s, r))).collect();
+    let verified: Vec<_> = runs.par_iter().map(|(_, run)| verify_run(run, options)).collect();
+    let mut verification = Verification::default();
+    let mut diagnostics = Vec::new();
+    for ((system, run), (run_verification, found)) in runs.into_iter().zip(verified) {
+        verification.runs.insert((system.slug.clone(), run.slug.clone()), run_verification);
+        diagnostics.extend(found);
+    }
+    (verification, diagnostics)
+}
+
+/// A source of a run, as verification can read it: at its revision, or why not.
+type Opened = Result<AtRevision, String>;
+
+/// One run's verdicts.
+fn verify_run(run: &Run, options: &VerifyOptions) -> (RunVerification, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let mut verification = RunVerification::default();
+    let sources: HashMap<&str, Opened> =
+        run.sources.iter().map(|s| (s.id.as_str(), open_source(run, s, options, &mut diagnostics))).collect();
+    for (id, opened) in &sources {
+        if let Ok(at) = opened {
+            verification.revisions.insert(id.to_string(), at.commit.clone());
+        }
+    }
+    let mut files = Files { run, sources: &sources, read: HashMap::new() };
+    for report in &run.reports {
+        let quotes = report.quotes.iter().map(|q| verify_quote(q, report, &mut files, options, &mut diagnostics));
+        verification.quotes.push(quotes.collect());
+        let citations = report.citations.iter().map(|c| verify_citation(c, report, &mut files, &mut diagnostics));
+        verification.citations.push(citations.collect());
+    }
+    (verification, diagnostics)
+}
+
+/// A run's source at its revision, or why it is not verified. A repository that is given
+/// but cannot be read, or lacks the revision, is an error at the run's `run.yaml`.
+fn open_source(
+    run: &Run,
+    source: &crate::model::Source,
+    options: &VerifyOptions,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Opened {
+    let Some(path) = options.repositories.path_for(source) else {
+        return Err(match &source.repository {
+            Some(_) => format!("no clone of {}'s repository on this machine", source.id),
+            None => format!("{} has no repository", source.id),
+        });
+    };
+    let revision = source.revision.as_ref().unwrap_or(&run.revision);
+    AtRevision::open(&path, revision.as_str()).map_err(|e| {
+        let (code, help) = match &e {
+            RepositoryError::Open { .. } => (Code::BadRepository, "give the folder of a clone (`--source SRC-n=PATH`)"),
+            RepositoryError::Revision { .. } => {
+                (Code::UnknownRevision, "fetch the revision into the clone, or correct the run's `revision`")
+            }
+        };
+        diagnostics
+            .push(Diagnostic::error(code, Location::file(&run.file), format!("{}: {e}", source.id)).with_help(help));
+        e.to_string()
+    })
+}
+
+/// The files of a run's sources, each read once.
+struct Files<'a> {
+    run: &'a Run,
+    sources: &'a HashMap<&'a str, Opened>,
+    read: HashMap<(String, String), Entry>,
+}
+
+impl Files<'_> {
+    /// The source a quote or citation reads (named, else the run's default), its ID, and
+    /// what is at `path` of it; or why it is not verified.
+    fn entry(&mut self, source: Option<&str>, path: &str) -> Result<(String, &Entry), String> {
+        let Some(id) = source.or(self.run.default_source.as_deref()) else {
+            return Err("the run has no source register".to_string());
+        };
+        let opened = self.sources.get(id).ok_or_else(|| format!("{id} is not in the register"))?;
+        let at = opened.as_ref().map_err(Clone::clone)?;
+        let full = self.run.source(id).map_or_else(|| path.to_string(), |s| s.repository_path(path));
+        let key = (id.to_string(), full.clone());
+        let entry = self.read.entry(key).or_insert_with(|| at.entry(&full));
+        Ok((id.to_string(), entry))
+    }
+}
+
+fn verify_quote(
+    quote: &crate::model::Quote,
+    report: &Report,
+    files: &mut Files<'_>,
+    options: &VerifyOptions,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> QuoteVerdict {
+    let revision = files.run.revision.short().to_string();
+    let (source, entry) = match files.entry(quote.source.as_deref(), &quote.path) {
+        Ok(found) => found,
+        Err(why) => return QuoteVerdict::NotVerified { why },
+    };
+    let named = format!("{source} {}", quote.path);
+    let bytes = match entry {
+        Entry::File(bytes) => bytes,
+        Entry::Folder | Entry::Missing => {
+            diagnostics.push(
+                Diagnostic::warning(
+                    Code::MissingPath,
+                    quote.location.clone(),
+                    format!("{named} is not a file at {revision}, so this quote cannot be in it"),
+                )
+                .with_help("correct the path on the quote's `---` line"),
+            );
+            return QuoteVerdict::MissingFile;
+        }
+    };
+    let text = String::from_utf8_lossy(bytes);
+    let file = Searchable::new(&text);
+    match file.find(&quote.code, options.matching) {
+        Found::At(places) => {
+            if quote.lines.is_empty() {
+                return QuoteVerdict::Verified { lines: places[0] };
+            }
+            if let Some(at) = places.iter().find(|p| matching::within(**p, &quote.lines)) {
+                return QuoteVerdict::Verified { lines: *at };
+            }
+            let cited: Vec<String> = quote.lines.iter().map(ToString::to_string).collect();
+            diagnostics.push(
+                Diagnostic::warning(
+                    Code::QuoteElsewhere,
+                    quote.location.clone(),
+                    format!(
+                        "this quote is at {} of {named}, not at the cited {}",
+                        lines_phrase(places[0]),
+                        cited.join(", ")
+                    ),
+                )
+                .with_help(format!("cite {}:{}", quote.path, places[0])),
+            );
+            QuoteVerdict::Elsewhere { lines: places[0] }
+        }
+        Found::Nowhere(closest) => {
+            let severity = if options.strict { Severity::Error } else { Severity::Warning };
+            let help = match closest {
+                Some((lines, alike)) => format!(
+                    "the passage most like it is at {} ({}% alike); quote (-) against file (+):\n{}",
+                    lines_phrase(lines),
+                    alike / 10,
+                    short_diff(&quote.code, &file.text_of(lines))
+                ),
+                None => "no passage of the file shares a word with it".to_string(),
+            };
+            let line = report.markdown.lines().nth(quote.location.line as usize - 1).unwrap_or("");
+            diagnostics.push(
+                Diagnostic::new(
+                    severity,
+                    Code::QuoteNotFound,
+                    quote.location.clone(),
+                    format!("this quote is not in {named} at {revision}"),
+                )
+                .with_source(line, line.chars().count())
+                .with_help(help),
+            );
+            QuoteVerdict::NotFound { closest: closest.map(|(l, _)| l), alike: closest.map_or(0, |(_, a)| a) }
+        }
+    }
+}
+
+/// `line 9`, `lines 9-12`.
+fn lines_phrase(lines: LineRange) -> String {
+    if lines.start == lines.end {
+        format!("line {lines}")
+    } else {
+        format!("lines {lines}")
+    }
+}
+
+/// The quote's lines against the passage's, line by line (spacing ignored): the lines
+/// alike once, the others as `-` (the quote's) and `+` (the file's); at most 12 lines.
+fn short_diff(quote: &str, passage: &str) -> String {
+    let (quote, passage): (Vec<&str>, Vec<&str>) =
+        (quote.lines().filter(|l| !l.trim().is_empty()).collect(), passage.lines().collect());
+    let same = |a: &str, b: &str| a.split_whitespace().eq(b.split_whitespace());
+    let mut out = Vec::new();
+    for i in 0..quote.len().max(passage.len()) {
+        match (quote.get(i), passage.get(i)) {
+            (Some(q), Some(p)) if same(q, p) => out.push(format!("        {}", p.trim())),
+            (q, p) => {
+                out.extend(q.map(|q| format!("      - {}", q.trim())));
+                out.extend(p.map(|p| format!("      + {}", p.trim())));
+            }
+        }
+    }
+    if out.len() > 12 {
+        out.truncate(12);
+        out.push("      …".to_string());
+    }
+    out.join("\n")
+}
+
+fn verify_citation(
+    citation: &crate::model::Citation,
+    report: &Report,
+    files: &mut Files<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> CitationVerdict {
+    let Some(path) = &citation.path else {
+        return match (&citation.section, files.entry(citation.source.as_deref(), "")) {
+            (Some(_), _) => CitationVerdict::NotVerified { why: "a section of a document is not checked".into() },
+            (None, _) => CitationVerdict::WholeSource,
+        };
+    };
+    let folder = path.ends_with('/') || path.contains('*');
+    let looked_up = if path.contains('*') { path[..path.find('*').unwrap_or(0)].to_string() } else { path.clone() };
+    let revision = files.run.revision.short().to_string();
+    let (source, entry) = match files.entry(citation.source.as_deref(), &looked_up) {
+        Ok(found) => found,
+        Err(why) => return CitationVerdict::NotVerified { why },
+    };
+    let line = report.markdown.lines().nth(citation.location.line as usize - 1).unwrap_or("");
+    let at = |code, message: String| {
+        Diagnostic::warning(code, citation.location.clone(), message).with_source(line, path.chars().count())
+    };
+    let last_line = citation.lines.iter().map(|l: &LineRange| l.end).max();
+    match entry {
+        Entry::Missing => {
+            diagnostics.push(
+                at(Code::MissingPath, format!("{source} has no {path} at {revision}"))
+                    .with_help("correct the path, or the source it is cited from"),
+            );
+            CitationVerdict::MissingPath
+        }
+        Entry::Folder if !folder || last_line.is_some() => {
+            diagnostics.push(at(Code::WrongPathKind, format!("{path} is a folder of {source}, cited as a file")));
+            CitationVerdict::WrongKind
+        }
+        Entry::File(_) if folder => {
+            diagnostics.push(at(Code::WrongPathKind, format!("{path} is a file of {source}, cited as a folder")));
+            CitationVerdict::WrongKind
+        }
+        Entry::File(bytes) => {
+            let file_lines = String::from_utf8_lossy(bytes).lines().count() as u32;
+            match last_line {
+                Some(end) if end > file_lines => {
+                    diagnostics.push(
+                        at(
+                            Code::LinesPastEnd,
+                            format!("line {end} of {path} is cited, but the file has {file_lines} lines at {revision}"),
+                        )
+                        .with_help("correct the line numbers, or the revision the run is frozen at"),
+                    );
+                    CitationVerdict::PastEnd { file_lines }
+                }
+                _ => CitationVerdict::Verified,
+            }
+        }
+        Entry::Folder => CitationVerdict::Verified,
+    }
+}
