@@ -519,40 +519,7 @@ fn list_diagnostics(outcome: &Outcome, build: bool, common: &Common) -> usize {
 
 /// What verification found, as summary rows: each verdict that occurred, counted.
 fn verification_rows(counts: &crate::model::VerificationCounts) -> Vec<(&'static str, String)> {
-    let parts = |all: usize, verified: usize, others: &[(usize, &str)]| {
-        let others: Vec<String> =
-            others.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}")).collect();
-        let others = if others.is_empty() { String::new() } else { format!(" ({})", others.join(", ")) };
-        format!("{verified} of {all} verified{others}")
-    };
-    vec![
-        (
-            "quotes",
-            parts(
-                counts.quotes(),
-                counts.quotes_verified,
-                &[
-                    (counts.quotes_elsewhere, "at other lines"),
-                    (counts.quotes_not_found, "not found"),
-                    (counts.quotes_missing_file, "of a missing file"),
-                    (counts.quotes_not_verified, "not verifiable"),
-                ],
-            ),
-        ),
-        (
-            "citations",
-            parts(
-                counts.citations(),
-                counts.citations_verified,
-                &[
-                    (counts.citations_missing_path, "to a missing path"),
-                    (counts.citations_past_end, "past the file's end"),
-                    (counts.citations_wrong_kind, "of a folder as a file or a file as a folder"),
-                    (counts.citations_not_verified, "not verifiable"),
-                ],
-            ),
-        ),
-    ]
+    vec![("quotes", counts.quotes_phrase()), ("citations", counts.citations_phrase())]
 }
 
 /// The line that ends `--message-format json` output (schema `casebook.summary/1`).

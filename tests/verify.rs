@@ -339,3 +339,37 @@ fn a_folder_that_is_no_repository_is_an_error() {
     let codes: Vec<Code> = outcome.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.code).collect();
     assert_eq!(codes, [Code::BadRepository]);
 }
+
+#[test]
+fn a_verified_build_shows_each_verdict_on_the_record_page_and_counts_on_the_run_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, first) = repository(dir.path());
+    let root = site(dir.path(), &first);
+    let short = &first[..7];
+    let mut options = BuildOptions::new(&root);
+    options.output = dir.path().join("out");
+    options.verify = Some(VerifyOptions { repositories: given(&repo), ..VerifyOptions::default() });
+    let outcome = pipeline::build(&options).unwrap();
+    assert!(outcome.written, "{:?}", outcome.diagnostics);
+    let record = std::fs::read_to_string(options.output.join("lab/r1/records/OBJ-01.html")).unwrap();
+    let blob = format!("https://github.com/o/lab/blob/{first}/src/session.py");
+    for shown in [
+        format!("<a href=\"{blob}#L5-L6\" rel=\"noopener noreferrer\" class=\"external\">verified at {short}, lines 5-6</a>"),
+        format!("<a href=\"{blob}#L9\" rel=\"noopener noreferrer\" class=\"external\">found at {short} at line 9, not where cited</a>"),
+        format!("not found at {short}; most like line 5 ("),
+        format!("the file is not in the source at {short}"),
+    ] {
+        assert!(record.contains(&shown), "OBJ-01's page lacks `{shown}`");
+    }
+    let citations = std::fs::read_to_string(options.output.join("lab/r1/records/OBJ-02.html")).unwrap();
+    assert!(citations.contains(&format!("past the file&#39;s end at {short} (it has 11 lines)")), "{citations}");
+    let run = std::fs::read_to_string(options.output.join("lab/r1/index.html")).unwrap();
+    assert!(run.contains("quotes: 2 of 6 verified (1 at other lines, 2 not found, 1 of a missing file)"), "{run}");
+
+    // Without --verify the pages say nothing of it.
+    options.verify = None;
+    options.output = dir.path().join("plain");
+    pipeline::build(&options).unwrap();
+    let plain = std::fs::read_to_string(options.output.join("lab/r1/records/OBJ-01.html")).unwrap();
+    assert!(!plain.contains("class=\"verdict"), "{plain}");
+}

@@ -120,6 +120,34 @@ impl VerificationCounts {
         }
     }
 
+    /// The quotes' verdicts in words: `2 of 6 verified (1 at other lines, 2 not found)`.
+    pub fn quotes_phrase(&self) -> String {
+        phrase(
+            self.quotes(),
+            self.quotes_verified,
+            &[
+                (self.quotes_elsewhere, "at other lines"),
+                (self.quotes_not_found, "not found"),
+                (self.quotes_missing_file, "of a missing file"),
+                (self.quotes_not_verified, "not verifiable"),
+            ],
+        )
+    }
+
+    /// The citations' verdicts in words.
+    pub fn citations_phrase(&self) -> String {
+        phrase(
+            self.citations(),
+            self.citations_verified,
+            &[
+                (self.citations_missing_path, "to a missing path"),
+                (self.citations_past_end, "past the file's end"),
+                (self.citations_wrong_kind, "of a folder as a file or a file as a folder"),
+                (self.citations_not_verified, "not verifiable"),
+            ],
+        )
+    }
+
     /// Quotes in all.
     pub fn quotes(&self) -> usize {
         self.quotes_verified
@@ -137,6 +165,13 @@ impl VerificationCounts {
             + self.citations_wrong_kind
             + self.citations_not_verified
     }
+}
+
+/// `verified of all verified (n what, …)`, the verdicts that did not occur left out.
+fn phrase(all: usize, verified: usize, others: &[(usize, &str)]) -> String {
+    let others: Vec<String> = others.iter().filter(|(n, _)| *n > 0).map(|(n, what)| format!("{n} {what}")).collect();
+    let others = if others.is_empty() { String::new() } else { format!(" ({})", others.join(", ")) };
+    format!("{verified} of {all} verified{others}")
 }
 
 /// The verdicts of every run that was verified, by system and run.

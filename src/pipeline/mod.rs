@@ -317,6 +317,7 @@ fn run(
         options,
         base_url: &inputs.base_url,
         files: &files,
+        verification: verification.as_ref(),
         kind,
     };
     let made = match kind {
@@ -597,10 +598,21 @@ struct PageContext<'a> {
     options: &'a BuildOptions,
     base_url: &'a BaseUrl,
     files: &'a Files<'a>,
+    verification: Option<&'a crate::model::Verification>,
     kind: Kind,
 }
 
 impl PageContext<'_> {
+    /// What render makes the pages from.
+    fn page_inputs(&self) -> render::PageInputs<'_> {
+        render::PageInputs {
+            site: self.site,
+            conventions: self.conventions,
+            theme: self.theme,
+            verification: self.verification,
+        }
+    }
+
     /// The base URL pages and the manifest are made for.
     fn site_base_url(&self) -> &BaseUrl {
         self.base_url

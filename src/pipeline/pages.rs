@@ -23,7 +23,7 @@ pub(super) struct Made {
 pub(super) fn all_pages(cx: &PageContext<'_>) -> Result<Made, PipelineError> {
     let emit = |file| cx.files.page(file);
     let (paths, (indexes, manifest)) = rayon::join(
-        || render::render(cx.site, cx.conventions, cx.theme, &|_| false, Pages::All, &emit),
+        || render::render(&cx.page_inputs(), &|_| false, Pages::All, &emit),
         || {
             let base_url = cx.site_base_url();
             rayon::join(
@@ -50,11 +50,11 @@ pub(super) fn changed_pages(
 ) -> Result<Option<Made>, PipelineError> {
     let emit = |file| cx.files.page(file);
     let not_site = |scope: Scope<'_>| matches!(scope, Scope::Site) || reuse.up_to_date(scope);
-    let mut paths = render::render(cx.site, cx.conventions, cx.theme, &not_site, Pages::Of(edited), &emit)?;
+    let mut paths = render::render(&cx.page_inputs(), &not_site, Pages::Of(edited), &emit)?;
     clock.lap("pages of the edited reports");
     let announced = cx.files.output.changed();
     (progress.pages_ready)(&announced);
-    paths.extend(render::render(cx.site, cx.conventions, cx.theme, &not_site, Pages::NotOf(edited), &emit)?);
+    paths.extend(render::render(&cx.page_inputs(), &not_site, Pages::NotOf(edited), &emit)?);
     clock.lap("other pages of runs and systems");
     let more: Vec<PathBuf> =
         cx.files.output.changed().into_iter().filter(|p| announced.binary_search(p).is_err()).collect();
@@ -63,7 +63,7 @@ pub(super) fn changed_pages(
         return Ok(None);
     }
     let not_site_wide = |scope: Scope<'_>| !matches!(scope, Scope::Site);
-    paths.extend(render::render(cx.site, cx.conventions, cx.theme, &not_site_wide, Pages::All, &emit)?);
+    paths.extend(render::render(&cx.page_inputs(), &not_site_wide, Pages::All, &emit)?);
     if (progress.superseded)() {
         return Ok(None);
     }

@@ -84,14 +84,25 @@ pub fn language_warnings(site: &Site) -> Vec<crate::model::Diagnostic> {
     out
 }
 
+/// What the pages are made from.
+#[derive(Clone, Copy)]
+pub struct PageInputs<'a> {
+    /// The resolved site.
+    pub site: &'a Site,
+    /// The conventions its text is read with (links are made as it was parsed).
+    pub conventions: &'a Conventions,
+    /// Templates and assets.
+    pub theme: &'a Theme,
+    /// What verification found (`--verify`), shown beside each quote and citation.
+    pub verification: Option<&'a crate::model::Verification>,
+}
+
 /// Renders every page and asset of the site, handing each file to `emit` as soon as it
 /// is made (pages are never all held in memory), and returns the paths of the files made,
 /// sorted. The pages of a scope for which `up_to_date` says true are not rendered (a
 /// rebuild keeps them as they are); [`page_paths`] names every page.
 pub fn render<E>(
-    site: &Site,
-    conventions: &Conventions,
-    theme: &Theme,
+    inputs: &PageInputs<'_>,
     up_to_date: &(dyn Fn(Scope<'_>) -> bool + Sync),
     pages: Pages<'_>,
     emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
@@ -99,6 +110,7 @@ pub fn render<E>(
 where
     E: From<RenderError> + Send,
 {
+    let PageInputs { site, conventions, theme, verification } = *inputs;
     let env = theme.environment().map_err(RenderError::from)?;
     // Assets are named by their content (`style.1a2b3c4d.css`), so hosts can cache them
     // for ever and a new build never serves a stale stylesheet.
@@ -113,7 +125,7 @@ where
             jobs.extend(jobs_of(site, scope).into_iter().filter(|job| pages.wants(job)));
         }
     }
-    let mut highlights: HashMap<usize, highlight::RunMemo> = HashMap::new();
+    let mut highlights: HashMap<RunKey<'_>, highlight::RunMemo> = HashMap::new();
     for job in &jobs {
         if let Some(run) = job.run() {
             highlights.entry(run).or_default().add_page();
@@ -127,8 +139,15 @@ where
             (s.name.as_str(), look)
         })
         .collect();
-    let renderer =
-        Renderer { site, conventions, env: &env, assets: &asset_urls, highlights: &highlights, looks: &looks };
+    let renderer = Renderer {
+        site,
+        conventions,
+        env: &env,
+        assets: &asset_urls,
+        highlights: &highlights,
+        looks: &looks,
+        verification,
+    };
     let mut paths: Vec<std::path::PathBuf> = jobs
         .par_iter()
         .map(|job| {
@@ -263,11 +282,14 @@ impl<'a> Tally<'a> {
     }
 }
 
-impl Job<'_> {
-    /// The run whose page this is, if any, by its address (a key for the run's memo).
-    fn run(&self) -> Option<usize> {
+impl<'a> Job<'a> {
+    /// The run whose page this is, if any, by its system's and its own slug (the key of
+    /// the run's memo).
+    fn run(&self) -> Option<RunKey<'a>> {
         match *self {
-            Job::Run(_, run) | Job::Report(_, run, _) | Job::Record(_, run, _) => Some(run_key(run)),
+            Job::Run(system, run) | Job::Report(system, run, _) | Job::Record(system, run, _) => {
+                Some(run_key(system, run))
+            }
             _ => None,
         }
     }
@@ -289,9 +311,11 @@ impl Job<'_> {
     }
 }
 
-/// A run's identity while the site is borrowed: its address.
-fn run_key(run: &Run) -> usize {
-    run as *const Run as usize
+/// A run, by its system's slug and its own.
+type RunKey<'a> = (&'a str, &'a str);
+
+fn run_key<'a>(system: &'a System, run: &'a Run) -> RunKey<'a> {
+    (system.slug.as_str(), run.slug.as_str())
 }
 
 /// `/assets/style.1a2b3c4d.css` for `style.css`: the name carries a hash of the content.
@@ -311,10 +335,12 @@ struct Renderer<'a> {
     env: &'a Environment<'a>,
     /// Asset name → fingerprinted URL.
     assets: &'a BTreeMap<String, String>,
-    /// Per run being rendered (by address), the code its pages have highlighted.
-    highlights: &'a HashMap<usize, highlight::RunMemo>,
+    /// Per run being rendered, the code its pages have highlighted.
+    highlights: &'a HashMap<RunKey<'a>, highlight::RunMemo>,
     /// How each status of the vocabulary is shown.
     looks: &'a HashMap<&'a str, StatusLook>,
+    /// What verification found, when it ran.
+    verification: Option<&'a crate::model::Verification>,
 }
 
 /// How a status is shown, made once: its CSS class, meaning and page.
@@ -363,12 +389,17 @@ impl Renderer<'_> {
         }
     }
 
+    /// What verification found of `run`, when it ran.
+    fn verdicts(&self, system: &System, run: &Run) -> Option<&crate::model::RunVerification> {
+        self.verification?.runs.get(&(system.slug.clone(), run.slug.clone()))
+    }
+
     fn linker<'b>(&'b self, system: &'b System, run: &'b Run) -> Linker<'b> {
         Linker {
             system: &system.slug,
             run,
             conventions: self.conventions,
-            highlights: self.highlights.get(&run_key(run)),
+            highlights: self.highlights.get(&run_key(system, run)),
         }
     }
 
@@ -704,6 +735,11 @@ impl Renderer<'_> {
                 date => run.date.clone(),
                 lens => run.lens.clone(),
                 applicability_ends => run.applicability_ends.clone(),
+                verification => self.verdicts(system, run).map(|v| {
+                    let mut counts = crate::model::VerificationCounts::default();
+                    counts.add(v);
+                    context! { quotes => counts.quotes_phrase(), citations => counts.citations_phrase() }
+                }),
                 vocabulary => self.status_counts(std::iter::once(run), Some(&run.vocabulary), &|name| urls::status(name)),
                 summary => self.run_summary(system, run),
             },
@@ -879,7 +915,7 @@ impl Renderer<'_> {
                 parts => record.parts.clone(),
                 entries => declaration_entries(system, run, record, &linker),
                 annotations => annotation_entries(system, run, record, &linker),
-                evidence => evidence_views(run, record, &linker),
+                evidence => evidence_views(run, record, &linker, self.verdicts(system, run)),
                 references => references,
                 backlinks => backlinks,
             },
@@ -1023,8 +1059,13 @@ struct Cited<'a> {
 
 /// A record page's evidence: its quotes, then its citations, each linked to the file
 /// (and each line range) at the frozen revision.
-fn evidence_views(run: &Run, record: &Record, linker: &Linker<'_>) -> Vec<EvidenceView> {
-    let view = |cited: Cited<'_>, at: String| {
+fn evidence_views(
+    run: &Run,
+    record: &Record,
+    linker: &Linker<'_>,
+    verdicts: Option<&crate::model::RunVerification>,
+) -> Vec<EvidenceView> {
+    let view = |cited: Cited<'_>, at: String, verdict: Option<VerdictView>| {
         let Cited { kind, source, path, section, lines } = cited;
         let source = source.or(run.default_source.as_deref());
         EvidenceView {
@@ -1041,24 +1082,86 @@ fn evidence_views(run: &Run, record: &Record, linker: &Linker<'_>) -> Vec<Eviden
                 })
                 .collect(),
             at,
+            verdict,
         }
+    };
+    let read_at = |source: Option<&str>| {
+        let source = source.or(run.default_source.as_deref())?;
+        verdicts?.revisions.get(source).map(|commit| commit.get(..7).unwrap_or(commit).to_string())
     };
     let quotes = record.quotes.iter().map(|at| {
         let report = &run.reports[at.report];
         let q = &report.quotes[at.index];
+        let verdict = verdicts.and_then(|v| v.quotes.get(at.report)?.get(at.index)).map(|verdict| {
+            let link = |lines: LineRange| linker.file_url(q.source.as_deref(), &q.path, &[lines]);
+            quote_verdict(verdict, read_at(q.source.as_deref()).as_deref(), link)
+        });
         let cited =
             Cited { kind: "quote", source: q.source.as_deref(), path: Some(&q.path), section: None, lines: &q.lines };
-        view(cited, report.source_at(q.location.line))
+        view(cited, report.source_at(q.location.line), verdict)
     });
     let citations = record.citations.iter().map(|at| {
         let report = &run.reports[at.report];
         let c = &report.citations[at.index];
         let source = if c.names_source || c.source.is_some() { c.source.as_deref() } else { None };
+        let verdict = verdicts
+            .and_then(|v| v.citations.get(at.report)?.get(at.index))
+            .and_then(|verdict| citation_verdict(verdict, read_at(source).as_deref()));
         let cited =
             Cited { kind: "citation", source, path: c.path.as_deref(), section: c.section.as_deref(), lines: &c.lines };
-        view(cited, report.source_at(c.location.line))
+        view(cited, report.source_at(c.location.line), verdict)
     });
     quotes.chain(citations).collect()
+}
+
+/// A quote's verdict in words, linked to the lines found (or most like it); `commit` is
+/// the short commit its source was read at.
+fn quote_verdict(
+    verdict: &crate::model::QuoteVerdict,
+    commit: Option<&str>,
+    link: impl Fn(LineRange) -> Option<String>,
+) -> VerdictView {
+    use crate::model::QuoteVerdict as V;
+    let at = commit.map(|c| format!(" at {c}")).unwrap_or_default();
+    let (class, text, url) = match verdict {
+        V::Verified { lines } => ("verified", format!("verified{at}, {}", lines_words(*lines)), link(*lines)),
+        V::Elsewhere { lines } => {
+            ("elsewhere", format!("found{at} at {}, not where cited", lines_words(*lines)), link(*lines))
+        }
+        V::NotFound { closest: Some(lines), alike } => (
+            "not-found",
+            format!("not found{at}; most like {} ({}% alike)", lines_words(*lines), alike / 10),
+            link(*lines),
+        ),
+        V::NotFound { closest: None, .. } => ("not-found", format!("not found{at}"), None),
+        V::MissingFile => ("missing", format!("the file is not in the source{at}"), None),
+        V::NotVerified { why } => ("not-verified", format!("not verified: {why}"), None),
+    };
+    VerdictView { class, text, url }
+}
+
+/// A citation's verdict in words; none for a citation of a whole source.
+fn citation_verdict(verdict: &crate::model::CitationVerdict, commit: Option<&str>) -> Option<VerdictView> {
+    use crate::model::CitationVerdict as V;
+    let at = commit.map(|c| format!(" at {c}")).unwrap_or_default();
+    let (class, text) = match verdict {
+        V::Verified => ("verified", format!("verified{at}")),
+        V::MissingPath => ("missing", format!("not in the source{at}")),
+        V::PastEnd { file_lines } => ("missing", format!("past the file's end{at} (it has {file_lines} lines)")),
+        V::WrongKind => ("missing", format!("a folder cited as a file, or a file as a folder{at}")),
+        V::NotVerified { why } => ("not-verified", format!("not verified: {why}")),
+        V::WholeSource => return None,
+    };
+    Some(VerdictView { class, text, url: None })
+}
+
+/// `line 9`, `lines 9-12`.
+fn lines_words(lines: LineRange) -> String {
+    if lines.start == lines.end {
+        format!("line {lines}")
+    } else {
+        format!("lines {lines}")
+    }
 }
 
 /// True when a finding's statement says more than its key, statuses and qualifiers, which
@@ -1147,7 +1250,7 @@ turns = turns[-20:]
         let (conventions, system) = (conventions(), Slug::parse("lab").unwrap());
         let linker = Linker { system: &system, run: &run, conventions: &conventions, highlights: None };
         let record = &run.records[&RecordId::new("OBJ-01")];
-        let evidence = evidence_views(&run, record, &linker);
+        let evidence = evidence_views(&run, record, &linker, None);
         type Shown<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Option<&'a str>);
         let shown: Vec<Shown<'_>> = evidence
             .iter()

@@ -261,6 +261,19 @@ pub struct EvidenceView {
     pub ranges: Vec<OptionalLink>,
     /// Where the report writes it (file and line).
     pub at: String,
+    /// What verification found of it, when verification ran.
+    pub verdict: Option<VerdictView>,
+}
+
+/// What verification found of a quote or citation, as a page says it.
+#[derive(Debug, Serialize)]
+pub struct VerdictView {
+    /// `verified`, `elsewhere`, `not-found`, `missing` or `not-verified`: a CSS class.
+    pub class: &'static str,
+    /// In words: `verified at 5954a07, lines 368-390`.
+    pub text: String,
+    /// The lines found (or most like the quote), at the revision read.
+    pub url: Option<String>,
 }
 
 /// A text that is a link when its target is known.
