@@ -788,8 +788,7 @@ impl LineParts {
 
 /// The text of a file line of a report.
 fn source_line(report: &Report, line: u32) -> &str {
-    let index = line.saturating_sub(report.body_line) as usize;
-    report.markdown.lines().nth(index).unwrap_or("")
+    report.line_text(line)
 }
 
 #[cfg(test)]

@@ -147,7 +147,13 @@ pub struct SubjectFindings {
 }
 
 impl Report {
-    /// `content/…/report.md:LINE`, for pages.
+    /// The text of line `line` of the report's file (front matter counted), or `""`.
+    pub fn line_text(&self, line: u32) -> &str {
+        let index = line.saturating_sub(self.body_line) as usize;
+        self.markdown.lines().nth(index).unwrap_or("")
+    }
+
+    /// `file:line` of a line of the report, as pages cite it.
     pub fn source_at(&self, line: u32) -> String {
         format!("{}:{line}", self.source_path)
     }

@@ -173,15 +173,14 @@ fn unescaped(text: &str) -> String {
     out
 }
 
-/// True when the whole of `found` lies within `cited` (one of the cited ranges, or the
-/// span from the first to the last of them).
-pub fn within(found: LineRange, cited: &[LineRange]) -> bool {
-    let inside = |r: &LineRange| r.start <= found.start && found.end <= r.end;
-    cited.iter().any(inside)
-        || match (cited.iter().map(|r| r.start).min(), cited.iter().map(|r| r.end).max()) {
-            (Some(start), Some(end)) => start <= found.start && found.end <= end,
-            _ => false,
-        }
+/// True when `found` is at the `cited` lines: it shares a line with the span from the
+/// first cited line to the last. (A quote a line longer or shorter than its range, as
+/// analysts write them, is at its lines; one that shares none is elsewhere.)
+pub fn at_cited(found: LineRange, cited: &[LineRange]) -> bool {
+    match (cited.iter().map(|r| r.start).min(), cited.iter().map(|r| r.end).max()) {
+        (Some(start), Some(end)) => found.start <= end && start <= found.end,
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -245,11 +244,13 @@ mod tests {
     }
 
     #[test]
-    fn found_lines_are_within_cited_ones() {
-        assert!(within(lines(3, 4), &[lines(1, 10)]));
-        assert!(within(lines(3, 3), &[lines(3, 3)]));
-        assert!(!within(lines(3, 4), &[lines(4, 9)]));
-        assert!(within(lines(188, 200), &[lines(188, 188), lines(200, 200)]), "from the first to the last range");
-        assert!(!within(lines(3, 3), &[]));
+    fn found_lines_are_at_the_cited_ones_when_they_share_a_line() {
+        assert!(at_cited(lines(3, 4), &[lines(1, 10)]));
+        assert!(at_cited(lines(3, 3), &[lines(3, 3)]));
+        assert!(at_cited(lines(268, 273), &[lines(268, 272)]), "a quote a line longer than its range");
+        assert!(at_cited(lines(3, 4), &[lines(4, 9)]));
+        assert!(!at_cited(lines(3, 4), &[lines(5, 9)]));
+        assert!(at_cited(lines(190, 192), &[lines(188, 188), lines(200, 200)]), "from the first to the last range");
+        assert!(!at_cited(lines(3, 3), &[]));
     }
 }

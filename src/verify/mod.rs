@@ -154,7 +154,7 @@ fn verify_quote(
             if quote.lines.is_empty() {
                 return QuoteVerdict::Verified { lines: places[0] };
             }
-            if let Some(at) = places.iter().find(|p| matching::within(**p, &quote.lines)) {
+            if let Some(at) = places.iter().find(|p| matching::at_cited(**p, &quote.lines)) {
                 return QuoteVerdict::Verified { lines: *at };
             }
             let cited: Vec<String> = quote.lines.iter().map(ToString::to_string).collect();
@@ -183,7 +183,7 @@ fn verify_quote(
                 ),
                 None => "no passage of the file shares a word with it".to_string(),
             };
-            let line = report.markdown.lines().nth(quote.location.line as usize - 1).unwrap_or("");
+            let line = report.line_text(quote.location.line);
             diagnostics.push(
                 Diagnostic::new(
                     severity,
@@ -250,7 +250,7 @@ fn verify_citation(
         Ok(found) => found,
         Err(why) => return CitationVerdict::NotVerified { why },
     };
-    let line = report.markdown.lines().nth(citation.location.line as usize - 1).unwrap_or("");
+    let line = report.line_text(citation.location.line);
     let at = |code, message: String| {
         Diagnostic::warning(code, citation.location.clone(), message).with_source(line, path.chars().count())
     };
