@@ -95,6 +95,10 @@ pub enum Command {
         /// The address to listen on. Other machines can reach anything but loopback.
         #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
         bind: std::net::IpAddr,
+        /// Also answer requests for this host name (besides localhost and IP addresses,
+        /// the only ones answered: a guard against DNS rebinding); may be repeated.
+        #[arg(long = "allowed-host", value_name = "NAME")]
+        allowed_hosts: Vec<String>,
     },
     /// Check the content (every stage but writing) and report diagnostics.
     Check {
@@ -254,8 +258,8 @@ pub fn main() -> ExitCode {
         Command::Diff { old, new, format, output } => return diff(old, new, *format, output.as_deref()),
         Command::Init { dir } => return init(dir),
         Command::Search(args) => return search(args),
-        Command::Serve { common, output, port, bind } => {
-            return serve(common, output.options(&common.root), *port, *bind)
+        Command::Serve { common, output, port, bind, allowed_hosts } => {
+            return serve(common, output.options(&common.root), *port, *bind, allowed_hosts)
         }
     };
     let mut options = BuildOptions::new(&common.root);
@@ -294,7 +298,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn serve(common: &Common, build: BuildOptions, port: u16, bind: std::net::IpAddr) -> ExitCode {
+fn serve(common: &Common, build: BuildOptions, port: u16, bind: std::net::IpAddr, hosts: &[String]) -> ExitCode {
     let options = crate::serve::ServeOptions {
         build,
         bind,
@@ -303,6 +307,7 @@ fn serve(common: &Common, build: BuildOptions, port: u16, bind: std::net::IpAddr
         quiet: common.quiet,
         verbose: common.verbose,
         timings: common.timings,
+        allowed_hosts: hosts.to_vec(),
     };
     match crate::serve::serve(options) {
         Ok(()) => ExitCode::SUCCESS,

@@ -146,9 +146,14 @@ impl Response {
 
 /// Sends `request_line` as it is, reads the whole response (the connection is closed).
 fn request(address: SocketAddr, request_line: &str) -> Response {
+    request_for(address, request_line, &address.to_string())
+}
+
+/// [`request`], naming `host` in its `Host` header.
+fn request_for(address: SocketAddr, request_line: &str, host: &str) -> Response {
     let mut stream = TcpStream::connect(address).expect("the server accepts connections");
     stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    write!(stream, "{request_line}\r\nHost: {address}\r\nConnection: close\r\n\r\n").unwrap();
+    write!(stream, "{request_line}\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).unwrap();
     let split = raw
@@ -263,7 +268,7 @@ fn files_are_served_with_their_types_folders_give_index_html_and_misses_the_404_
     // The event stream starts with the current status.
     let mut stream = TcpStream::connect(server.address).unwrap();
     stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    write!(stream, "GET /__casebook/events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    write!(stream, "GET /__casebook/events HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
     let mut seen_events = String::new();
     let mut buffer = [0u8; 4096];
     while !seen_events.contains("\"generation\":1") {
@@ -583,4 +588,29 @@ fn a_save_during_a_rebuild_is_built_at_once_and_nothing_is_lost() {
     // Once the search index finds the last save, the rebuild is done.
     wait_for_search(&server, "%22save+number+5%22");
     assert_served_as_built(&server);
+}
+
+/// DNS rebinding: a page of another site can point its own name at 127.0.0.1, but the
+/// browser then sends that name as `Host`, which the server refuses; `localhost`, IP
+/// addresses and names given with `--allowed-host` are answered.
+#[test]
+fn only_localhost_ip_addresses_and_allowed_names_are_answered() {
+    let server = Server::start_with(|_| {}, &["--allowed-host", "Preview.Test"]);
+    let port = server.address.port();
+    for host in ["evil.example", &format!("evil.example:{port}"), "127.0.0.1.evil.example", "localhost.evil.example"] {
+        let refused = request_for(server.address, "GET / HTTP/1.1", host);
+        assert_eq!(refused.status, 403, "{host}");
+        assert!(refused.text().contains("--allowed-host"), "{}", refused.text());
+        let status = request_for(server.address, "GET /__casebook/status HTTP/1.1", host);
+        assert_eq!(status.status, 403, "the server's own routes too: {host}");
+    }
+    for host in [
+        format!("localhost:{port}"),
+        format!("127.0.0.1:{port}"),
+        format!("[::1]:{port}"),
+        "app.localhost".into(),
+        "preview.test".into(),
+    ] {
+        assert_eq!(request_for(server.address, "GET / HTTP/1.1", &host).status, 200, "{host}");
+    }
 }

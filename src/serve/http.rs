@@ -36,7 +36,44 @@ pub fn router(served: Arc<Served>) -> Router {
         .route("/__casebook/status", get(status))
         .route("/api/search", get(search))
         .fallback(site_file)
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&served), only_known_hosts))
         .with_state(served)
+}
+
+/// Refuses a request whose `Host` is a name other than `localhost` (or one given with
+/// `--allowed-host`): a page of another site, open in the same browser, can point its own
+/// name at 127.0.0.1 (DNS rebinding) and read the unpublished site through it, but it
+/// cannot make the browser send `Host: localhost`.
+async fn only_known_hosts(
+    State(served): State<Arc<Served>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok());
+    match host {
+        Some(host) if !host_allowed(host, &served.allowed_hosts) => text(
+            StatusCode::FORBIDDEN,
+            "casebook serve answers to localhost and IP addresses only; start it with --allowed-host NAME to answer to NAME\n",
+        ),
+        _ => next.run(request).await,
+    }
+}
+
+/// True when `host` (a `Host` header: a name or address, and maybe a port) is
+/// `localhost`, a name below it, an IP address, or one of `allowed`.
+pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split_once(']').map_or("", |(name, _)| name),
+        None => match host.rsplit_once(':') {
+            Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
+            _ => host,
+        },
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost"
+        || name.ends_with(".localhost")
+        || name.parse::<std::net::IpAddr>().is_ok()
+        || allowed.contains(&name)
 }
 
 /// Headers every response gets: nothing is cached (pages change under the browser), and
@@ -200,4 +237,29 @@ async fn file_response(served: &Served, file: &std::path::Path, status: StatusCo
         bytes
     };
     fresh((status, [(header::CONTENT_TYPE, content_type)], body).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_allowed;
+
+    #[test]
+    fn hosts_are_localhost_addresses_or_allowed_names() {
+        let allowed = vec!["preview.test".to_string()];
+        for host in [
+            "localhost",
+            "localhost:1111",
+            "LOCALHOST.",
+            "a.localhost:80",
+            "127.0.0.1:1111",
+            "[::1]:1111",
+            "10.0.0.2",
+            "preview.test:8080",
+        ] {
+            assert!(host_allowed(host, &allowed), "{host}");
+        }
+        for host in ["evil.example", "evil.example:1111", "localhost.evil.example", "127.0.0.1.nip.io", "", "[::1"] {
+            assert!(!host_allowed(host, &allowed), "{host}");
+        }
+    }
 }

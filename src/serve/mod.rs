@@ -58,6 +58,9 @@ pub struct ServeOptions {
     pub verbose: bool,
     /// Print the wall time of each stage after each build.
     pub timings: bool,
+    /// Host names the server answers to besides `localhost` and IP addresses
+    /// (`--allowed-host`).
+    pub allowed_hosts: Vec<String>,
 }
 
 /// Why the server could not start or stopped.
@@ -105,6 +108,8 @@ pub struct Served {
     /// names the pages it changed (a channel that keeps only the latest let a page miss
     /// the status naming it when two came close together, and stay stale).
     events: tokio::sync::broadcast::Sender<Arc<BuildStatus>>,
+    /// Host names answered besides `localhost` and IP addresses (lowercase).
+    allowed_hosts: Vec<String>,
 }
 
 impl Served {
@@ -143,6 +148,7 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
         searcher: RwLock::new(None),
         status,
         events: tokio::sync::broadcast::channel(EVENTS_KEPT).0,
+        allowed_hosts: options.allowed_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
     });
     // Diagnostics name files relative to the root as it was given (`content/…` for `.`).
     let log = Log {
