@@ -31,6 +31,30 @@ pub struct Diff {
     /// Findings without a published record whose statuses moved, appeared or vanished,
     /// per subject, part and dimension (a published record's are in `status_transitions`).
     pub finding_changes: Vec<FindingChange>,
+    /// Quotes and citations whose verification changed, when both manifests are of
+    /// verified builds (`--verify`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub evidence_changes: Vec<EvidenceChange>,
+}
+
+/// The verdicts of a quote or citation (of those written alike in one record, one each),
+/// before and after.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct EvidenceChange {
+    /// System slug.
+    pub system: String,
+    /// Run slug.
+    pub run: String,
+    /// `quote` or `citation`.
+    pub kind: String,
+    /// The record whose text holds it.
+    pub record: Option<String>,
+    /// `SRC-1 src/session.py:368-390`, as cited.
+    pub cited: String,
+    /// Verdicts before (empty: it appeared).
+    pub from: Vec<String>,
+    /// Verdicts after (empty: it vanished).
+    pub to: Vec<String>,
 }
 
 /// The statuses of a finding without a published record, before and after.
@@ -162,7 +186,50 @@ pub fn diff(old: &Manifest, new: &Manifest) -> Diff {
         .map(|(system, run, from, to)| Dangling { system, run, from, to })
         .collect();
     out.finding_changes = finding_changes(old, &before, new, &after);
+    if !old.evidence.is_empty() && !new.evidence.is_empty() {
+        out.evidence_changes = evidence_changes(old, new);
+    }
     out
+}
+
+/// A quote or citation by what it cites: system, run, kind, record, and the citation.
+type EvidenceKey = (String, String, String, Option<String>, String);
+
+fn cited(e: &crate::manifest::EvidenceEntry) -> String {
+    let mut text = e.source.clone().unwrap_or_default();
+    let section = e.section.as_ref().map(|s| format!("§{s}"));
+    for part in [e.path.as_deref(), section.as_deref()].into_iter().flatten() {
+        text.push(' ');
+        text.push_str(part);
+    }
+    if !e.lines.is_empty() {
+        text.push(':');
+        text.push_str(&e.lines.join(", "));
+    }
+    text
+}
+
+fn evidence_changes(old: &Manifest, new: &Manifest) -> Vec<EvidenceChange> {
+    let verdicts = |m: &Manifest| {
+        let mut by: BTreeMap<EvidenceKey, Vec<String>> = BTreeMap::new();
+        for e in &m.evidence {
+            let key = (e.system.clone(), e.run.clone(), e.kind.clone(), e.record.clone(), cited(e));
+            by.entry(key).or_default().push(e.verdict.clone());
+        }
+        by.values_mut().for_each(|v| v.sort());
+        by
+    };
+    let (before, after) = (verdicts(old), verdicts(new));
+    let keys: BTreeSet<&EvidenceKey> = before.keys().chain(after.keys()).collect();
+    keys.into_iter()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .map(|k| {
+            let (system, run, kind, record, cited) = k.clone();
+            let from = before.get(k).cloned().unwrap_or_default();
+            let to = after.get(k).cloned().unwrap_or_default();
+            EvidenceChange { system, run, kind, record, cited, from, to }
+        })
+        .collect()
 }
 
 /// A finding's place among the findings of its run: subject, part and dimension.
@@ -244,6 +311,7 @@ impl Diff {
             && self.status_transitions.is_empty()
             && self.newly_dangling.is_empty()
             && self.finding_changes.is_empty()
+            && self.evidence_changes.is_empty()
     }
 
     /// The JSON report.
@@ -323,6 +391,31 @@ impl Diff {
             for d in &self.newly_dangling {
                 md.push_str(&format!("| `{}` | `{}` | {} / {} |\n", d.from, d.to, cell(&d.system), cell(&d.run)));
             }
+        }
+        md.push_str(&self.evidence_section());
+        md
+    }
+
+    /// The Markdown of the evidence whose verification changed, empty when none did.
+    fn evidence_section(&self) -> String {
+        let mut md = String::new();
+        if self.evidence_changes.is_empty() {
+            return md;
+        }
+        md.push_str(
+            "\n### Evidence whose verification changed\n\n| cited | kind | record | run | from | to |\n|---|---|---|---|---|---|\n",
+        );
+        for e in &self.evidence_changes {
+            md.push_str(&format!(
+                "| {} | {} | {} | {} / {} | {} | {} |\n",
+                cell(&e.cited),
+                e.kind,
+                e.record.as_deref().map(|r| format!("`{}`", r.replace('`', "'"))).unwrap_or_else(|| "—".into()),
+                cell(&e.system),
+                cell(&e.run),
+                statuses_list(&e.from),
+                statuses_list(&e.to)
+            ));
         }
         md
     }

@@ -18,6 +18,9 @@ pub const SCHEMA: &str = "casebook.records/1";
 /// The schema name and version of the manifest's findings section.
 pub const FINDINGS_SCHEMA: &str = "casebook.findings/1";
 
+/// The schema name and version of the manifest's evidence section (a verified build's).
+pub const EVIDENCE_SCHEMA: &str = "casebook.evidence/1";
+
 /// The whole manifest.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Manifest {
@@ -35,6 +38,46 @@ pub struct Manifest {
     /// Every finding, by system, run, report and place.
     #[serde(default)]
     pub findings: Vec<FindingEntry>,
+    /// [`EVIDENCE_SCHEMA`], in the manifest of a verified build (`--verify`) only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence_schema: Option<String>,
+    /// Every quote and citation of a verified build, with its verdict, in report order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<EvidenceEntry>,
+}
+
+/// A quote or citation, and what verification found of it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct EvidenceEntry {
+    /// System slug.
+    pub system: String,
+    /// Run slug.
+    pub run: String,
+    /// `quote` or `citation`.
+    pub kind: String,
+    /// The record whose text holds it, if any.
+    pub record: Option<String>,
+    /// The source (`SRC-1`), named or the run's default.
+    pub source: Option<String>,
+    /// The file or folder, as written.
+    pub path: Option<String>,
+    /// A cited section of a document.
+    pub section: Option<String>,
+    /// The cited lines (`368-390`), as written.
+    pub lines: Vec<String>,
+    /// Where the report writes it: `content/…/report.md:LINE`.
+    pub at: String,
+    /// `verified`, `elsewhere`, `not-found`, `missing-file`, `missing-path`, `past-end`,
+    /// `wrong-kind`, `whole-source` or `not-verified`.
+    pub verdict: String,
+    /// The lines the quote was found at (or that are most like it).
+    pub found: Option<String>,
+    /// How alike the quote and those lines are, per mille, when it was not found.
+    pub alike: Option<u16>,
+    /// The commit the source was read at.
+    pub commit: Option<String>,
+    /// Why it was not verified.
+    pub why: Option<String>,
 }
 
 /// One finding: a status on a dimension of a subject, where it is written.
@@ -148,7 +191,119 @@ pub fn manifest(site: &Site, base_url: &str) -> Manifest {
         records: entries.iter().collect(),
         findings_schema: Some(FINDINGS_SCHEMA.to_string()),
         findings: entries.findings().map(|f| f.to_entry()).collect(),
+        evidence_schema: None,
+        evidence: Vec::new(),
     }
+}
+
+/// Every quote and citation of `site` with its verdict in `verification`, in the order of
+/// systems, runs, reports, then a report's quotes and its citations.
+pub fn evidence_entries<'a>(
+    site: &'a Site,
+    verification: &'a crate::model::Verification,
+) -> impl Iterator<Item = EvidenceEntry> + 'a {
+    site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| (s, r))).flat_map(move |(system, run)| {
+        let verdicts = verification.runs.get(&(system.slug.clone(), run.slug.clone()));
+        run.reports.iter().enumerate().flat_map(move |(r, report)| {
+            let owner = |o: Option<crate::model::Owner>| {
+                o.map(|o| o.record(&report.declarations, &report.annotations).to_string())
+            };
+            let entry = move |kind: &str,
+                              source: Option<&str>,
+                              record,
+                              path: Option<&str>,
+                              section: Option<&str>,
+                              lines: &[crate::model::LineRange],
+                              line: u32| {
+                let source = source.or(run.default_source.as_deref()).map(str::to_string);
+                let commit = source.as_ref().and_then(|s| verdicts?.revisions.get(s).cloned());
+                EvidenceEntry {
+                    system: system.slug.to_string(),
+                    run: run.slug.to_string(),
+                    kind: kind.to_string(),
+                    record,
+                    source,
+                    path: path.map(str::to_string),
+                    section: section.map(str::to_string),
+                    lines: lines.iter().map(ToString::to_string).collect(),
+                    at: report.source_at(line),
+                    verdict: String::new(),
+                    found: None,
+                    alike: None,
+                    commit,
+                    why: None,
+                }
+            };
+            let quotes = report.quotes.iter().enumerate().map(move |(i, q)| {
+                let mut e =
+                    entry("quote", q.source.as_deref(), owner(q.owner), Some(&q.path), None, &q.lines, q.location.line);
+                if let Some(verdict) = verdicts.and_then(|v| v.quotes.get(r)?.get(i)) {
+                    quote_verdict(&mut e, verdict);
+                }
+                e
+            });
+            let citations = report.citations.iter().enumerate().map(move |(i, c)| {
+                let source = if c.names_source || c.source.is_some() { c.source.as_deref() } else { None };
+                let mut e = entry(
+                    "citation",
+                    source,
+                    owner(c.owner),
+                    c.path.as_deref(),
+                    c.section.as_deref(),
+                    &c.lines,
+                    c.location.line,
+                );
+                if let Some(verdict) = verdicts.and_then(|v| v.citations.get(r)?.get(i)) {
+                    citation_verdict(&mut e, verdict);
+                }
+                e
+            });
+            quotes.chain(citations)
+        })
+    })
+}
+
+fn quote_verdict(e: &mut EvidenceEntry, verdict: &crate::model::QuoteVerdict) {
+    use crate::model::QuoteVerdict as V;
+    e.verdict = match verdict {
+        V::Verified { lines } => {
+            e.found = Some(lines.to_string());
+            "verified"
+        }
+        V::Elsewhere { lines } => {
+            e.found = Some(lines.to_string());
+            "elsewhere"
+        }
+        V::NotFound { closest, alike } => {
+            e.found = closest.map(|l| l.to_string());
+            e.alike = Some(*alike);
+            "not-found"
+        }
+        V::MissingFile => "missing-file",
+        V::NotVerified { why } => {
+            e.why = Some(why.clone());
+            e.commit = None;
+            "not-verified"
+        }
+    }
+    .to_string();
+}
+
+fn citation_verdict(e: &mut EvidenceEntry, verdict: &crate::model::CitationVerdict) {
+    use crate::model::CitationVerdict as V;
+    e.verdict = match verdict {
+        V::Verified => "verified",
+        V::MissingPath => "missing-path",
+        V::PastEnd { .. } => "past-end",
+        V::WrongKind => "wrong-kind",
+        V::WholeSource => "whole-source",
+        V::NotVerified { why } => {
+            e.why = Some(why.clone());
+            e.commit = None;
+            "not-verified"
+        }
+    }
+    .to_string();
 }
 
 /// A finding as the manifest writes it, borrowed from the model: serialised as
@@ -359,7 +514,13 @@ fn hex(bytes: &[u8]) -> String {
 /// for `base_url`, one record at a time, each record made once: the JSON of [`manifest`],
 /// pretty-printed and ending in a newline, and one record per line. The manifest is never
 /// held whole (a large site's is far larger than its pages).
-pub fn write_manifest(site: &Site, base_url: &str, json: &mut dyn Write, lines: &mut dyn Write) -> std::io::Result<()> {
+pub fn write_manifest(
+    site: &Site,
+    base_url: &str,
+    verification: Option<&crate::model::Verification>,
+    json: &mut dyn Write,
+    lines: &mut dyn Write,
+) -> std::io::Result<()> {
     // The layout of `serde_json::to_writer_pretty(&manifest)`, with each record written as
     // it is made: a pretty record, each of its lines indented two levels.
     let quoted = |text: &str| serde_json::to_string(text).expect("a string serialises");
@@ -383,6 +544,14 @@ pub fn write_manifest(site: &Site, base_url: &str, json: &mut dyn Write, lines: 
         array.item(json, &finding)?;
     }
     array.end(json)?;
+    if let Some(verification) = verification {
+        write!(json, ",\n  \"evidence_schema\": {},\n  \"evidence\": [", quoted(EVIDENCE_SCHEMA))?;
+        let mut array = PrettyArray::default();
+        for entry in evidence_entries(site, verification) {
+            array.item(json, &entry)?;
+        }
+        array.end(json)?;
+    }
     json.write_all(b"\n}\n")
 }
 
@@ -468,7 +637,7 @@ mod tests {
             systems: Vec::new(),
         };
         let (mut json, mut lines) = (Vec::new(), Vec::new());
-        write_manifest(&site, "/docs/", &mut json, &mut lines).unwrap();
+        write_manifest(&site, "/docs/", None, &mut json, &mut lines).unwrap();
         let expected = serde_json::to_string_pretty(&manifest(&site, "/docs/")).unwrap() + "\n";
         assert_eq!(String::from_utf8(json).unwrap(), expected);
         assert!(lines.is_empty());

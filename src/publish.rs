@@ -26,10 +26,15 @@ pub fn published_base(base_url: &BaseUrl) -> String {
 /// full build writes it while the pages render.
 /// Both files are written side by side as each record is made (`emit` gives a writer
 /// each): on a large site each is hundreds of megabytes.
-pub fn publish_manifest<E>(site: &Site, base_url: &BaseUrl, emit: &StreamedEmit<'_, E>) -> Result<(), E> {
+pub fn publish_manifest<E>(
+    site: &Site,
+    base_url: &BaseUrl,
+    verification: Option<&crate::model::Verification>,
+    emit: &StreamedEmit<'_, E>,
+) -> Result<(), E> {
     let base = published_base(base_url);
     emit(&[PathBuf::from("records.json"), PathBuf::from("records.jsonl")], &|out| match out {
-        [json, lines] => crate::manifest::write_manifest(site, &base, &mut **json, &mut **lines),
+        [json, lines] => crate::manifest::write_manifest(site, &base, verification, &mut **json, &mut **lines),
         _ => unreachable!("two files asked for"),
     })
 }

@@ -373,3 +373,51 @@ fn a_verified_build_shows_each_verdict_on_the_record_page_and_counts_on_the_run_
     let plain = std::fs::read_to_string(options.output.join("lab/r1/records/OBJ-01.html")).unwrap();
     assert!(!plain.contains("class=\"verdict"), "{plain}");
 }
+
+/// A verified build's records.json lists each quote and citation with its verdict; `diff`
+/// of two verified builds names those whose verdict changed (here: the run moved to the
+/// second commit, where the cap changed and `load` appeared).
+#[test]
+fn records_json_holds_each_verdict_and_diff_reports_those_that_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, first) = repository(dir.path());
+    let second = git(&repo, &["rev-parse", "HEAD"]);
+    let manifest_at = |revision: &str, name: &str| {
+        let root = site(&dir.path().join(name), revision);
+        let mut options = BuildOptions::new(&root);
+        options.output = dir.path().join(name).join("out");
+        options.verify = Some(VerifyOptions { repositories: given(&repo), ..VerifyOptions::default() });
+        assert!(pipeline::build(&options).unwrap().written);
+        let text = std::fs::read_to_string(options.output.join("records.json")).unwrap();
+        casebook::manifest::Manifest::from_json(&text).unwrap()
+    };
+    let (old, new) = (manifest_at(&first, "a"), manifest_at(&second, "b"));
+    assert_eq!(old.evidence_schema.as_deref(), Some("casebook.evidence/1"));
+    let quote = &old.evidence[0];
+    assert_eq!(
+        (quote.kind.as_str(), quote.record.as_deref(), quote.verdict.as_str(), quote.found.as_deref()),
+        ("quote", Some("OBJ-01"), "verified", Some("5-6"))
+    );
+    assert_eq!(quote.commit.as_deref(), Some(first.as_str()));
+    assert_eq!(quote.at, "content/lab/r1/memory.md:7");
+    let changes = casebook::diff::diff(&old, &new).evidence_changes;
+    let shown: Vec<(String, Vec<String>, Vec<String>)> =
+        changes.iter().map(|c| (c.cited.clone(), c.from.clone(), c.to.clone())).collect();
+    assert!(
+        shown.contains(&("SRC-1 src/session.py:5-6".into(), vec!["verified".into()], vec!["not-found".into()])),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains(&("SRC-1 src/session.py".into(), vec!["not-found".into()], vec!["verified".into()])),
+        "{shown:?}"
+    );
+    assert!(casebook::diff::diff(&old, &new).to_markdown().contains("### Evidence whose verification changed"));
+
+    // An unverified build's manifest has no evidence section at all.
+    let root = site(&dir.path().join("c"), &first);
+    let mut options = BuildOptions::new(&root);
+    options.output = dir.path().join("c/out");
+    pipeline::build(&options).unwrap();
+    let plain = std::fs::read_to_string(options.output.join("records.json")).unwrap();
+    assert!(!plain.contains("evidence"), "{plain}");
+}

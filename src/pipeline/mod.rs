@@ -399,7 +399,7 @@ fn publish_stage(
         return Ok(Some(Made { paths, index_times }));
     }
     if in_place {
-        match publish::publish_manifest(cx.site, cx.base_url, &|p, w| cx.files.put_streamed(p, w)) {
+        match publish::publish_manifest(cx.site, cx.base_url, cx.verification, &|p, w| cx.files.put_streamed(p, w)) {
             Err(PipelineError::Superseded) => return Ok(None),
             done => done?,
         }

@@ -28,7 +28,7 @@ pub(super) fn all_pages(cx: &PageContext<'_>) -> Result<Made, PipelineError> {
             let base_url = cx.site_base_url();
             rayon::join(
                 || indexes(cx),
-                || publish::publish_manifest(cx.site, base_url, &|p, w| cx.files.put_streamed(p, w)),
+                || publish::publish_manifest(cx.site, base_url, cx.verification, &|p, w| cx.files.put_streamed(p, w)),
             )
         },
     );
