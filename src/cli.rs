@@ -123,15 +123,26 @@ pub struct SourceArgs {
     /// indentation, spacing, line breaks and escapes that exports change.
     #[arg(long)]
     pub exact_quotes: bool,
+    /// Fetch the repository of each source that has none on this machine: a bare clone
+    /// into the cache folder, kept and reused (fetched again only for a missing revision).
+    #[arg(long)]
+    pub fetch: bool,
+    /// The cache folder for --fetch [default: $XDG_CACHE_HOME/casebook/repositories].
+    #[arg(long, value_name = "DIR", requires = "fetch")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl SourceArgs {
-    fn options(&self, strict: bool) -> crate::verify::VerifyOptions {
+    fn options(&self, strict: bool, quiet: bool) -> crate::verify::VerifyOptions {
+        let cache = self.fetch.then(|| self.cache_dir.clone().or_else(crate::verify::repository::default_cache));
         crate::verify::VerifyOptions {
             repositories: crate::verify::repository::SourceRepositories {
                 given: self.sources.clone(),
                 dir: self.sources_dir.clone(),
+                cache: cache.flatten(),
             },
+            fetch: self.fetch,
+            tell_fetches: !quiet,
             matching: if self.exact_quotes {
                 crate::verify::matching::Matching::Strict
             } else {
@@ -268,9 +279,9 @@ pub fn main() -> ExitCode {
             options = output.options(&common.root);
             options.previous_manifest = previous_manifest.clone();
             options.search_index = !no_search_index;
-            options.verify = verify.then(|| sources.options(common.strict));
+            options.verify = verify.then(|| sources.options(common.strict, common.quiet));
         }
-        Command::Verify { sources, .. } => options.verify = Some(sources.options(common.strict)),
+        Command::Verify { sources, .. } => options.verify = Some(sources.options(common.strict, common.quiet)),
         _ => {}
     }
     options.strict = common.strict;

@@ -42,7 +42,7 @@ fn each_case_prints_its_expected_diagnostics() {
 /// Codes that no case here can give, each with the test that asserts it (which must
 /// name it, as `[code]` or `Code::Variant`): they need a file or a git repository made at
 /// test time.
-const GIVEN_ELSEWHERE: [(Code, &str); 12] = [
+const GIVEN_ELSEWHERE: [(Code, &str); 13] = [
     (Code::NotUtf8, "tests/limits.rs"),
     (Code::TooLarge, "tests/limits.rs"),
     (Code::Symlink, "tests/hostile.rs"),
@@ -50,6 +50,7 @@ const GIVEN_ELSEWHERE: [(Code, &str); 12] = [
     (Code::UnpublishedReference, "tests/cli.rs"),
     (Code::BadRepository, "tests/verify.rs"),
     (Code::UnknownRevision, "tests/verify.rs"),
+    (Code::FetchFailed, "tests/verify.rs"),
     (Code::QuoteNotFound, "tests/verify.rs"),
     (Code::QuoteElsewhere, "tests/verify.rs"),
     (Code::MissingPath, "tests/verify.rs"),

@@ -159,7 +159,7 @@ fn verified(root: &Path, repositories: SourceRepositories) -> pipeline::Outcome 
 }
 
 fn given(repo: &Path) -> SourceRepositories {
-    SourceRepositories { given: vec![("SRC-1".into(), repo.to_path_buf())], dir: None }
+    SourceRepositories { given: vec![("SRC-1".into(), repo.to_path_buf())], ..SourceRepositories::default() }
 }
 
 fn lines(start: u32, end: u32) -> LineRange {
@@ -320,7 +320,7 @@ fn exact_quotes_do_not_forgive_a_reflowed_quote() {
     options.verify = Some(VerifyOptions {
         repositories: given(&repo),
         matching: casebook::verify::matching::Matching::Strict,
-        strict: false,
+        ..VerifyOptions::default()
     });
     let outcome = pipeline::check(&options).unwrap();
     let run = outcome.verification.as_ref().unwrap().runs.values().next().unwrap();
@@ -420,4 +420,48 @@ fn records_json_holds_each_verdict_and_diff_reports_those_that_changed() {
     pipeline::build(&options).unwrap();
     let plain = std::fs::read_to_string(options.output.join("records.json")).unwrap();
     assert!(!plain.contains("evidence"), "{plain}");
+}
+
+/// `--fetch`: a bare clone of the source into the cache (here over file://; CI's previews
+/// fetch over https), kept and reused, then verification reads it.
+#[test]
+fn a_fetched_bare_clone_is_kept_in_the_cache_and_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, first) = repository(dir.path());
+    let cache = dir.path().join("cache");
+    let repositories = SourceRepositories { cache: Some(cache.clone()), ..SourceRepositories::default() };
+    let into = repositories.cache_path("https://github.com/o/lab").unwrap();
+    assert_eq!(into, cache.join("github.com/o/lab.git"));
+    let url = format!("file://{}", repo.display());
+    assert_eq!(casebook::verify::repository::fetch(&url, &first, &into), Ok(true));
+    assert!(into.join("HEAD").is_file(), "a bare clone");
+    assert_eq!(casebook::verify::repository::fetch(&url, &first, &into), Ok(false), "kept, not fetched again");
+    assert!(casebook::verify::repository::fetch("file:///no/such/repository", &first, &dir.path().join("x")).is_err());
+
+    let root = site(dir.path(), &first);
+    let mut options = BuildOptions::new(&root);
+    options.verify = Some(VerifyOptions { repositories, fetch: true, ..VerifyOptions::default() });
+    let outcome = pipeline::check(&options).unwrap();
+    let run = outcome.verification.as_ref().unwrap().runs.values().next().unwrap();
+    assert_eq!(run.quotes[0][0], QuoteVerdict::Verified { lines: lines(5, 6) });
+}
+
+#[test]
+fn a_repository_that_cannot_be_fetched_is_a_warning_and_its_evidence_not_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, first) = repository(dir.path());
+    let root = site(dir.path(), &first);
+    let run_yaml = root.join("content/lab/r1/run.yaml");
+    let text = std::fs::read_to_string(&run_yaml).unwrap();
+    // Nothing listens on port 1: the connection is refused at once, with no network.
+    std::fs::write(&run_yaml, text.replace("https://github.com/o/lab", "https://127.0.0.1:1/o/lab")).unwrap();
+    let mut options = BuildOptions::new(&root);
+    let repositories = SourceRepositories { cache: Some(dir.path().join("cache")), ..SourceRepositories::default() };
+    options.verify = Some(VerifyOptions { repositories, fetch: true, ..VerifyOptions::default() });
+    let outcome = pipeline::check(&options).unwrap();
+    let fetch: Vec<Code> = outcome.diagnostics.iter().filter(|d| d.code == Code::FetchFailed).map(|d| d.code).collect();
+    assert_eq!(fetch.len(), 1, "{:?}", outcome.diagnostics);
+    assert!(!outcome.has_errors());
+    let counts = outcome.verification.as_ref().unwrap().counts();
+    assert_eq!(counts.quotes_not_verified, 6);
 }

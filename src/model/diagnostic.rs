@@ -135,6 +135,8 @@ codes! {
     BadRepository = "bad-repository",
     /// A run's revision that is not in its source's repository.
     UnknownRevision = "unknown-revision",
+    /// A source's repository that `--fetch` could not fetch.
+    FetchFailed = "fetch-failed",
     /// A quote that is not in the file it names, at the revision.
     QuoteNotFound = "quote-not-found",
     /// A quote that is in its file, but not at the cited lines.

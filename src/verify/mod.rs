@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::model::{
     CitationVerdict, Code, Diagnostic, LineRange, Location, QuoteVerdict, Report, Run, RunVerification, Severity, Site,
-    Verification,
+    System, Verification,
 };
 use matching::{Found, Matching, Searchable};
 use repository::{AtRevision, Entry, RepositoryError, SourceRepositories};
@@ -30,19 +30,52 @@ pub struct VerifyOptions {
     pub matching: Matching,
     /// A quote not found is an error, not a warning.
     pub strict: bool,
+    /// Fetch the repositories not on this machine into `repositories.cache` (`--fetch`).
+    pub fetch: bool,
+    /// Say on stderr which repository is being fetched.
+    pub tell_fetches: bool,
 }
 
 /// Every run of `site`, verified.
 pub fn verify(site: &Site, options: &VerifyOptions) -> (Verification, Vec<Diagnostic>) {
     let runs: Vec<_> = site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| (s, r))).collect();
+    let mut diagnostics = Vec::new();
+    if options.fetch {
+        fetch_missing(&runs, options, &mut diagnostics);
+    }
     let verified: Vec<_> = runs.par_iter().map(|(_, run)| verify_run(run, options)).collect();
     let mut verification = Verification::default();
-    let mut diagnostics = Vec::new();
     for ((system, run), (run_verification, found)) in runs.into_iter().zip(verified) {
         verification.runs.insert((system.slug.clone(), run.slug.clone()), run_verification);
         diagnostics.extend(found);
     }
     (verification, diagnostics)
+}
+
+/// `--fetch`: each repository that sources name but this machine lacks is cloned into the
+/// cache, once, before the runs are verified in parallel (two runs of one system share
+/// it). A repository that cannot be fetched is a warning at the first run naming it.
+fn fetch_missing(runs: &[(&System, &std::sync::Arc<Run>)], options: &VerifyOptions, diagnostics: &mut Vec<Diagnostic>) {
+    let mut wanted: std::collections::BTreeMap<(String, String), &Run> = std::collections::BTreeMap::new();
+    for (_, run) in runs {
+        for source in &run.sources {
+            let (Some(url), None) = (&source.repository, options.repositories.path_for(source)) else { continue };
+            let revision = source.revision.as_ref().unwrap_or(&run.revision).to_string();
+            wanted.entry((url.as_str().to_string(), revision)).or_insert(run);
+        }
+    }
+    for ((url, revision), run) in wanted {
+        let Some(into) = options.repositories.cache_path(&url) else { continue };
+        if options.tell_fetches && !into.is_dir() {
+            eprintln!("casebook: fetching {url} into {}", into.display());
+        }
+        if let Err(e) = repository::fetch(&url, &revision, &into) {
+            diagnostics.push(
+                Diagnostic::warning(Code::FetchFailed, Location::file(&run.file), e)
+                    .with_help("its quotes and citations are not verified; check the URL and the network"),
+            );
+        }
+    }
 }
 
 /// A source of a run, as verification can read it: at its revision, or why not.

@@ -14,6 +14,9 @@ pub struct SourceRepositories {
     pub given: Vec<(String, PathBuf)>,
     /// A folder of clones.
     pub dir: Option<PathBuf>,
+    /// With `--fetch`: the folder bare clones are fetched into and kept
+    /// (`DIR/github.com/o/r.git`), looked in after the others.
+    pub cache: Option<PathBuf>,
 }
 
 impl SourceRepositories {
@@ -26,15 +29,55 @@ impl SourceRepositories {
         if let Some((_, path)) = given {
             return Some(path.clone());
         }
-        let (dir, url) = (self.dir.as_ref()?, url?);
-        let below = url.split_once("://").map_or(url, |(_, rest)| rest);
-        [dir.join(below), dir.join(format!("{below}.git"))].into_iter().find(|p| p.is_dir())
+        let below = below_host(url?);
+        let in_dir = self.dir.iter().flat_map(|dir| [dir.join(&below), dir.join(format!("{below}.git"))]);
+        in_dir.chain(self.cache.iter().map(|cache| cache.join(format!("{below}.git")))).find(|p| p.is_dir())
     }
 
-    /// True when no repository can be found at all.
-    pub fn is_empty(&self) -> bool {
-        self.given.is_empty() && self.dir.is_none()
+    /// Where `--fetch` keeps the clone of `url`: `CACHE/<host>/<owner>/<name>.git`.
+    pub fn cache_path(&self, url: &str) -> Option<PathBuf> {
+        let below = below_host(url.trim_end_matches('/').trim_end_matches(".git"));
+        Some(self.cache.as_ref()?.join(format!("{below}.git")))
     }
+}
+
+/// `github.com/o/r` of `https://github.com/o/r`.
+fn below_host(url: &str) -> String {
+    url.split_once("://").map_or(url, |(_, rest)| rest).trim_matches('/').to_string()
+}
+
+/// The default folder of fetched clones: `$XDG_CACHE_HOME/casebook/repositories`, else
+/// `~/.cache/casebook/repositories`.
+pub fn default_cache() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
+    Some(base.join("casebook").join("repositories"))
+}
+
+/// Makes `into` a bare clone of `url` holding `revision`: cloned when it is not there,
+/// cloned again when it lacks the revision (a clone is replaced only once the new one is
+/// whole). Returns whether anything was fetched.
+pub fn fetch(url: &str, revision: &str, into: &Path) -> Result<bool, String> {
+    if into.is_dir() && AtRevision::open(into, revision).is_ok() {
+        return Ok(false);
+    }
+    let parent = into.parent().ok_or_else(|| format!("{} has no parent folder", into.display()))?;
+    std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let fresh = tempfile::Builder::new()
+        .prefix(".fetching-")
+        .tempdir_in(parent)
+        .map_err(|e| format!("cannot create a folder in {}: {e}", parent.display()))?;
+    let interrupt = std::sync::atomic::AtomicBool::new(false);
+    let mut clone = gix::prepare_clone_bare(url, fresh.path()).map_err(|e| format!("cannot clone {url}: {e}"))?;
+    clone.fetch_only(gix::progress::Discard, &interrupt).map_err(|e| format!("cannot fetch {url}: {e}"))?;
+    let fetched = fresh.keep();
+    if into.exists() {
+        std::fs::remove_dir_all(into).map_err(|e| format!("cannot replace {}: {e}", into.display()))?;
+    }
+    std::fs::rename(&fetched, into).map_err(|e| format!("cannot move the clone into {}: {e}", into.display()))?;
+    Ok(true)
 }
 
 /// What is at a path of a revision's tree.
