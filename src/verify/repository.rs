@@ -41,6 +41,12 @@ impl SourceRepositories {
     }
 }
 
+/// Without the `fetch` feature nothing can be fetched.
+#[cfg(not(feature = "fetch"))]
+pub fn fetch(url: &str, _revision: &str, _into: &Path) -> Result<bool, String> {
+    Err(format!("cannot fetch {url}: this casebook was built without the `fetch` feature"))
+}
+
 /// `github.com/o/r` of `https://github.com/o/r`.
 fn below_host(url: &str) -> String {
     url.split_once("://").map_or(url, |(_, rest)| rest).trim_matches('/').to_string()
@@ -59,6 +65,7 @@ pub fn default_cache() -> Option<PathBuf> {
 /// Makes `into` a bare clone of `url` holding `revision`: cloned when it is not there,
 /// cloned again when it lacks the revision (a clone is replaced only once the new one is
 /// whole). Returns whether anything was fetched.
+#[cfg(feature = "fetch")]
 pub fn fetch(url: &str, revision: &str, into: &Path) -> Result<bool, String> {
     if into.is_dir() && AtRevision::open(into, revision).is_ok() {
         return Ok(false);
