@@ -99,6 +99,12 @@ pub enum Command {
         /// the only ones answered: a guard against DNS rebinding); may be repeated.
         #[arg(long = "allowed-host", value_name = "NAME")]
         allowed_hosts: Vec<String>,
+        /// Also verify each quote and citation against its source on every build.
+        #[arg(long)]
+        verify: bool,
+        /// Where the sources' repositories are, with --verify.
+        #[command(flatten)]
+        sources: SourceArgs,
     },
     /// Check the content (every stage but writing) and report diagnostics.
     Check {
@@ -269,8 +275,10 @@ pub fn main() -> ExitCode {
         Command::Diff { old, new, format, output } => return diff(old, new, *format, output.as_deref()),
         Command::Init { dir } => return init(dir),
         Command::Search(args) => return search(args),
-        Command::Serve { common, output, port, bind, allowed_hosts } => {
-            return serve(common, output.options(&common.root), *port, *bind, allowed_hosts)
+        Command::Serve { common, output, port, bind, allowed_hosts, verify, sources } => {
+            let mut options = output.options(&common.root);
+            options.verify = verify.then(|| sources.options(common.strict, common.quiet));
+            return serve(common, options, *port, *bind, allowed_hosts);
         }
     };
     let mut options = BuildOptions::new(&common.root);

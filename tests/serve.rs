@@ -614,3 +614,42 @@ fn only_localhost_ip_addresses_and_allowed_names_are_answered() {
         assert_eq!(request_for(server.address, "GET / HTTP/1.1", &host).status, 200, "{host}");
     }
 }
+
+/// `serve --verify`: each build reads the quotes against the source's repository, and the
+/// record page says what it found.
+#[test]
+fn a_verifying_server_shows_each_quote_s_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("lab");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(repo.join("src/a.py"), "x = 1\ny = 2\n").unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+            .args(args)
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "one"]);
+    let commit = git(&["rev-parse", "HEAD"]);
+    let run = dir.path().join("site/content/lab/r1");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(dir.path().join("site/content/lab/system.yaml"), "name: Lab\n").unwrap();
+    std::fs::write(
+        run.join("run.yaml"),
+        format!(
+            "revision: {commit}\nsources:\n  - id: SRC-1\n    title: Lab\n    repository: https://github.com/o/lab\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(run.join("r.md"), "# OBJ-01 A\n\n```python\ny = 2\n```\n\n--- src/a.py:2\n").unwrap();
+    let source = format!("SRC-1={}", repo.display());
+    let server = Server::start_site(&dir.path().join("site"), |_| {}, &["--verify", "--source", &source]);
+    let page = server.get("/lab/r1/records/OBJ-01.html").text();
+    assert!(page.contains(&format!("verified at {}, line 2", &commit[..7])), "{page}");
+}
