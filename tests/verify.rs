@@ -363,6 +363,10 @@ fn a_verified_build_shows_each_verdict_on_the_record_page_and_counts_on_the_run_
     }
     let citations = std::fs::read_to_string(options.output.join("lab/r1/records/OBJ-02.html")).unwrap();
     assert!(citations.contains(&format!("past the file&#39;s end at {short} (it has 11 lines)")), "{citations}");
+    // The quote's own caption, in the report's text, says it too.
+    let report = std::fs::read_to_string(options.output.join("lab/r1/memory/index.html")).unwrap();
+    let caption = report.split("<figcaption>").nth(1).unwrap().split("</figcaption>").next().unwrap();
+    assert!(caption.contains(&format!("verified at {short}, lines 5-6</a></span>")), "{caption}");
     let run = std::fs::read_to_string(options.output.join("lab/r1/index.html")).unwrap();
     assert!(run.contains("quotes: 2 of 6 verified (1 at other lines, 2 not found, 1 of a missing file)"), "{run}");
 

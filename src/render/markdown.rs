@@ -26,6 +26,9 @@ pub struct Linker<'a> {
     pub conventions: &'a Conventions,
     /// Highlighted code already made for the run's other pages, if shared.
     pub(super) highlights: Option<&'a highlight::RunMemo>,
+    /// What verification found of the run's quotes, when it ran: each quote's caption
+    /// says it.
+    pub(super) verdicts: Option<&'a crate::model::RunVerification>,
 }
 
 /// A link to a record's page.
@@ -410,7 +413,33 @@ pub fn code_block_html(
         ),
         None => String::new(),
     };
-    format!("<figure class=\"quote\">{pre}<figcaption>— {path_html}{source_html}</figcaption></figure>\n")
+    let verdict_html = quote_verdict_html(code, quote, source, linker);
+    format!("<figure class=\"quote\">{pre}<figcaption>— {path_html}{source_html}{verdict_html}</figcaption></figure>\n")
+}
+
+/// The verdict of the quote of `code` from `path` in the run, as a caption shows it (the
+/// quote is found among the run's by its source, path and code, which `parse` read from
+/// the same text); empty when verification did not run.
+fn quote_verdict_html(code: &str, quote: &recognise::QuotePath, source: Option<&str>, linker: &Linker<'_>) -> String {
+    let Some(verdicts) = linker.verdicts else { return String::new() };
+    let run = linker.run;
+    let found = run.reports.iter().enumerate().find_map(|(r, report)| {
+        let q = report.quotes.iter().position(|q| {
+            q.path == quote.path && q.code == code && q.source.as_deref().or(run.default_source.as_deref()) == source
+        })?;
+        verdicts.quotes.get(r)?.get(q)
+    });
+    let Some(verdict) = found else { return String::new() };
+    let commit = source.and_then(|s| verdicts.revisions.get(s)).map(|c| c.get(..7).unwrap_or(c).to_string());
+    let link = |lines: LineRange| linker.file_url(source, &quote.path, &[lines]);
+    let view = super::verdicts::quote_verdict(verdict, commit.as_deref(), link);
+    let text = escape(&view.text);
+    match view.url {
+        Some(url) => {
+            format!(" <span class=\"verdict verdict-{}\"><a href=\"{}\">{text}</a></span>", view.class, escape(&url))
+        }
+        None => format!(" <span class=\"verdict verdict-{}\">{text}</span>", view.class),
+    }
 }
 
 /// A citation's links: one to the file at its first range, and one to each further

@@ -9,6 +9,7 @@
 mod highlight;
 pub mod markdown;
 mod theme;
+mod verdicts;
 pub mod views;
 
 pub use theme::Theme;
@@ -400,6 +401,7 @@ impl Renderer<'_> {
             run,
             conventions: self.conventions,
             highlights: self.highlights.get(&run_key(system, run)),
+            verdicts: self.verdicts(system, run),
         }
     }
 
@@ -1094,7 +1096,7 @@ fn evidence_views(
         let q = &report.quotes[at.index];
         let verdict = verdicts.and_then(|v| v.quotes.get(at.report)?.get(at.index)).map(|verdict| {
             let link = |lines: LineRange| linker.file_url(q.source.as_deref(), &q.path, &[lines]);
-            quote_verdict(verdict, read_at(q.source.as_deref()).as_deref(), link)
+            verdicts::quote_verdict(verdict, read_at(q.source.as_deref()).as_deref(), link)
         });
         let cited =
             Cited { kind: "quote", source: q.source.as_deref(), path: Some(&q.path), section: None, lines: &q.lines };
@@ -1106,62 +1108,12 @@ fn evidence_views(
         let source = if c.names_source || c.source.is_some() { c.source.as_deref() } else { None };
         let verdict = verdicts
             .and_then(|v| v.citations.get(at.report)?.get(at.index))
-            .and_then(|verdict| citation_verdict(verdict, read_at(source).as_deref()));
+            .and_then(|verdict| verdicts::citation_verdict(verdict, read_at(source).as_deref()));
         let cited =
             Cited { kind: "citation", source, path: c.path.as_deref(), section: c.section.as_deref(), lines: &c.lines };
         view(cited, report.source_at(c.location.line), verdict)
     });
     quotes.chain(citations).collect()
-}
-
-/// A quote's verdict in words, linked to the lines found (or most like it); `commit` is
-/// the short commit its source was read at.
-fn quote_verdict(
-    verdict: &crate::model::QuoteVerdict,
-    commit: Option<&str>,
-    link: impl Fn(LineRange) -> Option<String>,
-) -> VerdictView {
-    use crate::model::QuoteVerdict as V;
-    let at = commit.map(|c| format!(" at {c}")).unwrap_or_default();
-    let (class, text, url) = match verdict {
-        V::Verified { lines } => ("verified", format!("verified{at}, {}", lines_words(*lines)), link(*lines)),
-        V::Elsewhere { lines } => {
-            ("elsewhere", format!("found{at} at {}, not where cited", lines_words(*lines)), link(*lines))
-        }
-        V::NotFound { closest: Some(lines), alike } => (
-            "not-found",
-            format!("not found{at}; most like {} ({}% alike)", lines_words(*lines), alike / 10),
-            link(*lines),
-        ),
-        V::NotFound { closest: None, .. } => ("not-found", format!("not found{at}"), None),
-        V::MissingFile => ("missing", format!("the file is not in the source{at}"), None),
-        V::NotVerified { why } => ("not-verified", format!("not verified: {why}"), None),
-    };
-    VerdictView { class, text, url }
-}
-
-/// A citation's verdict in words; none for a citation of a whole source.
-fn citation_verdict(verdict: &crate::model::CitationVerdict, commit: Option<&str>) -> Option<VerdictView> {
-    use crate::model::CitationVerdict as V;
-    let at = commit.map(|c| format!(" at {c}")).unwrap_or_default();
-    let (class, text) = match verdict {
-        V::Verified => ("verified", format!("verified{at}")),
-        V::MissingPath => ("missing", format!("not in the source{at}")),
-        V::PastEnd { file_lines } => ("missing", format!("past the file's end{at} (it has {file_lines} lines)")),
-        V::WrongKind => ("missing", format!("a folder cited as a file, or a file as a folder{at}")),
-        V::NotVerified { why } => ("not-verified", format!("not verified: {why}")),
-        V::WholeSource => return None,
-    };
-    Some(VerdictView { class, text, url: None })
-}
-
-/// `line 9`, `lines 9-12`.
-fn lines_words(lines: LineRange) -> String {
-    if lines.start == lines.end {
-        format!("line {lines}")
-    } else {
-        format!("lines {lines}")
-    }
 }
 
 /// True when a finding's statement says more than its key, statuses and qualifiers, which
@@ -1248,7 +1200,7 @@ turns = turns[-20:]
         let (run, diagnostics) = run_of(RUN, &[("memory", REPORT)]);
         assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
         let (conventions, system) = (conventions(), Slug::parse("lab").unwrap());
-        let linker = Linker { system: &system, run: &run, conventions: &conventions, highlights: None };
+        let linker = Linker { system: &system, run: &run, conventions: &conventions, highlights: None, verdicts: None };
         let record = &run.records[&RecordId::new("OBJ-01")];
         let evidence = evidence_views(&run, record, &linker, None);
         type Shown<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Option<&'a str>);
@@ -1282,7 +1234,7 @@ turns = turns[-20:]
             &[("memory", REPORT), ("synthesis", "---\ntitle: The synthesis\n---\n\n# Synthesis\n\nOBJ-01 holds.\n")],
         );
         let (conventions, slug) = (conventions(), Slug::parse("lab").unwrap());
-        let linker = Linker { system: &slug, run: &run, conventions: &conventions, highlights: None };
+        let linker = Linker { system: &slug, run: &run, conventions: &conventions, highlights: None, verdicts: None };
         let sources = source_views(&run, &linker);
         let trees: Vec<(&str, &str, Option<&str>)> =
             sources.iter().map(|s| (s.id.as_str(), s.revision.as_str(), s.tree_url.as_deref())).collect();
