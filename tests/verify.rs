@@ -469,3 +469,36 @@ fn a_repository_that_cannot_be_fetched_is_a_warning_and_its_evidence_not_verifie
     let counts = outcome.verification.as_ref().unwrap().counts();
     assert_eq!(counts.quotes_not_verified, 6);
 }
+
+/// The same site verified against the repository given with --source and against its
+/// clone fetched into a cache (twice) is built byte for byte alike.
+#[test]
+fn a_build_verified_from_a_fetched_clone_is_the_build_verified_from_the_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, first) = repository(dir.path());
+    let root = site(dir.path(), &first);
+    let build = |name: &str, repositories: SourceRepositories, fetch: bool| {
+        let mut options = BuildOptions::new(&root);
+        options.output = dir.path().join(name);
+        options.verify = Some(VerifyOptions { repositories, fetch, ..VerifyOptions::default() });
+        assert!(pipeline::build(&options).unwrap().written);
+        common::files_below(&options.output)
+            .into_iter()
+            .map(|path| {
+                let bytes = std::fs::read(options.output.join(&path)).unwrap();
+                (path, bytes)
+            })
+            .collect::<Vec<_>>()
+    };
+    let direct = build("direct", given(&repo), false);
+    let cache = dir.path().join("cache");
+    let into = cache.join("github.com/o/lab.git");
+    casebook::verify::repository::fetch(&format!("file://{}", repo.display()), &first, &into).unwrap();
+    let cached = SourceRepositories { cache: Some(cache), ..SourceRepositories::default() };
+    let warm = build("warm", cached.clone(), true);
+    assert_eq!(direct.len(), warm.len());
+    for ((path, a), (_, b)) in direct.iter().zip(&warm) {
+        assert!(a == b, "{} differs", path.display());
+    }
+    assert_eq!(build("again", cached, true), warm, "a second build from the warm cache");
+}
