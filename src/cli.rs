@@ -489,7 +489,8 @@ fn report(outcome: &Outcome, options: &BuildOptions, verb: &str, common: &Common
     let headline = if outcome.written {
         format!("built {} in {:.2} s", options.output.display(), outcome.elapsed.as_secs_f64())
     } else {
-        format!("checked {} in {:.2} s", options.root.join("content").display(), outcome.elapsed.as_secs_f64())
+        let did = if verb == "verify" { "checked and verified" } else { "checked" };
+        format!("{did} {} in {:.2} s", options.root.join("content").display(), outcome.elapsed.as_secs_f64())
     };
     let _ = writeln!(out, "casebook: {headline}");
     let counts = DiagnosticCounts { errors, warnings, unlisted };
