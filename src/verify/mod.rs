@@ -138,6 +138,15 @@ struct Files<'a> {
 }
 
 impl Files<'_> {
+    /// The short commit `source` (else the run's default source) was read at: its own
+    /// revision, or the run's.
+    fn commit_of(&self, source: Option<&str>) -> String {
+        match source.or(self.run.default_source.as_deref()).and_then(|s| self.sources.get(s)) {
+            Some(Ok(at)) => at.commit.get(..7).unwrap_or(&at.commit).to_string(),
+            _ => self.run.revision.short().to_string(),
+        }
+    }
+
     /// The source a quote or citation reads (named, else the run's default), its ID, and
     /// what is at `path` of it; or why it is not verified.
     fn entry(&mut self, source: Option<&str>, path: &str) -> Result<(String, &Entry), String> {
@@ -160,7 +169,7 @@ fn verify_quote(
     options: &VerifyOptions,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> QuoteVerdict {
-    let revision = files.run.revision.short().to_string();
+    let revision = files.commit_of(quote.source.as_deref());
     let (source, entry) = match files.entry(quote.source.as_deref(), &quote.path) {
         Ok(found) => found,
         Err(why) => return QuoteVerdict::NotVerified { why },
@@ -278,7 +287,7 @@ fn verify_citation(
     };
     let folder = path.ends_with('/') || path.contains('*');
     let looked_up = if path.contains('*') { path[..path.find('*').unwrap_or(0)].to_string() } else { path.clone() };
-    let revision = files.run.revision.short().to_string();
+    let revision = files.commit_of(citation.source.as_deref());
     let (source, entry) = match files.entry(citation.source.as_deref(), &looked_up) {
         Ok(found) => found,
         Err(why) => return CitationVerdict::NotVerified { why },
