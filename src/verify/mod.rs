@@ -59,7 +59,13 @@ fn fetch_missing(runs: &[(&System, &std::sync::Arc<Run>)], options: &VerifyOptio
     let mut wanted: std::collections::BTreeMap<(String, String), &Run> = std::collections::BTreeMap::new();
     for (_, run) in runs {
         for source in &run.sources {
-            let (Some(url), None) = (&source.repository, options.repositories.path_for(source)) else { continue };
+            let Some(url) = &source.repository else { continue };
+            // A clone in the cache is fetched again if it lacks the revision; one given
+            // or in the folder of clones is used as it is.
+            let found = options.repositories.path_for(source);
+            if found.is_some() && found != options.repositories.cache_path(url.as_str()) {
+                continue;
+            }
             let revision = source.revision.as_ref().unwrap_or(&run.revision).to_string();
             wanted.entry((url.as_str().to_string(), revision)).or_insert(run);
         }
