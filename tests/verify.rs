@@ -327,7 +327,6 @@ fn exact_quotes_do_not_forgive_a_reflowed_quote() {
     assert!(matches!(run.quotes[0][4], QuoteVerdict::NotFound { .. }), "{:?}", run.quotes[0][4]);
     // Indentation counts too: the first quote is written without the file's.
     assert!(matches!(run.quotes[0][0], QuoteVerdict::NotFound { .. }), "{:?}", run.quotes[0][0]);
-    let _ = common::repo();
 }
 
 #[test]
