@@ -243,7 +243,7 @@ pub fn evidence_entries<'a>(
                 e
             });
             let citations = report.citations.iter().enumerate().map(move |(i, c)| {
-                let source = if c.names_source || c.source.is_some() { c.source.as_deref() } else { None };
+                let source = c.source.as_deref();
                 let mut e = entry(
                     "citation",
                     source,

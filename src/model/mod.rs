@@ -470,6 +470,17 @@ pub struct LineRange {
     pub end: u32,
 }
 
+impl LineRange {
+    /// `line 9`, `lines 9-12`: the range in a sentence.
+    pub fn words(&self) -> String {
+        if self.start == self.end {
+            format!("line {self}")
+        } else {
+            format!("lines {self}")
+        }
+    }
+}
+
 impl std::fmt::Display for LineRange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.start == self.end {

@@ -1105,7 +1105,7 @@ fn evidence_views(
     let citations = record.citations.iter().map(|at| {
         let report = &run.reports[at.report];
         let c = &report.citations[at.index];
-        let source = if c.names_source || c.source.is_some() { c.source.as_deref() } else { None };
+        let source = c.source.as_deref();
         let verdict = verdicts
             .and_then(|v| v.citations.get(at.report)?.get(at.index))
             .and_then(|verdict| verdicts::citation_verdict(verdict, read_at(source).as_deref()));

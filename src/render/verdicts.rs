@@ -13,15 +13,13 @@ pub(super) fn quote_verdict(
     use crate::model::QuoteVerdict as V;
     let at = commit.map(|c| format!(" at {c}")).unwrap_or_default();
     let (class, text, url) = match verdict {
-        V::Verified { lines } => ("verified", format!("verified{at}, {}", lines_words(*lines)), link(*lines)),
+        V::Verified { lines } => ("verified", format!("verified{at}, {}", lines.words()), link(*lines)),
         V::Elsewhere { lines } => {
-            ("elsewhere", format!("found{at} at {}, not where cited", lines_words(*lines)), link(*lines))
+            ("elsewhere", format!("found{at} at {}, not where cited", lines.words()), link(*lines))
         }
-        V::NotFound { closest: Some(lines), alike } => (
-            "not-found",
-            format!("not found{at}; most like {} ({}% alike)", lines_words(*lines), alike / 10),
-            link(*lines),
-        ),
+        V::NotFound { closest: Some(lines), alike } => {
+            ("not-found", format!("not found{at}; most like {} ({}% alike)", lines.words(), alike / 10), link(*lines))
+        }
         V::NotFound { closest: None, .. } => ("not-found", format!("not found{at}"), None),
         V::MissingFile => ("missing", format!("the file is not in the source{at}"), None),
         V::NotVerified { why } => ("not-verified", format!("not verified: {why}"), None),
@@ -42,13 +40,4 @@ pub(super) fn citation_verdict(verdict: &crate::model::CitationVerdict, commit: 
         V::WholeSource => return None,
     };
     Some(VerdictView { class, text, url: None })
-}
-
-/// `line 9`, `lines 9-12`.
-fn lines_words(lines: LineRange) -> String {
-    if lines.start == lines.end {
-        format!("line {lines}")
-    } else {
-        format!("lines {lines}")
-    }
 }

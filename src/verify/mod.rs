@@ -210,11 +210,7 @@ fn verify_quote(
                 Diagnostic::warning(
                     Code::QuoteElsewhere,
                     quote.location.clone(),
-                    format!(
-                        "this quote is at {} of {named}, not at the cited {}",
-                        lines_phrase(places[0]),
-                        cited.join(", ")
-                    ),
+                    format!("this quote is at {} of {named}, not at the cited {}", places[0].words(), cited.join(", ")),
                 )
                 .with_help(format!("cite {}:{}", quote.path, places[0])),
             );
@@ -225,7 +221,7 @@ fn verify_quote(
             let help = match closest {
                 Some((lines, alike)) => format!(
                     "the passage most like it is at {} ({}% alike); quote (-) against file (+):\n{}",
-                    lines_phrase(lines),
+                    lines.words(),
                     alike / 10,
                     short_diff(&quote.code, &file.text_of(lines))
                 ),
@@ -244,15 +240,6 @@ fn verify_quote(
             );
             QuoteVerdict::NotFound { closest: closest.map(|(l, _)| l), alike: closest.map_or(0, |(_, a)| a) }
         }
-    }
-}
-
-/// `line 9`, `lines 9-12`.
-fn lines_phrase(lines: LineRange) -> String {
-    if lines.start == lines.end {
-        format!("line {lines}")
-    } else {
-        format!("lines {lines}")
     }
 }
 
