@@ -106,6 +106,16 @@ pub enum Command {
         #[command(flatten)]
         sources: SourceArgs,
     },
+    /// Print the JSON Schema of a YAML file casebook reads, for an editor to check and
+    /// complete it as it is typed; with no name, list them.
+    Schema {
+        /// Which file's schema.
+        #[arg(value_enum)]
+        name: Option<crate::schema::SchemaFile>,
+        /// Write every schema into this folder (`<name>.schema.json`) instead.
+        #[arg(long, value_name = "DIR", conflicts_with = "name")]
+        write: Option<PathBuf>,
+    },
     /// Check the content (every stage but writing) and report diagnostics.
     Check {
         /// Shared options.
@@ -274,6 +284,7 @@ pub fn main() -> ExitCode {
         Command::Check { common } | Command::Verify { common, .. } => (common, false),
         Command::Diff { old, new, format, output } => return diff(old, new, *format, output.as_deref()),
         Command::Init { dir } => return init(dir),
+        Command::Schema { name, write } => return schema(*name, write.as_deref()),
         Command::Search(args) => return search(args),
         Command::Serve { common, output, port, bind, allowed_hosts, verify, sources } => {
             let mut options = output.options(&common.root);
@@ -384,6 +395,35 @@ fn search(args: &SearchArgs) -> ExitCode {
     }
     let shown = results.results.len();
     let _ = writeln!(out, "{} of {} result{}", shown, results.total, if results.total == 1 { "" } else { "s" });
+    ExitCode::SUCCESS
+}
+
+fn schema(name: Option<crate::schema::SchemaFile>, write: Option<&std::path::Path>) -> ExitCode {
+    use crate::schema::SchemaFile;
+    if let Some(dir) = write {
+        let written = std::fs::create_dir_all(dir).and_then(|()| {
+            SchemaFile::ALL.iter().try_for_each(|file| std::fs::write(dir.join(file.file_name()), file.text()))
+        });
+        return match written {
+            Ok(()) => {
+                println!("casebook: wrote {} schemas into {}", SchemaFile::ALL.len(), dir.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("casebook: error: cannot write the schemas into {}: {e}", dir.display());
+                ExitCode::from(2)
+            }
+        };
+    }
+    match name {
+        Some(file) => print!("{}", file.text()),
+        None => {
+            for file in SchemaFile::ALL {
+                println!("{:<13} {}", file.name(), file.describes());
+            }
+            println!("print one: casebook schema NAME; write all: casebook schema --write DIR");
+        }
+    }
     ExitCode::SUCCESS
 }
 

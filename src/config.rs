@@ -5,13 +5,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::model::{Code, Diagnostic, Location};
 
 /// `content/casebook.yaml`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SiteConfig {
     /// The site's name.
@@ -39,7 +40,7 @@ pub const DEFAULT_SOURCE_IDS: &str = "SRC-[0-9]+";
 
 /// `conventions:` of casebook.yaml: the forms casebook recognises, where a site writes
 /// them its own way. Every key is optional.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ConventionsConfig {
     /// How the sources of a run's register are written: a regular expression for a whole
@@ -84,7 +85,7 @@ impl Default for SiteConfig {
 }
 
 /// ID grammars and the family and kind codes that make a match an ID.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct IdConfig {
     /// Regular expressions with a `kind` group and optional `family`, `name`, `number`.
@@ -130,7 +131,7 @@ impl Default for IdConfig {
 }
 
 /// One status of the vocabulary.
-#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatusDef {
     /// The status as written in reports (`implemented`).
@@ -160,7 +161,7 @@ fn default_statuses() -> Vec<StatusDef> {
 }
 
 /// `<system>/system.yaml`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SystemMeta {
     /// Display name.
@@ -172,7 +173,7 @@ pub struct SystemMeta {
 }
 
 /// `<system>/<run>/run.yaml`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunMeta {
     /// Display name; defaults to the folder name.
@@ -180,10 +181,12 @@ pub struct RunMeta {
     /// The frozen git revision the run analysed.
     pub revision: String,
     /// When the run was made (`YYYY-MM-DD`).
+    #[schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
     pub date: Option<String>,
     /// The lens of the analysis (`memory / context`).
     pub lens: Option<String>,
     /// Last date the conclusions apply to (`YYYY-MM-DD`).
+    #[schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"))]
     pub applicability_ends: Option<String>,
     /// The statuses in force in this run; all of the site's when absent.
     pub vocabulary: Option<Vec<String>>,
@@ -200,7 +203,7 @@ pub struct RunMeta {
 }
 
 /// One entry of a run's source register.
-#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SourceDef {
     /// `SRC-1`.
@@ -218,7 +221,7 @@ pub struct SourceDef {
 }
 
 /// A set of records a run refers to without publishing them.
-#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UnpublishedDef {
     /// What they are (`runtime report`).
@@ -230,7 +233,7 @@ pub struct UnpublishedDef {
 }
 
 /// An entry of `content/redirects.yaml`: a page that moved.
-#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Redirect {
     /// The old path (`/fractal/run/records/OBJ-01.html`).
@@ -240,7 +243,7 @@ pub struct Redirect {
 }
 
 /// A report's YAML front matter.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FrontMatter {
     /// The report's title; the file name when absent.

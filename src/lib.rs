@@ -51,6 +51,7 @@ pub mod rebuild;
 pub mod recognise;
 pub mod render;
 pub mod resolve;
+pub mod schema;
 pub mod search;
 pub mod serve;
 #[cfg(test)]
