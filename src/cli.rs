@@ -311,7 +311,25 @@ pub fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let result = pool.install(|| if build { pipeline::build(&options) } else { pipeline::check(&options) });
+    // Progress goes to a terminal's stderr, beside human diagnostics only.
+    let bar = match common.message_format {
+        MessageFormat::Human => crate::progress::Bar::for_terminal(common.quiet),
+        _ => None,
+    };
+    let watch: &dyn crate::progress::Watch = match &bar {
+        Some(bar) => bar,
+        None => &crate::progress::Unwatched,
+    };
+    let result = pool.install(|| {
+        if build {
+            pipeline::build_watched(&options, watch)
+        } else {
+            pipeline::check_watched(&options, watch)
+        }
+    });
+    if let Some(bar) = &bar {
+        bar.clear();
+    }
     match result {
         Ok(outcome) => {
             let verb = match cli.command {

@@ -46,6 +46,7 @@ pub mod output;
 pub mod parse;
 pub mod pipeline;
 pub mod postprocess;
+pub mod progress;
 pub mod publish;
 pub mod rebuild;
 pub mod recognise;

@@ -266,3 +266,73 @@ fn github_messages_are_workflow_commands_at_each_place() {
         ]
     );
 }
+
+/// Runs casebook with its standard error (and output) on a pseudo-terminal, as in a
+/// terminal window, and returns everything it wrote there.
+fn on_a_terminal(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two new descriptors, each owned once below.
+    let opened =
+        unsafe { libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just opened and belong to nothing else.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut command = Command::new(env!("CARGO_BIN_EXE_casebook"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CI")
+        .env("TERM", "xterm-256color")
+        .stdin(std::process::Stdio::null())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().unwrap();
+    // The child holds the terminal now: reading ends when it closes it (EIO on Linux).
+    drop(command);
+    let mut terminal = std::fs::File::from(master);
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        match terminal.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => seen.extend_from_slice(&buffer[..n]),
+        }
+    }
+    assert!(child.wait().unwrap().success(), "{}", String::from_utf8_lossy(&seen));
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+#[test]
+fn a_progress_bar_is_drawn_on_a_terminal_and_never_on_a_pipe_under_ci_or_quiet() {
+    let out = tempfile::tempdir().unwrap();
+    let output = out.path().join("public");
+    let build = ["build", "-o", output.to_str().unwrap()];
+    let quick = [("CASEBOOK_PROGRESS_AFTER_MS", "0")];
+    let drawn = on_a_terminal(&repo(), &build, &quick);
+    // A stage's name and its counts, redrawn in place, then the summary as always.
+    assert!(drawn.contains("rendering"), "{drawn}");
+    assert!(drawn.contains("\x1b[2K"), "the bar is not redrawn in place: {drawn:?}");
+    let counts = regex::Regex::new(r"\] [0-9]+/[0-9]+").unwrap();
+    assert!(counts.is_match(&drawn), "{drawn:?}");
+    assert!(drawn.contains("casebook: built"), "{drawn}");
+    // The bar is gone before the summary: nothing of it follows.
+    let summary = drawn.rfind("casebook: built").unwrap();
+    assert!(!drawn[summary..].contains("rendering"), "{drawn:?}");
+
+    let piped = casebook(&repo(), &build);
+    assert!(piped.status.success());
+    assert!(!stderr(&piped).contains("rendering") && !stderr(&piped).contains('\x1b'), "{}", stderr(&piped));
+
+    let under_ci = on_a_terminal(&repo(), &build, &[quick[0], ("CI", "true")]);
+    assert!(!under_ci.contains("rendering") && under_ci.contains("casebook: built"), "{under_ci:?}");
+    let quiet = on_a_terminal(&repo(), &["build", "--quiet", "-o", output.to_str().unwrap()], &quick);
+    assert!(!quiet.contains("rendering"), "{quiet:?}");
+    // Work quicker than the delay (a second unless told) shows no bar.
+    let quick_build = on_a_terminal(&repo(), &["check"], &[("CASEBOOK_PROGRESS_AFTER_MS", "600000")]);
+    assert!(!quick_build.contains("\x1b[2K") && quick_build.contains("casebook: checked"), "{quick_build:?}");
+}

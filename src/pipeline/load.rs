@@ -14,6 +14,16 @@ use crate::recognise::Conventions;
 use crate::{parse, resolve};
 
 use super::reuse::{Reuse, RunFiles};
+use crate::progress::Watch;
+
+/// Tells the watch that `.1` units are done when it goes out of scope, on every return.
+struct Done<'a>(&'a dyn Watch, usize);
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        self.0.advance(self.1);
+    }
+}
 
 /// One run, loaded: reused from the last build or parsed and resolved now.
 pub(super) struct LoadedRun {
@@ -39,6 +49,7 @@ pub(super) fn load(
     reuse: &dyn Reuse,
     changed: &[PathBuf],
     trusted: bool,
+    watch: &dyn Watch,
 ) -> Loaded {
     type LoadedSystem = (Option<(System, String)>, Vec<LoadedRun>, Vec<Diagnostic>);
     let loaded: Vec<LoadedSystem> = tree
@@ -59,6 +70,8 @@ pub(super) fn load(
                         run: &run_dir.slug,
                         files: std::iter::once(&run_dir.meta).chain(&run_dir.reports).collect(),
                     };
+                    // Each run's files are done together: the run, then its reports.
+                    let _done = Done(watch, files.files.len());
                     if let Some(remembered) = reuse.reusable_run(&files, changed, trusted) {
                         return Ok(LoadedRun { system: dir.slug.to_string(), remembered, fresh: false });
                     }

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use crate::discover::SourceTree;
 use crate::model::{sort_diagnostics, BaseUrl, Diagnostic, Publication, Site};
 use crate::output::OutputFile;
+use crate::progress::{Unwatched, Watch};
 use crate::rebuild::Memory;
 use crate::render::{self, Theme};
 use crate::{discover, parse, postprocess, publish, resolve, write};
@@ -200,12 +201,22 @@ pub enum PipelineError {
 
 /// Runs every stage but writing (and the search indexes, which only the output needs).
 pub fn check(options: &BuildOptions) -> Result<Outcome, PipelineError> {
-    run(options, Kind::Check, &mut Fresh, &[], Progress { pages_ready: &mut |_| {}, superseded: &|| false })
+    check_watched(options, &Unwatched)
 }
 
 /// Runs every stage; writes the output when there is no error.
 pub fn build(options: &BuildOptions) -> Result<Outcome, PipelineError> {
-    run(options, Kind::Build, &mut Fresh, &[], Progress { pages_ready: &mut |_| {}, superseded: &|| false })
+    build_watched(options, &Unwatched)
+}
+
+/// [`check`], telling `watch` each stage and how far it is.
+pub fn check_watched(options: &BuildOptions, watch: &dyn Watch) -> Result<Outcome, PipelineError> {
+    run(options, Kind::Check, &mut Fresh, &[], Progress { pages_ready: &mut |_| {}, superseded: &|| false, watch })
+}
+
+/// [`build`], telling `watch` each stage and how far it is.
+pub fn build_watched(options: &BuildOptions, watch: &dyn Watch) -> Result<Outcome, PipelineError> {
+    run(options, Kind::Build, &mut Fresh, &[], Progress { pages_ready: &mut |_| {}, superseded: &|| false, watch })
 }
 
 /// Builds again and again, redoing only what changed (the dev server): the first call is
@@ -252,7 +263,8 @@ impl Rebuilder {
         superseded: &(dyn Fn() -> bool + Sync),
     ) -> Result<Outcome, PipelineError> {
         let kind = if self.memory.complete { Kind::InPlace } else { Kind::Build };
-        let result = run(&self.options, kind, &mut self.memory, changed, Progress { pages_ready, superseded });
+        let progress = Progress { pages_ready, superseded, watch: &Unwatched };
+        let result = run(&self.options, kind, &mut self.memory, changed, progress);
         if result.is_err() {
             // The output may hold part of this build: start again from a full one.
             self.memory = Memory::default();
@@ -262,10 +274,12 @@ impl Rebuilder {
 }
 
 /// What a rebuild tells and asks the dev server as it goes: which pages are written, and
-/// whether a newer change waits. A full build tells nothing and is never superseded.
+/// whether a newer change waits; and what a build tells whoever watches its stages. A full
+/// build tells no one which pages are written and is never superseded.
 struct Progress<'a> {
     pages_ready: &'a mut dyn FnMut(&[PathBuf]),
     superseded: &'a (dyn Fn() -> bool + Sync),
+    watch: &'a dyn Watch,
 }
 
 /// The inputs every page is made from, read once.
@@ -288,19 +302,23 @@ fn run(
     progress: Progress<'_>,
 ) -> Result<Outcome, PipelineError> {
     let mut clock = Stopwatch::start();
+    let watch = progress.watch;
+    watch.stage("reading", 0);
     let (tree, mut diagnostics, trusted) = sources(options, reuse, changed);
     clock.lap("discover");
     let Some(inputs) = inputs(options, &tree, reuse, &mut diagnostics) else {
         return Ok(clock.outcome(diagnostics, None, None));
     };
-    let loaded = load::load(&tree, &inputs.config, &inputs.conventions, reuse, changed, trusted);
+    let run_files = tree.systems.iter().flat_map(|s| &s.runs).map(|run| 1 + run.reports.len()).sum();
+    watch.stage("parsing", run_files);
+    let loaded = load::load(&tree, &inputs.config, &inputs.conventions, reuse, changed, trusted, watch);
     diagnostics.extend(loaded.diagnostics);
     let redirects = parse::parse_redirects(&tree, inputs.config.max_file_mib, &mut diagnostics);
     clock.lap("parse, resolve");
     let site = assemble(&inputs.config, loaded.systems, loaded.runs, reuse);
     let previous = previous_manifest(options)?;
     let mut summary = checks(options, &site, &mut diagnostics);
-    let verification = verification(options, &inputs.config, &site, &mut diagnostics);
+    let verification = verification(options, &inputs.config, &site, &mut diagnostics, watch);
     if verification.is_some() {
         clock.lap("verify");
     }
@@ -322,12 +340,16 @@ fn run(
     };
     let made = match kind {
         Kind::InPlace => pages::changed_pages(&cx, &*reuse, changed, progress, &mut clock)?,
-        Kind::Check | Kind::Build => Some(pages::all_pages(&cx)?),
+        Kind::Check | Kind::Build => {
+            watch.stage("rendering", render::page_count(&site));
+            Some(pages::all_pages(&cx, watch)?)
+        }
     };
     let Some(made) = made else {
         let written = files.output.into_written_in_place();
         return Ok(stopped(written, reuse, &site, clock, diagnostics, summary, inputs.base_url));
     };
+    watch.stage("publishing", 0);
     let published =
         publish_stage(&cx, made, previous.as_ref(), &redirects, &mut diagnostics, &mut summary, &mut clock)?;
     let Some(Made { paths, index_times }) = published else {
@@ -343,6 +365,7 @@ fn run(
     let written = kind != Kind::Check && !diagnostics.iter().any(Diagnostic::is_error);
     let mut changed_files = None;
     if written {
+        watch.stage("writing", 0);
         let finished = files.output.finish(paths)?;
         changed_files = finished.changed.clone();
         reuse.finished(finished, render::scopes(&site));
@@ -362,12 +385,13 @@ fn verification(
     config: &crate::config::SiteConfig,
     site: &Site,
     diagnostics: &mut Vec<Diagnostic>,
+    watch: &dyn Watch,
 ) -> Option<crate::model::Verification> {
     let mut verify = options.verify.clone()?;
     if verify.repositories.dir.is_none() {
         verify.repositories.dir = config.sources_dir.as_ref().map(|dir| options.root.join(dir));
     }
-    let (verification, found) = crate::verify::verify(site, &verify);
+    let (verification, found) = crate::verify::verify(site, &verify, watch);
     diagnostics.extend(found);
     Some(verification)
 }
@@ -632,7 +656,7 @@ pub fn resolved_site(root: &std::path::Path) -> (Option<(Site, crate::config::Si
             return (None, diagnostics);
         }
     };
-    let loaded = load::load(&tree, &config, &conventions, &Fresh, &[], false);
+    let loaded = load::load(&tree, &config, &conventions, &Fresh, &[], false, &Unwatched);
     diagnostics.extend(loaded.diagnostics);
     let systems = loaded.systems;
     parse::parse_redirects(&tree, config.max_file_mib, &mut diagnostics);

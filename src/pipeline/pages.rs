@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::index::{self, IndexTimes};
+use crate::progress::Watch;
 use crate::publish;
 use crate::render::{self, Pages, Scope};
 
@@ -20,8 +21,11 @@ pub(super) struct Made {
 
 /// A full build (or `check`): every page, with the search indexes and the manifest
 /// alongside.
-pub(super) fn all_pages(cx: &PageContext<'_>) -> Result<Made, PipelineError> {
-    let emit = |file| cx.files.page(file);
+pub(super) fn all_pages(cx: &PageContext<'_>, watch: &dyn Watch) -> Result<Made, PipelineError> {
+    let emit = |file| {
+        watch.advance(1);
+        cx.files.page(file)
+    };
     let (paths, (indexes, manifest)) = rayon::join(
         || render::render(&cx.page_inputs(), &|_| false, Pages::All, &emit),
         || {

@@ -232,6 +232,11 @@ fn jobs_of<'a>(site: &'a Site, scope: Scope<'a>) -> Vec<Job<'a>> {
     }
 }
 
+/// How many pages a full build renders (its progress bar's length).
+pub fn page_count(site: &Site) -> usize {
+    scopes(site).into_par_iter().map(|scope| jobs_of(site, scope).len()).sum()
+}
+
 /// The output path of every page of the site (not the assets), sorted.
 pub fn page_paths(site: &Site) -> Vec<std::path::PathBuf> {
     let mut paths: Vec<std::path::PathBuf> = scopes(site)

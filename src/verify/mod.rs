@@ -14,6 +14,8 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
+use crate::progress::Watch;
+
 use crate::model::{
     CitationVerdict, Code, Diagnostic, LineRange, Location, QuoteVerdict, Report, Run, RunVerification, Severity, Site,
     System, Verification,
@@ -37,13 +39,22 @@ pub struct VerifyOptions {
 }
 
 /// Every run of `site`, verified.
-pub fn verify(site: &Site, options: &VerifyOptions) -> (Verification, Vec<Diagnostic>) {
+pub fn verify(site: &Site, options: &VerifyOptions, watch: &dyn Watch) -> (Verification, Vec<Diagnostic>) {
     let runs: Vec<_> = site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| (s, r))).collect();
     let mut diagnostics = Vec::new();
     if options.fetch {
+        watch.stage("fetching", 0);
         fetch_missing(&runs, options, &mut diagnostics);
     }
-    let verified: Vec<_> = runs.par_iter().map(|(_, run)| verify_run(run, options)).collect();
+    watch.stage("verifying", runs.len());
+    let verified: Vec<_> = runs
+        .par_iter()
+        .map(|(_, run)| {
+            let verified = verify_run(run, options);
+            watch.advance(1);
+            verified
+        })
+        .collect();
     let mut verification = Verification::default();
     for ((system, run), (run_verification, found)) in runs.into_iter().zip(verified) {
         verification.runs.insert((system.slug.clone(), run.slug.clone()), run_verification);
