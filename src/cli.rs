@@ -97,7 +97,7 @@ pub enum Command {
         bind: std::net::IpAddr,
         /// Also answer requests for this host name (besides localhost and IP addresses,
         /// the only ones answered: a guard against DNS rebinding); may be repeated.
-        #[arg(long = "allowed-host", value_name = "NAME")]
+        #[arg(long = "allowed-host", visible_alias = "allow-host", value_name = "NAME")]
         allowed_hosts: Vec<String>,
         /// Also verify each quote and citation against its source on every build.
         #[arg(long)]

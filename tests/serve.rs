@@ -151,9 +151,14 @@ fn request(address: SocketAddr, request_line: &str) -> Response {
 
 /// [`request`], naming `host` in its `Host` header.
 fn request_for(address: SocketAddr, request_line: &str, host: &str) -> Response {
+    request_with(address, request_line, host, "")
+}
+
+/// [`request_for`], with more header lines (each ending in CRLF).
+fn request_with(address: SocketAddr, request_line: &str, host: &str, headers: &str) -> Response {
     let mut stream = TcpStream::connect(address).expect("the server accepts connections");
     stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    write!(stream, "{request_line}\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+    write!(stream, "{request_line}\r\nHost: {host}\r\n{headers}Connection: close\r\n\r\n").unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).unwrap();
     let split = raw
@@ -613,6 +618,36 @@ fn only_localhost_ip_addresses_and_allowed_names_are_answered() {
     ] {
         assert_eq!(request_for(server.address, "GET / HTTP/1.1", &host).status, 200, "{host}");
     }
+}
+
+/// A page of another origin open in the browser cannot use the server's own routes (the
+/// event stream, the status, the search API); the server's own pages can, and anyone may
+/// load the site's pages.
+#[test]
+fn the_server_s_own_routes_refuse_another_origin() {
+    let server = Server::start();
+    let host = server.address.to_string();
+    let own = format!("Origin: http://{host}\r\n");
+    for target in ["/__casebook/status", "/api/search?q=memory", "/__casebook/reload.js"] {
+        for origin in ["http://evil.example", "null", "http://localhost:1", "https://evil.example:443"] {
+            let refused = request_with(
+                server.address,
+                &format!("GET {target} HTTP/1.1"),
+                &host,
+                &format!("Origin: {origin}\r\n"),
+            );
+            assert_eq!(refused.status, 403, "{target} from {origin}");
+            assert!(refused.text().contains("another origin"), "{}", refused.text());
+        }
+        assert_eq!(
+            request_with(server.address, &format!("GET {target} HTTP/1.1"), &host, &own).status,
+            200,
+            "{target}"
+        );
+        assert_eq!(request_for(server.address, &format!("GET {target} HTTP/1.1"), &host).status, 200, "{target}");
+    }
+    let page = request_with(server.address, "GET / HTTP/1.1", &host, "Origin: http://evil.example\r\n");
+    assert_eq!(page.status, 200, "pages are what gets published: no origin is refused them");
 }
 
 /// `serve --verify`: each build reads the quotes against the source's repository, and the

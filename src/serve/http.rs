@@ -50,13 +50,30 @@ async fn only_known_hosts(
     next: axum::middleware::Next,
 ) -> Response {
     let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok());
-    match host {
-        Some(host) if !host_allowed(host, &served.allowed_hosts) => text(
+    if host.is_some_and(|host| !host_allowed(host, &served.allowed_hosts)) {
+        return text(
             StatusCode::FORBIDDEN,
             "casebook serve answers to localhost and IP addresses only; start it with --allowed-host NAME to answer to NAME\n",
-        ),
-        _ => next.run(request).await,
+        );
     }
+    let path = request.uri().path();
+    let own = path.starts_with("/__casebook/") || path.starts_with("/api/");
+    let origin = request.headers().get(header::ORIGIN).map(|o| o.to_str().unwrap_or("null"));
+    if own && origin.is_some_and(|origin| !same_origin(origin, host)) {
+        return text(
+            StatusCode::FORBIDDEN,
+            "casebook serve's event stream, status and search answer only to its own pages, not to another origin\n",
+        );
+    }
+    next.run(request).await
+}
+
+/// True when the `Origin` a browser sent names the host the request was sent to: a page
+/// the server served. A page of any other origin (or a sandboxed one, `null`) is refused
+/// the server's own routes, though no browser would let it read their answers.
+fn same_origin(origin: &str, host: Option<&str>) -> bool {
+    let authority = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
+    matches!((authority, host), (Some(authority), Some(host)) if authority.eq_ignore_ascii_case(host))
 }
 
 /// True when `host` (a `Host` header: a name or address, and maybe a port) is
@@ -241,7 +258,18 @@ async fn file_response(served: &Served, file: &std::path::Path, status: StatusCo
 
 #[cfg(test)]
 mod tests {
-    use super::host_allowed;
+    use super::{host_allowed, same_origin};
+
+    #[test]
+    fn an_origin_is_the_same_only_when_it_names_the_host_asked() {
+        let host = Some("localhost:1111");
+        assert!(same_origin("http://localhost:1111", host));
+        assert!(same_origin("http://LOCALHOST:1111", host));
+        for origin in ["http://localhost:2222", "http://evil.example", "null", "localhost:1111", "file://"] {
+            assert!(!same_origin(origin, host), "{origin}");
+        }
+        assert!(!same_origin("http://localhost:1111", None));
+    }
 
     #[test]
     fn hosts_are_localhost_addresses_or_allowed_names() {
