@@ -688,3 +688,106 @@ fn a_verifying_server_shows_each_quote_s_verdict() {
     let page = server.get("/lab/r1/records/OBJ-01.html").text();
     assert!(page.contains(&format!("verified at {}, line 2", &commit[..7])), "{page}");
 }
+
+/// Many readers while the author saves: every request answered, and every page whole and
+/// as some build made it, never a mix of two or a file half written. Bounded in clients,
+/// time and saves, and stops by itself. `CASEBOOK_LOAD_CLIENTS` and
+/// `CASEBOOK_LOAD_SECONDS` make it larger; docs/performance.md has the figures of a run
+/// of 200 clients for 20 s (p50 and p99 are printed).
+#[test]
+fn many_readers_during_saves_get_whole_pages_of_one_build_each() {
+    let number = |name: &str, default: u64| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    let clients = number("CASEBOOK_LOAD_CLIENTS", 40);
+    let seconds = number("CASEBOOK_LOAD_SECONDS", 5);
+    let server = Server::start();
+    let report: PathBuf = server.root().join("content/exia-seed/c7497ac/memory.md");
+    let original = std::fs::read_to_string(&report).unwrap();
+    let sentence = "Memory-specific lineage: MEM-OBJ-raw is the raw source";
+    assert!(original.contains(sentence));
+    let targets = [
+        "/exia-seed/c7497ac/memory/",
+        "/exia-seed/c7497ac/records/MEM-OBJ-raw.html",
+        "/",
+        "/fractal/6a226e7/records/EPI-CLM-context-rot.html",
+        "/api/search?q=memory",
+    ];
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let address = server.address;
+    // The author saves twice a second: each save's sentence names its number.
+    let saver = std::thread::spawn({
+        let report = report.clone();
+        move || {
+            let mut saves = 0u32;
+            while Instant::now() < deadline && saves < 1000 {
+                saves += 1;
+                let saved = original
+                    .replace(sentence, &format!("Memory-specific lineage, save number {saves}: MEM-OBJ-raw is"));
+                std::fs::write(&report, saved).unwrap();
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            saves
+        }
+    });
+    let readers: Vec<_> = (0..clients)
+        .map(|client| {
+            std::thread::spawn(move || {
+                let mut answers: Vec<(usize, Duration, Response)> = Vec::new();
+                let mut at = client as usize;
+                while Instant::now() < deadline {
+                    let target = at % targets.len();
+                    at += 1;
+                    let started = Instant::now();
+                    let response = request(address, &format!("GET {} HTTP/1.1", targets[target]));
+                    answers.push((target, started.elapsed(), response));
+                }
+                answers
+            })
+        })
+        .collect();
+    let answers: Vec<(usize, Duration, Response)> = readers.into_iter().flat_map(|r| r.join().unwrap()).collect();
+    let saves = saver.join().unwrap();
+
+    // Each page as some build made it: of the bodies served for one page and one save,
+    // one alone (the reload script's generation number aside), and each whole.
+    let generation = regex::Regex::new(r#" data-generation="[0-9]+""#).unwrap();
+    let save = regex::Regex::new(r"save number ([0-9]+)").unwrap();
+    let mut bodies: std::collections::BTreeMap<(usize, Option<String>), std::collections::BTreeSet<String>> =
+        Default::default();
+    for (target, _, response) in &answers {
+        assert_eq!(response.status, 200, "{}: {}", targets[*target], response.text());
+        let text = response.text();
+        if targets[*target].starts_with("/api/") {
+            serde_json::from_str::<serde_json::Value>(&text).expect("a whole JSON answer");
+            continue;
+        }
+        assert!(
+            text.trim_end().ends_with("</html>"),
+            "{} is cut short: {}",
+            targets[*target],
+            &text[text.len().saturating_sub(200)..]
+        );
+        let version = save.captures(&text).map(|c| c[1].to_string());
+        bodies.entry((*target, version)).or_default().insert(generation.replace_all(&text, "").into_owned());
+    }
+    for ((target, version), texts) in &bodies {
+        assert_eq!(texts.len(), 1, "{} at save {version:?} was served in {} forms", targets[*target], texts.len());
+    }
+    let mut latencies: Vec<Duration> = answers.iter().map(|(_, latency, _)| *latency).collect();
+    latencies.sort();
+    let percentile = |p: usize| latencies[(latencies.len() * p / 100).min(latencies.len() - 1)];
+    eprintln!(
+        "load: {clients} clients for {seconds} s, {saves} saves: {} requests, none failed; p50 {:?}, p99 {:?}, max {:?}",
+        latencies.len(),
+        percentile(50),
+        percentile(99),
+        latencies.last().unwrap()
+    );
+    assert!(latencies.len() as u64 >= clients, "too few requests were made to say anything");
+    // Saves were seen as they came: the edited page was served at more than one save.
+    let versions = bodies.keys().filter(|(target, _)| *target == 0).count();
+    assert!(versions >= 2, "the edited page was served at {versions} saves only");
+    // And once the last save is built, the output is what a clean build makes.
+    wait_for_page(&server, targets[0], &format!("save number {saves}"));
+    wait_for_search(&server, &format!("%22save+number+{saves}%22"));
+    assert_served_as_built(&server);
+}
