@@ -71,6 +71,12 @@ pub enum Command {
         /// Write the report to this file instead of standard output.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// Also print each change as a diagnostic at its place, for programs (`json`:
+        /// one object per line, then a summary) or GitHub Actions (`github`: workflow
+        /// commands, so each appears on the pull request's diff); on stdout, so the report
+        /// then goes only to --output.
+        #[arg(long, value_enum, default_value_t, value_name = "FORMAT")]
+        message_format: MessageFormat,
     },
     /// Search a built site offline, from its tantivy index.
     Search(SearchArgs),
@@ -282,7 +288,9 @@ pub fn main() -> ExitCode {
     let (common, build) = match &cli.command {
         Command::Build { common, .. } => (common, true),
         Command::Check { common } | Command::Verify { common, .. } => (common, false),
-        Command::Diff { old, new, format, output } => return diff(old, new, *format, output.as_deref()),
+        Command::Diff { old, new, format, output, message_format } => {
+            return diff(old, new, *format, output.as_deref(), *message_format)
+        }
         Command::Init { dir } => return init(dir),
         Command::Schema { name, write } => return schema(*name, write.as_deref()),
         Command::Search(args) => return search(args),
@@ -493,6 +501,7 @@ fn diff(
     new: &std::path::Path,
     format: DiffFormat,
     output: Option<&std::path::Path>,
+    messages: MessageFormat,
 ) -> ExitCode {
     let (old, new) = match (load_manifest(old), load_manifest(new)) {
         (Ok(old), Ok(new)) => (old, new),
@@ -513,9 +522,41 @@ fn diff(
                 return ExitCode::from(2);
             }
         }
-        None => print!("{text}"),
+        None if messages == MessageFormat::Human => print!("{text}"),
+        None => {}
+    }
+    if messages != MessageFormat::Human {
+        print_changes(&changes.messages(&old, &new), messages, output.is_some());
     }
     ExitCode::SUCCESS
+}
+
+/// `diff --message-format json|github`: each change as a diagnostic line, then (json) a
+/// summary line of command `diff`.
+fn print_changes(changes: &[crate::model::Diagnostic], format: MessageFormat, written: bool) {
+    let mut out = std::io::stdout().lock();
+    for d in changes {
+        let _ = match format {
+            MessageFormat::Json => writeln!(out, "{}", crate::messages::json_line(d)),
+            _ => writeln!(out, "{}", crate::messages::github_command(d)),
+        };
+    }
+    if format == MessageFormat::Json {
+        let count = |severity| changes.iter().filter(|d| d.severity == severity).count();
+        let line = crate::messages::SummaryLine {
+            schema: crate::messages::SUMMARY_SCHEMA,
+            command: "diff",
+            ok: true,
+            written,
+            errors: 0,
+            warnings: count(Severity::Warning),
+            notes: count(Severity::Note),
+            unlisted_unpublished_references: 0,
+            counts: None,
+            verification: None,
+        };
+        let _ = writeln!(out, "{}", serde_json::to_string(&line).expect("a summary serialises"));
+    }
 }
 
 fn report(outcome: &Outcome, options: &BuildOptions, verb: &str, common: &Common) -> ExitCode {

@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::manifest::{FindingEntry, Manifest, RecordEntry};
+use crate::manifest::{FindingEntry, Manifest, Place, RecordEntry};
 use crate::markup::escape;
+use crate::model::{Code, Diagnostic, Location};
 
 /// The schema name and version of the JSON output.
 pub const SCHEMA: &str = "casebook.diff/1";
@@ -302,7 +303,160 @@ fn transitions(old: &RecordEntry, new: &RecordEntry) -> Vec<Transition> {
         .collect()
 }
 
+/// Where a change is shown: the place of the record or finding, in the version that has
+/// it (the new one, else the old), else the run's run.yaml.
+struct Places<'a> {
+    old: &'a Manifest,
+    new: &'a Manifest,
+}
+
+impl Places<'_> {
+    fn location(place: &Place) -> Location {
+        Location::new(std::path::Path::new(&place.file).into(), place.line.max(1), 1)
+    }
+
+    fn run_file(system: &str, run: &str) -> Location {
+        Location::file(&std::path::Path::new("content").join(system).join(run).join("run.yaml"))
+    }
+
+    fn record_in(manifest: &Manifest, system: &str, run: &str, id: &str) -> Option<Location> {
+        let record = manifest.records.iter().find(|r| r.system == system && r.run == run && r.id == id)?;
+        record.declared.first().map(Self::location)
+    }
+
+    /// The record's declaration, in the new version first.
+    fn record(&self, system: &str, run: &str, id: &str) -> Location {
+        Self::record_in(self.new, system, run, id)
+            .or_else(|| Self::record_in(self.old, system, run, id))
+            .unwrap_or_else(|| Self::run_file(system, run))
+    }
+
+    /// The record's declaration in the old version (it is gone from the new).
+    fn old_record(&self, system: &str, run: &str, id: &str) -> Location {
+        Self::record_in(self.old, system, run, id).unwrap_or_else(|| Self::run_file(system, run))
+    }
+
+    fn finding(&self, change: &FindingChange) -> Location {
+        let at = |m: &Manifest| {
+            m.findings
+                .iter()
+                .find(|f| {
+                    f.system == change.system
+                        && f.run == change.run
+                        && f.subject == change.subject
+                        && f.part == change.part
+                        && f.dimension == change.dimension
+                })
+                .map(|f| Self::location(&f.at))
+        };
+        at(self.new).or_else(|| at(self.old)).unwrap_or_else(|| Self::run_file(&change.system, &change.run))
+    }
+
+    fn evidence(&self, change: &EvidenceChange) -> Location {
+        let at = |m: &Manifest| {
+            m.evidence
+                .iter()
+                .find(|e| {
+                    e.system == change.system
+                        && e.run == change.run
+                        && e.kind == change.kind
+                        && cited(e) == change.cited
+                })
+                .and_then(|e| {
+                    let (file, line) = e.at.rsplit_once(':')?;
+                    Some(Location::new(std::path::Path::new(file).into(), line.parse().ok()?, 1))
+                })
+        };
+        at(self.new).or_else(|| at(self.old)).unwrap_or_else(|| Self::run_file(&change.system, &change.run))
+    }
+}
+
+/// `a, b` of a set of statuses or verdicts; `none` for the empty set.
+fn listed(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".to_string()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// [`on`] as plain text, for a message.
+fn on_in_words(dimension: &str, part: Option<&str>) -> String {
+    let dimension = if dimension.is_empty() { "status".to_string() } else { format!("`{dimension}`") };
+    match part {
+        Some(part) => format!("{dimension} of part {part}"),
+        None => dimension,
+    }
+}
+
 impl Diff {
+    /// Each change as a diagnostic at the place it is declared (`diff --message-format
+    /// json|github`): notes, but for a record removed and a reference newly dangling,
+    /// which are warnings. `old` and `new` are the manifests this diff was made of.
+    pub fn messages(&self, old: &Manifest, new: &Manifest) -> Vec<Diagnostic> {
+        let places = Places { old, new };
+        let named = |r: &RecordRef| match &r.label {
+            Some(label) => format!("{} ({label})", r.id),
+            None => r.id.clone(),
+        };
+        let mut out = Vec::new();
+        for r in &self.added {
+            let message = format!("record {} added in {}/{}", named(r), r.system, r.run);
+            out.push(Diagnostic::note(Code::RecordAdded, places.record(&r.system, &r.run, &r.id), message));
+        }
+        for r in &self.removed {
+            let message = format!("record {} is no longer published in {}/{}", named(r), r.system, r.run);
+            out.push(
+                Diagnostic::warning(Code::RecordRemoved, places.old_record(&r.system, &r.run, &r.id), message)
+                    .with_help(format!(
+                        "its page {} goes too; if the record moved, add a redirect to content/redirects.yaml",
+                        r.url
+                    )),
+            );
+        }
+        for c in &self.changed {
+            let r = &c.record;
+            let message = format!("record {} changed: {}", named(r), c.fields.join(", "));
+            out.push(Diagnostic::note(Code::RecordChanged, places.record(&r.system, &r.run, &r.id), message));
+        }
+        for t in &self.status_transitions {
+            let r = &t.record;
+            let message = format!(
+                "{}: {} {} → {}",
+                r.id,
+                on_in_words(&t.dimension, t.part.as_deref()),
+                listed(&t.from),
+                listed(&t.to)
+            );
+            out.push(Diagnostic::note(Code::StatusChanged, places.record(&r.system, &r.run, &r.id), message));
+        }
+        for f in &self.finding_changes {
+            let message = format!(
+                "finding on {}: {} {} → {}",
+                f.subject,
+                on_in_words(&f.dimension, f.part.as_deref()),
+                listed(&f.from),
+                listed(&f.to)
+            );
+            out.push(Diagnostic::note(Code::FindingChanged, places.finding(f), message));
+        }
+        for d in &self.newly_dangling {
+            let message =
+                format!("{} refers to {}, which is not published in {}/{} any more", d.from, d.to, d.system, d.run);
+            out.push(
+                Diagnostic::warning(Code::NewlyDangling, places.record(&d.system, &d.run, &d.from), message).with_help(
+                    "publish the record again, correct the reference, or list the ID under `unpublished:` in run.yaml",
+                ),
+            );
+        }
+        for e in &self.evidence_changes {
+            let of = e.record.as_ref().map(|r| format!(" of {r}")).unwrap_or_default();
+            let message = format!("{} {}{of}: {} → {}", e.kind, e.cited, listed(&e.from), listed(&e.to));
+            out.push(Diagnostic::note(Code::EvidenceChanged, places.evidence(e), message));
+        }
+        out
+    }
+
     /// True when nothing changed.
     pub fn is_empty(&self) -> bool {
         self.added.is_empty()

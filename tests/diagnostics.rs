@@ -42,7 +42,7 @@ fn each_case_prints_its_expected_diagnostics() {
 /// Codes that no case here can give, each with the test that asserts it (which must
 /// name it, as `[code]` or `Code::Variant`): they need a file or a git repository made at
 /// test time.
-const GIVEN_ELSEWHERE: [(Code, &str); 13] = [
+const GIVEN_ELSEWHERE: [(Code, &str); 20] = [
     (Code::NotUtf8, "tests/limits.rs"),
     (Code::TooLarge, "tests/limits.rs"),
     (Code::Symlink, "tests/hostile.rs"),
@@ -56,6 +56,13 @@ const GIVEN_ELSEWHERE: [(Code, &str); 13] = [
     (Code::MissingPath, "tests/verify.rs"),
     (Code::LinesPastEnd, "tests/verify.rs"),
     (Code::WrongPathKind, "tests/verify.rs"),
+    (Code::RecordAdded, "tests/publishing.rs"),
+    (Code::RecordRemoved, "tests/publishing.rs"),
+    (Code::RecordChanged, "tests/publishing.rs"),
+    (Code::StatusChanged, "tests/publishing.rs"),
+    (Code::FindingChanged, "tests/publishing.rs"),
+    (Code::NewlyDangling, "tests/publishing.rs"),
+    (Code::EvidenceChanged, "tests/verify.rs"),
 ];
 
 /// Codes no test gives, and why.

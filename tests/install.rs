@@ -150,7 +150,8 @@ fn a_binary_of_another_version_is_refused() {
     let checksum = release(dir.path(), "0.0.2");
     std::fs::rename(dir.path().join("releases/v0.0.2"), dir.path().join("releases/v0.0.1")).unwrap();
     let archive = dir.path().join("releases/v0.0.1/casebook-0.0.2-".to_string() + target() + ".tar.gz");
-    std::fs::rename(archive, dir.path().join("releases/v0.0.1/casebook-0.0.1-".to_string() + target() + ".tar.gz")).unwrap();
+    std::fs::rename(archive, dir.path().join("releases/v0.0.1/casebook-0.0.1-".to_string() + target() + ".tar.gz"))
+        .unwrap();
     let base = serve(dir.path().join("releases"));
     let pin = pin(dir.path(), &pin_lines(&base, &checksum, "0.0.1"));
     let into = dir.path().join("bin");

@@ -161,6 +161,93 @@ fn diff_reports_exactly_a_status_change_and_a_removed_record() {
     assert!(md.contains("[`NEW-3`](/fractal/aas-2026-08-20-fractal-01/records/NEW-3.html)"), "{md}");
 }
 
+/// `diff --message-format`: each change at the line it is declared at, as JSON lines
+/// (then a summary) or as GitHub workflow commands; the report then goes only to
+/// `--output`.
+#[test]
+fn diff_messages_place_each_change_at_its_declaration() {
+    let edited = edited_copy();
+    // A new reference to a record the run refers to but does not publish: it dangles.
+    let path = edited.path().join(FRACTAL_REPORT);
+    let source = std::fs::read_to_string(&path).unwrap();
+    let new2 = source.lines().position(|l| l.starts_with("| NEW-2 |")).unwrap() + 1;
+    let source: Vec<String> = source
+        .lines()
+        .map(|l| {
+            if l.starts_with("| NEW-2 |") {
+                l.replacen("Hot sandbox residual state.", "Hot sandbox residual state (see CLM-03).", 1)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(&path, source.join("\n") + "\n").unwrap();
+    let report = edited.path().join("report.md");
+    let output = casebook(
+        &repo(),
+        &[
+            "diff",
+            ".",
+            edited.path().to_str().unwrap(),
+            "--message-format",
+            "json",
+            "--output",
+            report.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let lines: Vec<serde_json::Value> =
+        text(&output.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (summary, changes) = lines.split_last().unwrap();
+    assert_eq!((summary["schema"].as_str(), summary["command"].as_str()), (Some("casebook.summary/1"), Some("diff")));
+    // Each change as `human` would render it, its place, and its severity.
+    let at = |rendered: &str| -> (String, u64, String) {
+        let d = changes
+            .iter()
+            .find(|d| d["rendered"].as_str().unwrap().contains(rendered))
+            .unwrap_or_else(|| panic!("nothing renders {rendered:?} in {changes:#?}"));
+        assert_eq!(d["schema"], "casebook.diagnostic/1");
+        (
+            d["file"].as_str().unwrap().to_string(),
+            d["line"].as_u64().unwrap(),
+            d["severity"].as_str().unwrap().to_string(),
+        )
+    };
+    let line_of = |text: &str| {
+        let original = std::fs::read_to_string(repo().join(FRACTAL_REPORT)).unwrap();
+        original.lines().position(|l| l.starts_with(text)).unwrap() as u64 + 1
+    };
+    let report_at = |line: u64, severity: &str| (FRACTAL_REPORT.to_string(), line, severity.to_string());
+    assert_eq!(at("warning[record-removed]: record NEW-3 is no longer"), report_at(line_of("| NEW-3 |"), "warning"));
+    assert_eq!(
+        at("note[status-changed]: OBJ-12: status implemented → absent"),
+        report_at(line_of("| OBJ-12 "), "note")
+    );
+    assert_eq!(
+        at("note[record-changed]: record OBJ-12 (shipped skill texts) changed: field:Status, statuses").2,
+        "note"
+    );
+    assert_eq!(
+        at("note[finding-changed]: finding on Consolidation: status absent → implemented"),
+        report_at(68, "note")
+    );
+    assert_eq!(at("warning[newly-dangling]: NEW-2 refers to CLM-03"), report_at(new2 as u64, "warning"));
+    assert_eq!(summary["warnings"].as_u64(), Some(2));
+    assert!(std::fs::read_to_string(&report).unwrap().starts_with("## What changed in the analysis"));
+
+    // The other way round, the record is added; as workflow commands.
+    let output = casebook(&repo(), &["diff", edited.path().to_str().unwrap(), ".", "--message-format", "github"]);
+    let commands = text(&output.stdout);
+    let json = casebook(&repo(), &["diff", edited.path().to_str().unwrap(), ".", "--message-format", "json"]);
+    assert!(text(&json.stdout).contains("note[record-added]: record NEW-3 added in fractal/aas-2026-08-20-fractal-01"));
+    let added = format!(
+        "::notice file={FRACTAL_REPORT},line={},col=1,endColumn=2,title=casebook record-added::record NEW-3",
+        line_of("| NEW-3 |")
+    );
+    assert!(commands.lines().any(|l| l.starts_with(&added)), "{commands}");
+    assert!(commands.lines().all(|l| l.starts_with("::")), "only workflow commands on stdout: {commands}");
+}
+
 #[test]
 fn diff_of_a_site_with_itself_is_empty_and_reads_built_sites_too() {
     let built = bundled();

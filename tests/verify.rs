@@ -415,6 +415,13 @@ fn records_json_holds_each_verdict_and_diff_reports_those_that_changed() {
         "{shown:?}"
     );
     assert!(casebook::diff::diff(&old, &new).to_markdown().contains("### Evidence whose verification changed"));
+    // `diff --message-format`: each change at the quote's line in the report.
+    let messages = casebook::diff::diff(&old, &new).messages(&old, &new);
+    let quote = messages
+        .iter()
+        .find(|d| d.code == casebook::model::Code::EvidenceChanged && d.message.contains("src/session.py:5-6"))
+        .unwrap_or_else(|| panic!("{messages:?}"));
+    assert_eq!(quote.to_string().lines().next().unwrap(), "content/lab/r1/memory.md:7:1: note[evidence-changed]: quote SRC-1 src/session.py:5-6 of OBJ-01: verified → not-found");
 
     // An unverified build's manifest has no evidence section at all.
     let root = site(&dir.path().join("c"), &first);

@@ -147,6 +147,20 @@ codes! {
     LinesPastEnd = "lines-past-end",
     /// A folder cited as a file, or a file as a folder.
     WrongPathKind = "wrong-path-kind",
+    /// `diff`: a record published in the new version only.
+    RecordAdded = "record-added",
+    /// `diff`: a record published in the old version only.
+    RecordRemoved = "record-removed",
+    /// `diff`: a record whose content changed.
+    RecordChanged = "record-changed",
+    /// `diff`: a record's status on a dimension changed.
+    StatusChanged = "status-changed",
+    /// `diff`: a finding without a record changed status, appeared or went.
+    FindingChanged = "finding-changed",
+    /// `diff`: a reference that resolved before and dangles now.
+    NewlyDangling = "newly-dangling",
+    /// `diff`: what verification found of a quote or citation changed.
+    EvidenceChanged = "evidence-changed",
 }
 
 impl fmt::Display for Code {
