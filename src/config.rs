@@ -141,6 +141,15 @@ pub struct StatusDef {
     /// Other ways reports write it (`not inspected` for `uninspected`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub synonyms: Vec<String>,
+    /// Its badge's background (`#107569`); the default status's colour, or one of a
+    /// palette, when absent. Its text must be readable on it: 4.5:1 at least.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$"))]
+    pub color: Option<String>,
+    /// Its badge's text colour; white when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$"))]
+    pub text_color: Option<String>,
 }
 
 fn default_statuses() -> Vec<StatusDef> {
@@ -156,7 +165,13 @@ fn default_statuses() -> Vec<StatusDef> {
         ("causally supported", "Shown by an intervention or comparison to change behaviour."),
     ]
     .into_iter()
-    .map(|(name, meaning)| StatusDef { name: name.to_string(), meaning: meaning.to_string(), synonyms: Vec::new() })
+    .map(|(name, meaning)| StatusDef {
+        name: name.to_string(),
+        meaning: meaning.to_string(),
+        synonyms: Vec::new(),
+        color: None,
+        text_color: None,
+    })
     .collect()
 }
 

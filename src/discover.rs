@@ -47,6 +47,11 @@ pub struct RunDir {
 }
 
 impl SourceTree {
+    /// How many files the runs have: each `run.yaml` and its reports.
+    pub fn run_files(&self) -> usize {
+        self.systems.iter().flat_map(|s| &s.runs).map(|run| 1 + run.reports.len()).sum()
+    }
+
     /// True when `path` is one of the files the tree lists: a report, a `run.yaml` or a
     /// `system.yaml` (an edit of one of these leaves the tree as it is).
     pub fn lists(&self, path: &Path) -> bool {

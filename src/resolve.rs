@@ -15,6 +15,7 @@ use std::sync::Arc;
 use globset::{Glob, GlobMatcher};
 
 use crate::config::{SiteConfig, SourceDef, StatusDef, UnpublishedDef};
+use crate::model::color::BadgeColors;
 use crate::model::{
     At, Code, DeclarationForm, Diagnostic, HttpUrl, IsoDate, Location, Owner, Publication, Record, RecordId, Report,
     Revision, Run, Severity, Site, Source, SourcePart, Status, StatusCounts, Subject, SubjectFindings, System,
@@ -31,11 +32,26 @@ pub fn system(parsed: ParsedSystem, runs: Vec<Arc<Run>>) -> (System, Vec<Diagnos
     (system, found)
 }
 
+/// The vocabulary with each status's badge colours: its own, its default, or the next of
+/// the palette, taken in vocabulary order by the statuses that have neither.
+fn statuses(defs: &[crate::config::StatusDef]) -> Vec<Status> {
+    let mut others = 0;
+    defs.iter()
+        .map(|s| {
+            let colors = BadgeColors::of(&s.name, others, s.color.as_deref(), s.text_color.as_deref());
+            if s.color.is_none() && !BadgeColors::has_default(&s.name) {
+                others += 1;
+            }
+            Status { name: s.name.clone(), meaning: s.meaning.clone(), colors }
+        })
+        .collect()
+}
+
 /// The site: its systems and what the configuration says of every run.
 pub fn site(config: &SiteConfig, systems: Vec<System>) -> Site {
     Site {
         title: config.title.clone(),
-        statuses: config.statuses.iter().map(|s| Status { name: s.name.clone(), meaning: s.meaning.clone() }).collect(),
+        statuses: statuses(&config.statuses),
         kinds: config.ids.kinds.clone(),
         families: config.ids.families.clone(),
         systems,

@@ -376,3 +376,51 @@ fn pages_satisfy_the_content_security_policy_netlify_sends() {
         assert!(!lower.contains("href=\"javascript:"), "{}: javascript: link", file.display());
     }
 }
+
+/// Status badges take casebook.yaml's colours, else the defaults, else a palette: a
+/// site's own statuses are told apart, each readable, in a stylesheet every page links.
+#[test]
+fn each_status_has_a_readable_colour_of_its_own_in_a_linked_stylesheet() {
+    use casebook::model::color::{Rgb, MIN_CONTRAST};
+    let dir = tempfile::tempdir().unwrap();
+    let content = dir.path().join("content");
+    std::fs::create_dir_all(content.join("s/r")).unwrap();
+    std::fs::write(
+        content.join("casebook.yaml"),
+        "statuses:\n  - name: verified\n    meaning: Checked.\n    color: \"#000080\"\n  - name: refuted\n    meaning: Shown false.\n  - name: open\n    meaning: Not settled.\n  - name: absent\n    meaning: Not found.\n",
+    )
+    .unwrap();
+    std::fs::write(content.join("s/system.yaml"), "name: S\n").unwrap();
+    std::fs::write(content.join("s/r/run.yaml"), "revision: abc1234\n").unwrap();
+    std::fs::write(
+        content.join("s/r/report.md"),
+        "# Report\n\n## OBJ-01 thing\n\nStatus: refuted\n\n## OBJ-02 other\n\nStatus: open\n",
+    )
+    .unwrap();
+    let built = common::build_site(dir.path(), |_| {});
+    let sheet = std::fs::read_dir(built.out().join("assets"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("statuses."))
+        .expect("a statuses stylesheet");
+    let css = std::fs::read_to_string(&sheet).unwrap();
+    let rule =
+        regex::Regex::new(r"\.status-([a-z-]+) \{ background: (#[0-9a-f]{6}); color: (#[0-9a-f]{6}); \}").unwrap();
+    let colours: std::collections::BTreeMap<String, (Rgb, Rgb)> = rule
+        .captures_iter(&css)
+        .map(|c| (c[1].to_string(), (Rgb::parse(&c[2]).unwrap(), Rgb::parse(&c[3]).unwrap())))
+        .collect();
+    assert_eq!(colours.keys().collect::<Vec<_>>(), ["absent", "open", "refuted", "verified"]);
+    assert_eq!(colours["verified"].0, Rgb(0, 0, 0x80), "the configured colour");
+    assert_eq!(colours["absent"].0, Rgb::parse("#b42318").unwrap(), "a default status keeps its colour");
+    assert_ne!(colours["refuted"].0, colours["open"].0, "a site's own statuses are told apart");
+    for (name, (background, text)) in &colours {
+        assert!(background.contrast(*text) >= MIN_CONTRAST, "{name}");
+    }
+    // Every page links it, after the theme's stylesheet; the record shows its badge.
+    let name = sheet.file_name().unwrap().to_str().unwrap();
+    let page = built.page("/s/r/records/OBJ-01.html");
+    let (style, statuses) = (page.find("/assets/style.").unwrap(), page.find(&format!("/assets/{name}")).unwrap());
+    assert!(style < statuses, "{page}");
+    assert!(page.contains("status-refuted"), "{page}");
+}

@@ -42,7 +42,13 @@ export function serve(root, headers) {
     let file = normalize(join(root, path));
     if (!file.startsWith(root + sep) && file !== root) { response.writeHead(403).end(); return; }
     if (existsSync(file) && statSync(file).isDirectory()) file = join(file, "index.html");
-    if (!existsSync(file)) { response.writeHead(404, headers).end("not found"); return; }
+    if (!existsSync(file)) {
+      // As Netlify does: the site's own 404 page, with its status.
+      const missing = join(root, "404.html");
+      if (existsSync(missing)) response.writeHead(404, { "Content-Type": TYPES[".html"], ...headers }).end(readFileSync(missing));
+      else response.writeHead(404, headers).end("not found");
+      return;
+    }
     response.writeHead(200, { "Content-Type": TYPES[extname(file)] ?? "application/octet-stream", ...headers });
     response.end(readFileSync(file));
   });

@@ -79,6 +79,8 @@ codes! {
     YamlTooDeep = "yaml-too-deep",
     /// A pattern of casebook.yaml's conventions that is not a valid grammar.
     BadConvention = "bad-convention",
+    /// A status colour of casebook.yaml that is no colour, or whose text is hard to read.
+    BadStatusColor = "bad-status-color",
     /// A content file over `max_file_mib`.
     TooLarge = "too-large",
     /// A content file or template that is not UTF-8.

@@ -4,6 +4,7 @@
 //! `parse` fills in [`Report`]s; `resolve` turns a run's reports into its record graph
 //! ([`Run::records`]); every later stage only reads.
 
+pub mod color;
 mod diagnostic;
 mod id;
 mod meta;
@@ -41,6 +42,8 @@ pub struct Status {
     pub name: String,
     /// One line saying what it means.
     pub meaning: String,
+    /// Its badge's colours.
+    pub colors: color::BadgeColors,
 }
 
 /// An entry of a run's source register.

@@ -68,6 +68,19 @@ pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, Convention
             .and_then(|text| parse_yaml::<SiteConfig>(&text, path, 1).map(|config| (config, text)))?,
         None => (SiteConfig::default(), String::new()),
     };
+    if let Some(bad) = unquoted_color(&config_text)
+        .or_else(|| config.statuses.iter().find_map(|status| bad_status_color(status, &config_text)))
+    {
+        let file = tree.config.clone().unwrap_or_else(|| "casebook.yaml".into());
+        let BadColor { line, column, source, width, message, help } = bad;
+        return Err(Diagnostic::error(
+            Code::BadStatusColor,
+            Location::new(Arc::from(file.as_path()), line, column),
+            message,
+        )
+        .with_source(source, width)
+        .with_help(help));
+    }
     match Conventions::new(&config) {
         Ok(conventions) => Ok((config, config_text, conventions)),
         Err(e) => {
@@ -87,6 +100,79 @@ pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, Convention
             .with_help(format!("fix `{key}` in casebook.yaml (see docs/format.md)")))
         }
     }
+}
+
+/// A status colour of casebook.yaml that cannot be used, and where it is.
+struct BadColor {
+    line: u32,
+    column: u32,
+    /// The line's text.
+    source: String,
+    /// The value's width, in characters.
+    width: usize,
+    message: String,
+    help: &'static str,
+}
+
+/// A `color: #107569` without quotes, which YAML reads as a key with no value and a
+/// comment: the colour would be silently ignored.
+fn unquoted_color(text: &str) -> Option<BadColor> {
+    text.lines().enumerate().find_map(|(i, line)| {
+        let trimmed = line.trim_start().trim_start_matches("- ");
+        let key = ["color:", "text_color:"].into_iter().find(|key| trimmed.starts_with(key))?;
+        let value = trimmed[key.len()..].trim_start();
+        if !value.starts_with('#') || trimmed[key.len()..].len() == value.len() {
+            return None;
+        }
+        let column = line.find(value).map_or(1, |at| line[..at].chars().count() as u32 + 1);
+        let message = format!(
+            "`{key} {value}` is a key with no value: YAML reads `#` after a space as the start of a comment; write `{key} \"{}\"`",
+            value.split_whitespace().next().unwrap_or(value)
+        );
+        let (line_number, source, width) = (i as u32 + 1, line.to_string(), value.chars().count());
+        Some(BadColor { line: line_number, column, source, width, message, help: "put the colour in quotes" })
+    })
+}
+
+/// What is wrong with a status's colours, if anything: where (line, column, the line's
+/// text, the value's width) and what. A badge's text must be readable on its background.
+fn bad_status_color(status: &crate::config::StatusDef, text: &str) -> Option<BadColor> {
+    use crate::model::color::{BadgeColors, Rgb, MIN_CONTRAST};
+    // The value is looked for after the status's name, where the file sets it.
+    let place = |value: &str| {
+        let from = text.find(&status.name).unwrap_or(0);
+        let at = text[from..].find(value).map_or(from, |i| from + i);
+        let line = text[..at].matches('\n').count() as u32 + 1;
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let column = text[line_start..at].chars().count() as u32 + 1;
+        let source = text[line_start..].lines().next().unwrap_or("").to_string();
+        (line, column, source, value.chars().count())
+    };
+    for (key, value) in [("color", &status.color), ("text_color", &status.text_color)] {
+        if let Some(value) = value.as_deref().filter(|v| Rgb::parse(v).is_none()) {
+            let (line, column, source, width) = place(value);
+            let message =
+                format!("`{key}: {value}` of status `{}` is not a colour written `#rrggbb` or `#rgb`", status.name);
+            return Some(BadColor { line, column, source, width, message, help: "write the colour as `\"#rrggbb\"`" });
+        }
+    }
+    if status.color.is_none() && status.text_color.is_none() {
+        return None;
+    }
+    let colors = BadgeColors::of(&status.name, 0, status.color.as_deref(), status.text_color.as_deref());
+    let contrast = colors.contrast();
+    if contrast >= MIN_CONTRAST {
+        return None;
+    }
+    let value = status.color.as_deref().or(status.text_color.as_deref()).unwrap_or_default();
+    let (line, column, source, width) = place(value);
+    let message = format!(
+        "the badge of status `{}` has text {} on {}: a contrast of {contrast:.2}:1, below the {MIN_CONTRAST}:1 that text needs to be readable (WCAG AA)",
+        status.name, colors.text, colors.background
+    );
+    let help =
+        "take colours further apart: a darker `color` under white text, or a `text_color` that stands out from it";
+    Some(BadColor { line, column, source, width, message, help })
 }
 
 /// `content/redirects.yaml`, or none.

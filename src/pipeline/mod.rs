@@ -309,8 +309,7 @@ fn run(
     let Some(inputs) = inputs(options, &tree, reuse, &mut diagnostics) else {
         return Ok(clock.outcome(diagnostics, None, None));
     };
-    let run_files = tree.systems.iter().flat_map(|s| &s.runs).map(|run| 1 + run.reports.len()).sum();
-    watch.stage("parsing", run_files);
+    watch.stage("parsing", tree.run_files());
     let loaded = load::load(&tree, &inputs.config, &inputs.conventions, reuse, changed, trusted, watch);
     diagnostics.extend(loaded.diagnostics);
     let redirects = parse::parse_redirects(&tree, inputs.config.max_file_mib, &mut diagnostics);
@@ -340,10 +339,7 @@ fn run(
     };
     let made = match kind {
         Kind::InPlace => pages::changed_pages(&cx, &*reuse, changed, progress, &mut clock)?,
-        Kind::Check | Kind::Build => {
-            watch.stage("rendering", render::page_count(&site));
-            Some(pages::all_pages(&cx, watch)?)
-        }
+        Kind::Check | Kind::Build => Some(pages::all_pages(&cx, watch)?),
     };
     let Some(made) = made else {
         let written = files.output.into_written_in_place();

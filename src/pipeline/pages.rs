@@ -20,8 +20,9 @@ pub(super) struct Made {
 }
 
 /// A full build (or `check`): every page, with the search indexes and the manifest
-/// alongside.
+/// alongside, each page told to `watch`.
 pub(super) fn all_pages(cx: &PageContext<'_>, watch: &dyn Watch) -> Result<Made, PipelineError> {
+    watch.stage("rendering", render::page_count(cx.site));
     let emit = |file| {
         watch.advance(1);
         cx.files.page(file)

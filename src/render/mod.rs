@@ -115,7 +115,10 @@ where
     let env = theme.environment().map_err(RenderError::from)?;
     // Assets are named by their content (`style.1a2b3c4d.css`), so hosts can cache them
     // for ever and a new build never serves a stale stylesheet.
-    let mut assets: Vec<(String, Vec<u8>)> = vec![("highlight.css".to_string(), highlight::stylesheet().into_bytes())];
+    let mut assets: Vec<(String, Vec<u8>)> = vec![
+        ("highlight.css".to_string(), highlight::stylesheet().into_bytes()),
+        ("statuses.css".to_string(), statuses_stylesheet(site).into_bytes()),
+    ];
     assets.extend(theme.assets().iter().map(|(name, bytes)| (name.clone(), bytes.clone())));
     let asset_urls: BTreeMap<String, String> =
         assets.iter().map(|(name, bytes)| (name.clone(), fingerprinted(name, bytes))).collect();
@@ -230,6 +233,22 @@ fn jobs_of<'a>(site: &'a Site, scope: Scope<'a>) -> Vec<Job<'a>> {
             jobs
         }
     }
+}
+
+/// Each status's badge colours (`.status-<slug>`), from the vocabulary: a stylesheet of
+/// its own, since pages carry no inline style (the site's Content-Security-Policy).
+fn statuses_stylesheet(site: &Site) -> String {
+    let mut css = String::from("/* Status badges: casebook.yaml's colours, else the defaults. */\n");
+    for status in &site.statuses {
+        let colors = status.colors;
+        css.push_str(&format!(
+            ".status-{} {{ background: {}; color: {}; }}\n",
+            slugify(&status.name),
+            colors.background,
+            colors.text
+        ));
+    }
+    css
 }
 
 /// How many pages a full build renders (its progress bar's length).
@@ -389,7 +408,10 @@ impl Renderer<'_> {
             home: urls::home(),
             statuses_url: urls::statuses(),
             search_url: urls::search(),
-            stylesheets: self.assets.get("style.css").cloned().into_iter().collect(),
+            stylesheets: ["style.css", "statuses.css"]
+                .iter()
+                .filter_map(|name| self.assets.get(*name).cloned())
+                .collect(),
             highlight_stylesheet: self.assets.get("highlight.css").cloned().unwrap_or_default(),
             favicon: self.assets.get("favicon.svg").cloned().unwrap_or_default(),
         }

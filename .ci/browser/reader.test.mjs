@@ -1,0 +1,104 @@
+// Every page type as a reader meets it, in real Chromium over real HTTP with the site's
+// Content-Security-Policy: axe-core finds no WCAG 2.2 AA violation, in the light and the
+// dark colour scheme; at 360 px and at 1280 px nothing but a table's own scroll box
+// overflows the page sideways; and each page is screenshotted at 390 and 1280 px into
+// CASEBOOK_SCREENSHOTS (default target/screenshots/), which the workflows keep as an
+// artifact so that a reviewer sees what changed.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { AxeBuilder } from "@axe-core/playwright";
+import { buildSite, netlifyPolicy, repo, serve, launch, watchedPage } from "./harness.mjs";
+
+const BASE = "/";
+const RUN = "fractal/aas-2026-08-20-fractal-01";
+/** One page of each type, by name. */
+const PAGES = {
+  home: "",
+  system: "fractal/",
+  run: `${RUN}/`,
+  report: `${RUN}/memory/`,
+  record: `${RUN}/records/OBJ-04.html`,
+  "unpublished-record": `${RUN}/records/CLM-03.html`,
+  statuses: "statuses/",
+  status: "statuses/implemented/",
+  "system-status": "fractal/statuses/absent/",
+  search: "search/?q=session",
+  "not-found": "no/such/page/",
+};
+const SHOTS = process.env.CASEBOOK_SCREENSHOTS ?? join(repo, "target/screenshots");
+let site, server, browser;
+const problems = [];
+
+before(async () => {
+  site = buildSite(BASE);
+  server = await serve(site.output, { "Content-Security-Policy": netlifyPolicy() });
+  browser = await launch();
+  mkdirSync(SHOTS, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+  assert.deepEqual(problems, [], "no script error and no CSP violation on any page");
+});
+
+/** Opens a page at a width, in a colour scheme; the search page once it has results. */
+async function open(name, width, colorScheme = "light") {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, colorScheme });
+  // The 404 page's own status is the one error Chromium reports for it.
+  const seen = [];
+  const page = await watchedPage(context, name === "not-found" ? seen : problems);
+  page.on("close", () => problems.push(...seen.filter((m) => !m.includes("status of 404"))));
+  const response = await page.goto(`${server.url}${BASE}${PAGES[name]}`);
+  assert.equal(response.status(), name === "not-found" ? 404 : 200, name);
+  if (name === "search") await page.waitForSelector("#search-results a.result-link");
+  return { page, context };
+}
+
+function describe(violations) {
+  return violations
+    .map((v) => `${v.id} (${v.impact}): ${v.help}\n` + v.nodes.slice(0, 5).map((n) => `    ${n.target.join(" ")}: ${n.failureSummary?.split("\n").join(" ")}`).join("\n"))
+    .join("\n");
+}
+
+for (const name of Object.keys(PAGES)) {
+  test(`${name}: no WCAG 2.2 AA violation, light and dark`, async () => {
+    for (const scheme of ["light", "dark"]) {
+      const { page, context } = await open(name, 1280, scheme);
+      const results = await new AxeBuilder({ page })
+        .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"])
+        .analyze();
+      assert.equal(results.violations.length, 0, `${name} (${scheme}):\n${describe(results.violations)}`);
+      await context.close();
+    }
+  });
+
+  test(`${name}: nothing overflows sideways at 360 and 1280 px; screenshots`, async () => {
+    for (const width of [360, 390, 1280]) {
+      const { page, context } = await open(name, width);
+      const overflow = await page.evaluate(() => {
+        const viewport = document.documentElement.clientWidth;
+        // What sticks out past the viewport, outside a box that scrolls on its own.
+        const scrolls = (e) => {
+          for (let p = e.parentElement; p; p = p.parentElement) {
+            const style = getComputedStyle(p);
+            if (["auto", "scroll"].includes(style.overflowX) && p.scrollWidth > p.clientWidth) return true;
+          }
+          return false;
+        };
+        const out = [...document.body.querySelectorAll("*")]
+          .filter((e) => e.getBoundingClientRect().right > viewport + 1 && !scrolls(e))
+          .map((e) => `${e.tagName.toLowerCase()}${e.id ? "#" + e.id : ""}${e.className ? "." + String(e.className).split(" ").join(".") : ""}`);
+        return { page: document.documentElement.scrollWidth, viewport, out: out.slice(0, 8) };
+      });
+      assert.ok(
+        overflow.page <= overflow.viewport && overflow.out.length === 0,
+        `${name} at ${width} px: the page is ${overflow.page} px wide in a ${overflow.viewport} px viewport; outside: ${overflow.out.join(", ")}`,
+      );
+      if (width !== 360) await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
+      await context.close();
+    }
+  });
+}
