@@ -147,6 +147,38 @@ test("the keyboard reaches and opens results", async () => {
   await page.close();
 });
 
+test("ticking a facet with the keyboard keeps the focus on it", async () => {
+  const page = await openSearch("session");
+  await page.waitForSelector('label[data-facet="system"][data-value="Fractal"] input');
+  await page.focus('label[data-facet="system"][data-value="Fractal"] input');
+  await page.keyboard.press("Space");
+  // The facets are made anew with the new counts: the box ticked is still the focus.
+  await page.waitForFunction(() => document.activeElement?.matches?.('input[name="system"][value="Fractal"]:checked'));
+  await page.keyboard.press("Space");
+  await page.waitForFunction(() => document.activeElement?.matches?.('input[name="system"][value="Fractal"]:not(:checked)'));
+  // From a facet, the arrows do not jump into the results.
+  await page.keyboard.press("ArrowDown");
+  const focused = await page.evaluate(() => document.activeElement.className || document.activeElement.tagName);
+  assert.notEqual(focused, "result-link", "ArrowDown from a facet stays out of the results");
+  await page.close();
+});
+
+test("the first Tab reaches the skip link, which leads to the content", async () => {
+  const page = await watchedPage(context, problems);
+  await page.goto(`${server.url}${BASE}fractal/aas-2026-08-20-fractal-01/records/OBJ-04.html`);
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), "Skip to the content");
+  assert.ok(await page.evaluate(() => document.activeElement.getBoundingClientRect().top >= 0), "shown when focused");
+  await page.keyboard.press("Enter");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "main");
+  assert.equal(await page.locator('nav.crumbs [aria-current="page"]').count(), 1);
+  assert.equal(await page.locator('header nav[aria-label="Site"]').count(), 1);
+  // On paper, the header and the breadcrumbs are left out.
+  await page.emulateMedia({ media: "print" });
+  assert.equal(await page.locator("header.site").evaluate((e) => getComputedStyle(e).display), "none");
+  await page.close();
+});
+
 test("the header's search box opens the search page with its query", async () => {
   const page = await watchedPage(context, problems);
   await page.goto(`${server.url}${BASE}`);

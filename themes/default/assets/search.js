@@ -286,6 +286,9 @@ function countsWithin(data, docs) {
 }
 
 function renderFacets(counts) {
+  // The list is made anew with each count; a keyboard user keeps the box they ticked.
+  const focused = facetsBox.contains(document.activeElement) ? document.activeElement : null;
+  const refocus = focused && { name: focused.name, value: focused.value };
   facetsBox.replaceChildren();
   for (const [name, title] of FACETS) {
     const values = Object.keys(meta.totals[name] || {}).sort();
@@ -313,6 +316,7 @@ function renderFacets(counts) {
       label.dataset.facet = name;
       label.dataset.value = value;
       box.append(label);
+      if (refocus && refocus.name === name && refocus.value === value) queueMicrotask(() => check.focus());
     }
     facetsBox.append(box);
   }
@@ -451,9 +455,15 @@ input.form.addEventListener("submit", (event) => { event.preventDefault(); sched
 document.addEventListener("keydown", (event) => {
   const links = [...list.querySelectorAll("a.result-link")];
   const at = links.indexOf(document.activeElement);
-  if (event.key === "/" && document.activeElement !== input) {
+  const typing = event.target.closest?.("input, textarea, select, [contenteditable]");
+  // The arrows move through the results only from the search box or a result: elsewhere
+  // they scroll the page, as everywhere.
+  const inResults = document.activeElement === input || at >= 0;
+  if (event.key === "/" && !typing) {
     event.preventDefault();
     input.focus();
+  } else if (!inResults) {
+    return;
   } else if (event.key === "ArrowDown" && links.length) {
     event.preventDefault();
     links[Math.min(at + 1, links.length - 1)].focus();
