@@ -31,13 +31,13 @@ fn table_row_declaring_a_record() {
 #[test]
 fn heading_record_page() {
     let page = bundled().page("/exia-seed/c7497ac/records/MEM-OBJ-keywords.html");
-    insta::assert_snapshot!(between(&page, "<main>", "</main>"));
+    insta::assert_snapshot!(between(&page, "<main id=\"main\" tabindex=\"-1\">", "</main>"));
 }
 
 #[test]
 fn unpublished_record_page() {
     let page = bundled().page("/fractal/6a226e7/records/RT-CMP-sub-lm.html");
-    insta::assert_snapshot!(between(&page, "<main>", "</main>"));
+    insta::assert_snapshot!(between(&page, "<main id=\"main\" tabindex=\"-1\">", "</main>"));
 }
 
 #[test]
