@@ -383,3 +383,25 @@ fn every_fractal_record_is_titled_by_more_than_its_id() {
         assert!(title.len() > r.id.len() + 3, "{}'s page is titled by more than its ID: {title}", r.id);
     }
 }
+
+/// A record page says each thing once: the row's status cell is the findings block, not a
+/// field again; the label is the title, not a line again; the declaration names its
+/// section; and the page leads to the records before and after it in reading order.
+#[test]
+fn a_record_page_says_each_thing_once_and_leads_to_its_neighbours() {
+    let page = bundled().page(&record_url(FRACTAL_RUN, "OBJ-04"));
+    let main = &page[page.find("<main").unwrap()..];
+    let fields = &main[main.find("<dl class=\"fields\">").unwrap()..];
+    let fields = &fields[..fields.find("</dl>").unwrap()];
+    assert!(fields.contains("<dt>Persistence</dt>"), "{fields}");
+    assert!(!fields.contains("<dt>Status</dt>"), "the status cell is the findings block's: {fields}");
+    assert_eq!(strip_tags(main).matches("session_history list").count(), 1, "the label once, in the title");
+    assert!(main.contains("Declared in <a href=\"/fractal/aas-2026-08-20-fractal-01/memory/#OBJ-04\">§ 1. Retained operative parts inventory</a> of Memory / context report"), "{main}");
+    // Reading order: OBJ-03 (line 24), OBJ-02 (25), OBJ-04 (26), OBJ-05 (27).
+    let nav = &main[main.find("<nav class=\"record-nav\"").expect("previous and next")..];
+    assert!(nav.contains("rel=\"prev\" href=\"/fractal/aas-2026-08-20-fractal-01/records/OBJ-02.html\""), "{nav}");
+    assert!(nav.contains("rel=\"next\" href=\"/fractal/aas-2026-08-20-fractal-01/records/OBJ-05.html\""), "{nav}");
+    // An unpublished record is in no reading order.
+    let unpublished = bundled().page(&record_url(FRACTAL_RUN, "CLM-03"));
+    assert!(!unpublished.contains("record-nav"));
+}

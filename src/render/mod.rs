@@ -947,9 +947,32 @@ impl Renderer<'_> {
                 evidence => evidence_views(run, record, &linker, self.verdicts(system, run)),
                 references => references,
                 backlinks => backlinks,
+                neighbours => self.neighbours(system, run, record),
             },
             run => context! { name => run.name.clone(), revision => run.revision.clone(), url => urls::run(&system.slug, &run.slug) },
         }
+    }
+
+    /// The records published before and after `record` in the run's reading order (the
+    /// order their first declarations come in the reports), for the record page's
+    /// previous and next links; none for an unpublished record.
+    fn neighbours(&self, system: &System, run: &Run, record: &Record) -> minijinja::Value {
+        let first = |r: &Record| r.declarations.iter().map(|at| (at.report, at.index)).min();
+        let Some(here) = first(record).filter(|_| record.is_published()) else {
+            return context! { previous => None::<RecordSummary>, next => None::<RecordSummary> };
+        };
+        let mut previous: Option<(&Record, (usize, usize))> = None;
+        let mut next: Option<(&Record, (usize, usize))> = None;
+        for other in run.records.values().filter(|r| r.is_published()) {
+            let Some(key) = first(other) else { continue };
+            if key < here && previous.is_none_or(|(_, best)| key > best) {
+                previous = Some((other, key));
+            } else if key > here && next.is_none_or(|(_, best)| key < best) {
+                next = Some((other, key));
+            }
+        }
+        let summary = |found: Option<(&Record, _)>| found.map(|(r, _)| self.record_summary(system, run, r));
+        context! { previous => summary(previous), next => summary(next) }
     }
 
     fn backlink(&self, system: &System, run: &Run, record: &Record, at: At) -> BacklinkView {
@@ -1026,6 +1049,12 @@ fn declaration_entries(system: &System, run: &Run, record: &Record, linker: &Lin
         .map(|at| {
             let report = &run.reports[at.report];
             let d = &report.declarations[at.index];
+            // A cell the findings block shows as a finding of this row is not shown again.
+            let shown_as_finding = |value: &str| {
+                report.findings.iter().any(|f| {
+                    f.owner == Some(crate::model::Owner::Declaration(at.index)) && f.statement.trim() == value.trim()
+                })
+            };
             let (form, fields, body_html, part) = match &d.form {
                 DeclarationForm::Heading { .. } => (
                     "heading",
@@ -1037,23 +1066,40 @@ fn declaration_entries(system: &System, run: &Run, record: &Record, linker: &Lin
                     "row",
                     d.fields
                         .iter()
+                        .filter(|f| !shown_as_finding(&f.value))
                         .map(|f| FieldView { name: f.name.to_string(), value_html: render_inline(&f.value, linker) })
                         .collect(),
                     None,
                     part.clone(),
                 ),
             };
+            let section = enclosing_section(report, d).map(|s| Link {
+                name: format!("§ {}", s.title),
+                url: format!("{}#{}", urls::report(&system.slug, &run.slug, &report.slug), d.anchor),
+            });
             Entry {
                 form,
                 at: report_anchor(system, run, at.report, &d.anchor),
                 source: report.source_at(d.location.line),
+                section,
                 part,
-                label: d.label.clone(),
+                label: d.label.clone().filter(|label| Some(label) != record.label.as_ref()),
                 fields,
                 body_html,
             }
         })
         .collect()
+}
+
+/// The section a declaration is written in: a row's section, or the section around a
+/// heading that declares (whose own section is the record itself).
+fn enclosing_section<'r>(report: &'r Report, d: &crate::model::Declaration) -> Option<&'r crate::model::Section> {
+    let index = d.section?;
+    let own = report.sections.get(index)?;
+    if own.anchor != d.anchor {
+        return Some(own);
+    }
+    report.sections[..index].iter().rev().find(|s| s.level < own.level)
 }
 
 /// A record page's annotations, each rendered with a link to where it is written.
@@ -1068,6 +1114,7 @@ fn annotation_entries(system: &System, run: &Run, record: &Record, linker: &Link
                 form: "annotation",
                 at: report_anchor(system, run, at.report, &a.anchor),
                 source: report.source_at(a.location.line),
+                section: None,
                 part: None,
                 label: None,
                 fields: Vec::new(),

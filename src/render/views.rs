@@ -223,11 +223,14 @@ pub struct Entry {
     pub at: Link,
     /// File and line in the sources.
     pub source: String,
+    /// The section of the report it is written in, linked to the declaration itself.
+    pub section: Option<Link>,
     /// The part, for rows of parts.
     pub part: Option<String>,
-    /// Label given here.
+    /// Label given here, when it is not the record's title.
     pub label: Option<String>,
-    /// Fields (rows only; a heading's fields are in its body).
+    /// Fields (rows only; a heading's fields are in its body), but those the record's
+    /// findings already show (a status cell).
     pub fields: Vec<FieldView>,
     /// Body as HTML (headings and annotations).
     pub body_html: Option<String>,
