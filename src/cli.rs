@@ -698,9 +698,10 @@ fn summary_rows(s: &Summary, counts: DiagnosticCounts, explain: bool) -> Vec<(&'
         (
             "recognised",
             format!(
-                "{}, {}, {}, {}; not understood: {}",
+                "{}, {}, {}, {}, {}; not understood: {}",
                 plural(s.records, "record"),
                 plural(s.findings, "finding"),
+                plural(s.limits, "limit"),
                 plural(s.citations, "citation"),
                 plural(s.quotes, "quote"),
                 plural(s.not_understood, "place")

@@ -53,6 +53,41 @@ pub struct ConventionsConfig {
     pub finding_columns: Vec<String>,
     /// Column headers whose cells are never findings, even where they start with a status.
     pub not_finding_columns: Vec<String>,
+    /// How an analysis writes what it did not establish.
+    pub limits: LimitsConfig,
+}
+
+/// `conventions.limits` of casebook.yaml: words (matched case-insensitively within a
+/// heading or a column header) that mark where an analysis states its limits.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// A section whose heading holds one of these is about limits: its tables' rows and
+    /// its lists' items are limits.
+    pub headings: Vec<String>,
+    /// A table with a column whose header holds one of these is a limitation table,
+    /// wherever it is; that column is the limitation.
+    pub limitation_columns: Vec<String>,
+    /// A table with a column whose header holds one of these is a coverage table: each
+    /// row says what was covered (its first cell) and how far (that column).
+    pub coverage_columns: Vec<String>,
+    /// The column that says which conclusion a limit prevents.
+    pub prevents_columns: Vec<String>,
+    /// The column that says what evidence would resolve a limit.
+    pub resolves_columns: Vec<String>,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        let words = |items: &[&str]| items.iter().map(|s| s.to_string()).collect();
+        LimitsConfig {
+            headings: words(&["limitation", "not inspected", "not established", "conclusion limits"]),
+            limitation_columns: words(&["limitation"]),
+            coverage_columns: words(&["coverage"]),
+            prevents_columns: words(&["prevent"]),
+            resolves_columns: words(&["resolve"]),
+        }
+    }
 }
 
 impl Default for ConventionsConfig {
@@ -62,6 +97,7 @@ impl Default for ConventionsConfig {
             not_fields: Vec::new(),
             finding_columns: Vec::new(),
             not_finding_columns: Vec::new(),
+            limits: LimitsConfig::default(),
         }
     }
 }

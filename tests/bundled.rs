@@ -405,3 +405,34 @@ fn a_record_page_says_each_thing_once_and_leads_to_its_neighbours() {
     let unpublished = bundled().page(&record_url(FRACTAL_RUN, "CLM-03"));
     assert!(!unpublished.contains("record-nav"));
 }
+
+/// What a run did not establish is on its page: each limit with its handle, what it
+/// prevents, and a link to its anchor on the report page, which exists; and on the page
+/// of each record it names.
+#[test]
+fn limits_are_listed_on_their_run_anchored_in_their_report_and_shown_on_their_records() {
+    let run = bundled().page(FRACTAL_RUN);
+    let start = run.find("<h2 id=\"limits\">What this run did not establish").expect("the limits section");
+    let section = &run[start..];
+    let section = &section[..section.find("<h2 id=\"records\">").unwrap()];
+    let handles = regex::Regex::new(r#"<a class="limit-handle" href="([^"]+)">(L[0-9]+)</a>"#).unwrap();
+    let found: Vec<(String, String)> =
+        handles.captures_iter(section).map(|c| (c[1].to_string(), c[2].to_string())).collect();
+    let names: Vec<&str> = found.iter().map(|(_, h)| h.as_str()).collect();
+    assert_eq!(names, ["L1", "L2", "L3", "L4", "L5", "L6", "L7", "L8"], "the report's own handles, in order");
+    let report = bundled().page(&format!("{FRACTAL_RUN}memory/"));
+    for (url, handle) in &found {
+        let anchor = url.rsplit_once('#').unwrap().1;
+        assert!(url.starts_with(&format!("{FRACTAL_RUN}memory/#")), "{url}");
+        assert!(report.contains(&format!("id=\"{anchor}\"")), "{handle}'s anchor {anchor} is on the report page");
+    }
+    assert!(section.contains("Prevents every observed and causally supported status in this file."), "{section}");
+    // The synthesis does not number its limits: casebook does, and says so.
+    let synthesis = bundled().page(SYNTHESIS_RUN);
+    assert!(synthesis.contains("<a class=\"limit-handle derived\""), "derived handles are marked");
+    assert!(synthesis.contains("Evidence that would resolve it") || synthesis.contains("What would resolve it"));
+    // L8 names NEW-2: NEW-2's page shows it, and why.
+    let new2 = bundled().page(&record_url(FRACTAL_RUN, "NEW-2"));
+    let limits = &new2[new2.find("<h2>Limits that apply</h2>").expect("NEW-2's limits")..];
+    assert!(limits.contains(">L8</a>") && limits.contains("Applies because it names NEW-2"), "{limits}");
+}

@@ -266,6 +266,47 @@ pub struct Report {
     /// Anchors of paragraphs and list items that hold findings, by the byte offset where
     /// the block starts in [`Report::markdown`].
     pub block_anchors: BTreeMap<usize, String>,
+    /// What the report says it did not establish: the rows of its limitation and
+    /// coverage tables and the items of its lists about limits, in order.
+    pub limits: Vec<Limit>,
+}
+
+/// One thing an analysis says it did not inspect or establish, and what that prevents.
+#[derive(Debug, Clone)]
+pub struct Limit {
+    /// Its handle: the analysis's own (`L3`) where it numbers them, else derived.
+    pub handle: String,
+    /// True when the analysis wrote the handle.
+    pub handle_given: bool,
+    /// A limitation, or a row of a coverage table (what was covered, and how far).
+    pub kind: LimitKind,
+    /// What a coverage row covers (its first cell); for a limitation, none.
+    pub scope: Option<String>,
+    /// The limitation, or the coverage and its limits, as Markdown.
+    pub text: String,
+    /// The conclusion it prevents, as Markdown, where the analysis says.
+    pub prevents: Option<String>,
+    /// The evidence that would resolve it, as Markdown, where the analysis says.
+    pub resolves: Option<String>,
+    /// Its anchor on the report page.
+    pub anchor: String,
+    /// Where it is written.
+    pub location: Location,
+    /// The section it is in.
+    pub section: Option<usize>,
+    /// The records it names.
+    pub mentions: Vec<RecordId>,
+    /// The paths it cites.
+    pub paths: Vec<String>,
+}
+
+/// What kind of limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitKind {
+    /// Something not inspected or not established.
+    Limitation,
+    /// A row of a coverage table: what was read, and the limits of the conclusions.
+    Coverage,
 }
 
 /// A heading of a report.

@@ -4,6 +4,7 @@
 //! line and column.
 
 mod findings;
+mod limits;
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -91,6 +92,7 @@ pub fn parse_report(
         findings: parts.findings,
         row_anchors: parts.row_anchors,
         block_anchors: parts.block_anchors,
+        limits: parts.limits,
     };
     (Some(report), diagnostics)
 }
@@ -106,6 +108,7 @@ struct Parts {
     findings: Vec<Finding>,
     row_anchors: std::collections::BTreeMap<(usize, usize), String>,
     block_anchors: std::collections::BTreeMap<usize, String>,
+    limits: Vec<crate::model::Limit>,
 }
 
 /// Text of one inline container (a paragraph, heading, cell or tight list item), with
@@ -169,6 +172,12 @@ struct Scanner<'a> {
     body_row: usize,
     /// What the findings of the table being read wait for: its end.
     table_findings: findings::TableFindings,
+    /// How the table being read states limits, if it does.
+    table_limits: Option<limits::LimitColumns>,
+    /// Its rows' limits, anchored at its end.
+    pending_limits: Vec<limits::PendingLimit>,
+    /// The last section about limits whose prose was noted.
+    limits_prose_noted: Option<usize>,
     code: Option<PendingCode>,
     /// A finished code block waiting to see whether a `--- path` paragraph follows.
     quote_candidate: Option<PendingCode>,
@@ -207,6 +216,9 @@ impl<'a> Scanner<'a> {
             row: Vec::new(),
             body_row: 0,
             table_findings: findings::TableFindings::default(),
+            table_limits: None,
+            pending_limits: Vec::new(),
+            limits_prose_noted: None,
             code: None,
             quote_candidate: None,
             paragraph_follows_code: false,
@@ -331,6 +343,11 @@ impl<'a> Scanner<'a> {
             }
             Tag::TableHead => self.in_table_head = true,
             Tag::TableRow => self.row.clear(),
+            // An item's own text, before a list nested in it, is read as the item's.
+            Tag::List(_) if self.list_depth > 0 && !self.inline.text.trim().is_empty() => {
+                let inline = std::mem::take(&mut self.inline);
+                self.block_text(inline, self.owner.map(|(o, _)| o), true);
+            }
             _ => self.flush_inline(),
         }
     }
@@ -365,6 +382,7 @@ impl<'a> Scanner<'a> {
             TagEnd::TableHead => {
                 self.in_table_head = false;
                 self.header_is_status = self.header.iter().map(|h| findings::is_status_header(h)).collect();
+                self.table_limits = self.limit_columns();
             }
             TagEnd::TableRow => {
                 let cells = std::mem::take(&mut self.row);
@@ -373,6 +391,7 @@ impl<'a> Scanner<'a> {
             }
             TagEnd::Table => {
                 self.finish_table_findings();
+                self.finish_table_limits();
                 self.table = None;
             }
             TagEnd::CodeBlock => {
@@ -540,8 +559,18 @@ impl<'a> Scanner<'a> {
     /// fields of the record whose body it is in.
     fn block_text(&mut self, inline: Inline, owner: Option<Owner>, in_list: bool) {
         let cited_from = self.parts.citations.len();
+        let mentioned_from = self.parts.mentions.len();
         self.scan(&inline, owner, None);
         let evidence = cited_from..self.parts.citations.len();
+        if self.table.is_none() && self.in_limits_section() {
+            match in_list {
+                true if self.list_depth == 1 => {
+                    self.limit_item(&inline, mentioned_from..self.parts.mentions.len(), evidence.clone())
+                }
+                false if !inline.text.trim().is_empty() => self.limits_prose(&inline),
+                _ => {}
+            }
+        }
         let conventions = self.conventions;
         let field = conventions.field(inline.text.trim());
         let states_findings = self.block_findings(&inline, owner, evidence, field);
@@ -574,14 +603,17 @@ impl<'a> Scanner<'a> {
     fn table_row(&mut self, cells: Vec<Cell>) {
         let table = self.table.unwrap_or(0);
         let cited_from = self.parts.citations.len();
+        let mentioned_from = self.parts.mentions.len();
         let declared = cells.first().and_then(|first| self.scheme.leading_id(&first.inline.text).map(|m| (m, first)));
         let Some((m, first)) = declared else {
             let owner = self.owner.map(|(o, _)| o);
             for cell in &cells {
                 self.scan(&cell.inline, owner, None);
             }
-            let row = findings::Row::undeclared(self, &cells, cited_from..self.parts.citations.len());
+            let cited = cited_from..self.parts.citations.len();
+            let row = findings::Row::undeclared(self, &cells, cited.clone());
             self.row_findings(&cells, row);
+            self.limit_row(&cells, mentioned_from..self.parts.mentions.len(), cited);
             return;
         };
         let id = RecordId::new(&first.inline.text[m.range.clone()]);

@@ -88,6 +88,8 @@ pub struct Summary {
     pub citations: usize,
     /// Findings (records' and the others).
     pub findings: usize,
+    /// Limits: what the reports say they did not inspect or establish.
+    pub limits: usize,
     /// Places that look like a convention but produced nothing (notes; errors with
     /// `--strict`).
     pub not_understood: usize,
@@ -708,6 +710,7 @@ fn summarise(site: &Site) -> Summary {
             s.quotes += report.quotes.len();
             s.citations += report.citations.iter().filter(|c| c.path.is_some() || c.section.is_some()).count();
             s.findings += report.findings.len();
+            s.limits += report.limits.len();
         }
     }
     s

@@ -43,6 +43,43 @@ pub struct Conventions {
     pub finding_columns: std::collections::BTreeSet<String>,
     /// See `finding_columns`.
     pub not_finding_columns: std::collections::BTreeSet<String>,
+    /// Where limits are written (`conventions.limits`), lower-case.
+    pub limits: LimitWords,
+}
+
+/// The words of `conventions.limits`, lower-case.
+#[derive(Debug, Clone)]
+pub struct LimitWords {
+    /// Headings of sections about limits.
+    pub headings: Vec<String>,
+    /// Headers of a limitation table's limitation column.
+    pub limitation_columns: Vec<String>,
+    /// Headers of a coverage table's coverage column.
+    pub coverage_columns: Vec<String>,
+    /// Headers of the column of the conclusion prevented.
+    pub prevents_columns: Vec<String>,
+    /// Headers of the column of the evidence that would resolve it.
+    pub resolves_columns: Vec<String>,
+}
+
+impl LimitWords {
+    fn new(config: &crate::config::LimitsConfig) -> Self {
+        let lower =
+            |items: &[String]| items.iter().map(|w| w.trim().to_lowercase()).filter(|w| !w.is_empty()).collect();
+        LimitWords {
+            headings: lower(&config.headings),
+            limitation_columns: lower(&config.limitation_columns),
+            coverage_columns: lower(&config.coverage_columns),
+            prevents_columns: lower(&config.prevents_columns),
+            resolves_columns: lower(&config.resolves_columns),
+        }
+    }
+
+    /// True when `text` holds one of `words`, case aside.
+    pub fn holds(words: &[String], text: &str) -> bool {
+        let text = text.to_lowercase();
+        words.iter().any(|w| text.contains(w.as_str()))
+    }
 }
 
 impl Conventions {
@@ -62,6 +99,7 @@ impl Conventions {
             not_fields: conventions.not_fields.iter().cloned().collect(),
             finding_columns: lower(&conventions.finding_columns),
             not_finding_columns: lower(&conventions.not_finding_columns),
+            limits: LimitWords::new(&conventions.limits),
         })
     }
 

@@ -20,7 +20,9 @@ use minijinja::{context, Environment};
 use rayon::prelude::*;
 
 use crate::markup::escape;
-use crate::model::{At, DeclarationForm, LineRange, Owner, Publication, Record, RecordId, Report, Run, Site, System};
+use crate::model::{
+    At, DeclarationForm, Limit, LimitKind, LineRange, Owner, Publication, Record, RecordId, Report, Run, Site, System,
+};
 use crate::output::OutputFile;
 use crate::recognise::{slugify, Conventions};
 use crate::urls;
@@ -777,6 +779,7 @@ impl Renderer<'_> {
             matrix => self.status_matrix(run, &published),
             records => published.iter().map(|r| self.record_summary(system, run, r)).collect::<Vec<_>>(),
             finding_groups => self.finding_groups(system, run),
+            limit_groups => limit_groups(system, run, &linker),
             unpublished => self.unpublished_groups(system, run, &linker),
         }
     }
@@ -947,6 +950,7 @@ impl Renderer<'_> {
                 evidence => evidence_views(run, record, &linker, self.verdicts(system, run)),
                 references => references,
                 backlinks => backlinks,
+                limits => limits_of(system, run, record, &linker),
                 neighbours => self.neighbours(system, run, record),
             },
             run => context! { name => run.name.clone(), revision => run.revision.clone(), url => urls::run(&system.slug, &run.slug) },
@@ -1089,6 +1093,86 @@ fn declaration_entries(system: &System, run: &Run, record: &Record, linker: &Lin
             }
         })
         .collect()
+}
+
+/// One limit as a page shows it.
+fn limit_view(system: &System, run: &Run, report: usize, limit: &Limit, linker: &Linker<'_>) -> LimitView {
+    let r = &run.reports[report];
+    let section = limit.section.and_then(|s| r.sections.get(s));
+    LimitView {
+        handle: limit.handle.clone(),
+        derived: !limit.handle_given,
+        kind: match limit.kind {
+            LimitKind::Limitation => "limitation",
+            LimitKind::Coverage => "coverage",
+        },
+        scope_html: limit.scope.as_deref().map(|t| render_inline(t, linker)),
+        text_html: render_inline(&limit.text, linker),
+        prevents_html: limit.prevents.as_deref().map(|t| render_inline(t, linker)),
+        resolves_html: limit.resolves.as_deref().map(|t| render_inline(t, linker)),
+        at: Link {
+            name: match section {
+                Some(s) => format!("{} § {}", r.title, s.title),
+                None => r.title.clone(),
+            },
+            url: format!("{}#{}", urls::report(&system.slug, &run.slug, &r.slug), limit.anchor),
+        },
+        source: r.source_at(limit.location.line),
+        because: None,
+    }
+}
+
+/// The run page's "What this run did not establish": each report's limits.
+fn limit_groups(system: &System, run: &Run, linker: &Linker<'_>) -> Vec<LimitGroup> {
+    run.reports
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.limits.is_empty())
+        .map(|(i, r)| {
+            let (coverage, limitations): (Vec<&Limit>, Vec<&Limit>) =
+                r.limits.iter().partition(|l| l.kind == LimitKind::Coverage);
+            let views =
+                |limits: Vec<&Limit>| limits.into_iter().map(|l| limit_view(system, run, i, l, linker)).collect();
+            let limitations: Vec<LimitView> = views(limitations);
+            LimitGroup {
+                report: Link { name: r.title.clone(), url: urls::report(&system.slug, &run.slug, &r.slug) },
+                has_prevents: limitations.iter().any(|l| l.prevents_html.is_some()),
+                has_resolves: limitations.iter().any(|l| l.resolves_html.is_some()),
+                limitations,
+                coverage: views(coverage),
+            }
+        })
+        .collect()
+}
+
+/// The limits that apply to `record`: those that name it, and those that cite a path its
+/// evidence cites.
+fn limits_of(system: &System, run: &Run, record: &Record, linker: &Linker<'_>) -> Vec<LimitView> {
+    let mut cited: Vec<&str> = Vec::new();
+    for at in &record.citations {
+        if let Some(path) = run.reports[at.report].citations[at.index].path.as_deref() {
+            cited.push(path);
+        }
+    }
+    cited.extend(record.quotes.iter().map(|at| run.reports[at.report].quotes[at.index].path.as_str()));
+    let mut out = Vec::new();
+    for (i, report) in run.reports.iter().enumerate() {
+        for limit in &report.limits {
+            let because = if limit.mentions.contains(&record.id) {
+                Some(format!("it names {}", record.id))
+            } else {
+                limit
+                    .paths
+                    .iter()
+                    .find(|p| cited.contains(&p.as_str()))
+                    .map(|p| format!("it concerns {p}, which {} cites", record.id))
+            };
+            if let Some(because) = because {
+                out.push(LimitView { because: Some(because), ..limit_view(system, run, i, limit, linker) });
+            }
+        }
+    }
+    out
 }
 
 /// The section a declaration is written in: a row's section, or the section around a

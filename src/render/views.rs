@@ -368,3 +368,43 @@ pub struct SystemStatusCount {
     /// The page listing them.
     pub url: String,
 }
+
+/// One limit: what the analysis did not inspect or establish, and what that prevents.
+#[derive(Debug, Serialize)]
+pub struct LimitView {
+    /// Its handle (`L3`).
+    pub handle: String,
+    /// True when casebook numbered it (the analysis did not).
+    pub derived: bool,
+    /// `limitation` or `coverage`.
+    pub kind: &'static str,
+    /// What a coverage row covers, as HTML.
+    pub scope_html: Option<String>,
+    /// The limitation, or the coverage and its limits, as HTML.
+    pub text_html: String,
+    /// The conclusion it prevents, as HTML.
+    pub prevents_html: Option<String>,
+    /// The evidence that would resolve it, as HTML.
+    pub resolves_html: Option<String>,
+    /// Where it is written: the report (and section), linked to its anchor.
+    pub at: Link,
+    /// File and line.
+    pub source: String,
+    /// On a record page: why it applies to the record (it names it, or a path it cites).
+    pub because: Option<String>,
+}
+
+/// A report's limits, on the run page.
+#[derive(Debug, Serialize)]
+pub struct LimitGroup {
+    /// The report.
+    pub report: Link,
+    /// Its limitations.
+    pub limitations: Vec<LimitView>,
+    /// Its coverage rows.
+    pub coverage: Vec<LimitView>,
+    /// True when some limitation says which conclusion it prevents.
+    pub has_prevents: bool,
+    /// True when some limitation says what would resolve it.
+    pub has_resolves: bool,
+}

@@ -1,0 +1,274 @@
+//! Limits: what a report says it did not inspect or establish. The rows of limitation
+//! tables (a column named like `Limitation`) and coverage tables (`Coverage`) anywhere,
+//! and the rows and items of the tables and lists of a section about limits (its heading
+//! holds `Limitations`, `Limits` …; all of it is `conventions.limits`). Each gets a
+//! handle (the report's own, `L3`, where it numbers them) and an anchor on the page.
+
+use std::ops::Range;
+
+use super::{Cell, Inline, Scanner};
+use crate::model::{Limit, LimitKind, Location, RecordId};
+use crate::recognise::LimitWords;
+
+/// How the table being read states limits, read from its header.
+#[derive(Clone, Copy)]
+pub(super) struct LimitColumns {
+    kind: LimitKind,
+    /// The column of the limitation (or coverage) itself.
+    text: usize,
+    prevents: Option<usize>,
+    resolves: Option<usize>,
+}
+
+/// A limit of a table row, waiting for the table's end to get its anchor: the findings
+/// of the table may give its row one first.
+pub(super) struct PendingLimit {
+    limit: Limit,
+    row: (usize, usize),
+}
+
+/// True for a handle as analyses number limits: `L3`, `L-3`, `3`, `L3a`.
+fn is_handle(text: &str) -> bool {
+    let digits = text.trim_start_matches(|c: char| c.is_ascii_alphabetic()).trim_start_matches('-');
+    let letters = text.len() - text.trim_start_matches(|c: char| c.is_ascii_alphabetic()).len();
+    let number = digits.trim_end_matches(|c: char| c.is_ascii_lowercase());
+    letters <= 3 && !number.is_empty() && number.len() <= 4 && number.chars().all(|c| c.is_ascii_digit())
+}
+
+/// A header that names a column of handles.
+fn is_handle_header(header: &str) -> bool {
+    matches!(header.trim().to_lowercase().as_str(), "" | "#" | "id" | "no" | "no." | "n°" | "nr")
+}
+
+impl Scanner<'_> {
+    /// True when the current section, or one around it, is about limits.
+    pub(super) fn in_limits_section(&self) -> bool {
+        let words = &self.conventions.limits.headings;
+        let Some(current) = self.section else { return false };
+        let mut level = u8::MAX;
+        for section in self.parts.sections[..=current].iter().rev() {
+            if section.level < level {
+                if LimitWords::holds(words, &section.title) {
+                    return true;
+                }
+                level = section.level;
+            }
+        }
+        false
+    }
+
+    /// How the table being read states limits, if it does: a limitation or coverage
+    /// column anywhere, or any table of a section about limits.
+    pub(super) fn limit_columns(&self) -> Option<LimitColumns> {
+        let words = &self.conventions.limits;
+        let find = |list: &[String]| self.header.iter().position(|h| LimitWords::holds(list, h));
+        let (kind, text) = match (find(&words.limitation_columns), find(&words.coverage_columns)) {
+            (Some(column), _) => (LimitKind::Limitation, column),
+            (None, Some(column)) => (LimitKind::Coverage, column),
+            (None, None) if self.in_limits_section() => {
+                let first =
+                    usize::from(self.header.first().is_some_and(|h| is_handle_header(h)) && self.header.len() > 1);
+                (LimitKind::Limitation, first)
+            }
+            (None, None) => return None,
+        };
+        let other = |list: &[String]| find(list).filter(|&c| c != text);
+        Some(LimitColumns {
+            kind,
+            text,
+            prevents: other(&words.prevents_columns),
+            resolves: other(&words.resolves_columns),
+        })
+    }
+
+    /// A row of a limitation or coverage table: a limit, anchored at the table's end.
+    /// `mentions` and `citations` are what the row's scan found.
+    pub(super) fn limit_row(&mut self, cells: &[Cell], mentions: Range<usize>, citations: Range<usize>) {
+        let Some(columns) = self.table_limits else { return };
+        let cell = |column: Option<usize>| {
+            let cell = cells.get(column?)?;
+            let text = self.md[cell.source.clone()].trim().trim_matches('|').trim();
+            (!text.is_empty()).then(|| text.to_string())
+        };
+        let Some(text) = cell(Some(columns.text)) else { return };
+        let first = cells.first().map(|c| c.inline.text.trim().to_string()).unwrap_or_default();
+        let given = (columns.text != 0 && is_handle(&first)).then_some(first);
+        let scope = match columns.kind {
+            LimitKind::Coverage if columns.text != 0 => cell(Some(0)),
+            _ => None,
+        };
+        let offset = cells.get(columns.text).map_or(0, |c| c.source.start);
+        let limit = self.new_limit(given, columns.kind, scope, text, self.location(offset), mentions, citations);
+        let limit = Limit { prevents: cell(columns.prevents), resolves: cell(columns.resolves), ..limit };
+        self.pending_limits.push(PendingLimit { limit, row: (self.table.unwrap_or(0), self.body_row) });
+    }
+
+    /// At a table's end: its limits, each anchored at its row (the anchor its findings
+    /// gave the row, if they did).
+    pub(super) fn finish_table_limits(&mut self) {
+        for PendingLimit { mut limit, row } in std::mem::take(&mut self.pending_limits) {
+            limit.anchor = match self.parts.row_anchors.get(&row) {
+                Some(anchor) => anchor.clone(),
+                None => {
+                    let anchor = self.unique_anchor(format!("limit-{}", limit.handle.to_lowercase()));
+                    self.parts.row_anchors.insert(row, anchor.clone());
+                    anchor
+                }
+            };
+            self.parts.limits.push(limit);
+        }
+        self.table_limits = None;
+    }
+
+    /// An item of a list in a section about limits: a limit, anchored at the item.
+    pub(super) fn limit_item(&mut self, inline: &Inline, mentions: Range<usize>, citations: Range<usize>) {
+        let text = inline.text.trim();
+        let Some(source) = inline.source.clone().filter(|_| !text.is_empty()) else { return };
+        let location = self.location(source.start);
+        let mut limit =
+            self.new_limit(None, LimitKind::Limitation, None, text.to_string(), location, mentions, citations);
+        limit.anchor = match self.parts.block_anchors.get(&source.start) {
+            Some(anchor) => anchor.clone(),
+            None => {
+                let anchor = self.unique_anchor(format!("limit-{}", limit.handle.to_lowercase()));
+                self.parts.block_anchors.insert(source.start, anchor.clone());
+                anchor
+            }
+        };
+        self.parts.limits.push(limit);
+    }
+
+    /// A paragraph of a section about limits, which is no limit of its own: noted once
+    /// per section, so that `--explain` says the section was read as prose.
+    pub(super) fn limits_prose(&mut self, inline: &Inline) {
+        if self.limits_prose_noted == self.section {
+            return;
+        }
+        self.limits_prose_noted = self.section;
+        let offset = inline.source.as_ref().map_or(0, |s| s.start);
+        self.note(
+            offset,
+            1,
+            "a section about limits written as paragraphs: casebook lists its tables' rows and its lists' items as limits, and shows its prose as it is".into(),
+            "to have each limit listed, with its handle, on the run's and the records' pages, write them as a list or a table (`| # | Limitation | Conclusion prevented |`)",
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn new_limit(
+        &self,
+        given: Option<String>,
+        kind: LimitKind,
+        scope: Option<String>,
+        text: String,
+        location: Location,
+        mentions: Range<usize>,
+        citations: Range<usize>,
+    ) -> Limit {
+        let number = self.parts.limits.len() + self.pending_limits.len() + 1;
+        let handle_given = given.is_some();
+        let handle = given.unwrap_or_else(|| format!("L{number}"));
+        let mut named: Vec<RecordId> = self.parts.mentions[mentions].iter().map(|m| m.target.clone()).collect();
+        named.dedup();
+        let mut paths: Vec<String> = self.parts.citations[citations].iter().filter_map(|c| c.path.clone()).collect();
+        paths.sort();
+        paths.dedup();
+        Limit {
+            handle,
+            handle_given,
+            kind,
+            scope,
+            text,
+            prevents: None,
+            resolves: None,
+            anchor: String::new(),
+            location,
+            section: self.section,
+            mentions: named,
+            paths,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::is_handle;
+    use crate::config::SiteConfig;
+    use crate::model::{Diagnostic, LimitKind, Report, Slug};
+    use crate::parse::parse_report;
+    use crate::recognise::Conventions;
+
+    fn parse(md: &str) -> (Report, Vec<Diagnostic>) {
+        let conventions = Conventions::new(&SiteConfig::default()).unwrap();
+        let (report, diagnostics) =
+            parse_report(Path::new("r.md"), "r.md", &Slug::parse("r").unwrap(), md, &conventions);
+        (report.unwrap(), diagnostics)
+    }
+
+    #[test]
+    fn a_numbered_limitation_table_gives_each_row_its_handle_and_what_it_prevents() {
+        let (report, _) = parse(
+            "# R\n\n## 6. Limitations, each paired with the conclusion it prevents\n\n\
+             | # | Limitation | Exact conclusion it prevents |\n|---|---|---|\n\
+             | L1 | The dependency (SRC-1 `dep/a.py:3`) was not read. | Prevents any claim about OBJ-02. |\n\
+             | L2 | No execution. | Prevents every observed status. |\n",
+        );
+        let handles: Vec<(&str, bool)> = report.limits.iter().map(|l| (l.handle.as_str(), l.handle_given)).collect();
+        assert_eq!(handles, [("L1", true), ("L2", true)]);
+        let first = &report.limits[0];
+        assert_eq!(first.kind, LimitKind::Limitation);
+        assert_eq!(first.text, "The dependency (SRC-1 `dep/a.py:3`) was not read.");
+        assert_eq!(first.prevents.as_deref(), Some("Prevents any claim about OBJ-02."));
+        assert_eq!(first.mentions.iter().map(|m| m.as_str()).collect::<Vec<_>>(), ["OBJ-02"]);
+        assert_eq!(first.paths, ["dep/a.py"]);
+        // The row's anchor: here the one its cells' findings gave it (`L1`).
+        assert_eq!(report.row_anchors.get(&(0, 0)), Some(&first.anchor));
+        assert_eq!(first.location.line, 7);
+        assert_ne!(report.limits[1].anchor, first.anchor);
+    }
+
+    #[test]
+    fn a_limitation_column_anywhere_and_a_coverage_table_are_limits_with_derived_handles() {
+        let (report, _) = parse(
+            "# R\n\n## Findings\n\n| Limitation | Conclusion prevented | Evidence that would resolve it |\n|---|---|---|\n\
+             | No trace | Exercised recall | A trace |\n\n\
+             | Entry point or operation | SRC-1 paths | Coverage and conclusion limits |\n|---|---|---|\n\
+             | Turn admission | a.py | Direct reads; host completeness remains external. |\n\n\
+             | Object | Status |\n|---|---|\n| Cache | absent |\n",
+        );
+        assert_eq!(report.limits.len(), 2, "{:?}", report.limits);
+        let (limitation, coverage) = (&report.limits[0], &report.limits[1]);
+        assert_eq!((limitation.handle.as_str(), limitation.handle_given), ("L1", false));
+        assert_eq!(limitation.resolves.as_deref(), Some("A trace"));
+        assert_eq!(coverage.kind, LimitKind::Coverage);
+        assert_eq!(coverage.scope.as_deref(), Some("Turn admission"));
+        assert_eq!(coverage.text, "Direct reads; host completeness remains external.");
+        assert_eq!(coverage.handle, "L2");
+    }
+
+    #[test]
+    fn a_section_about_limits_makes_its_list_items_limits_and_notes_its_prose() {
+        let (report, diagnostics) = parse(
+            "# R\n\n## Limitations of this run\n\nThe source was read, not run.\n\n- Tests were not read (OBJ-04).\n- No history.\n  - a nested detail\n\n## Other\n\n- not a limit\n",
+        );
+        let texts: Vec<&str> = report.limits.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts, ["Tests were not read (OBJ-04).", "No history."]);
+        assert_eq!(report.block_anchors.values().filter(|a| a.starts_with("limit-")).count(), 2);
+        let notes: Vec<&Diagnostic> =
+            diagnostics.iter().filter(|d| d.message.contains("section about limits")).collect();
+        assert_eq!(notes.len(), 1, "{diagnostics:?}");
+        assert_eq!(notes[0].location.line, 5);
+    }
+
+    #[test]
+    fn handles_are_short_numbered_tokens() {
+        for handle in ["L1", "L12", "3", "L-3", "L3a", "LIM7"] {
+            assert!(is_handle(handle), "{handle}");
+        }
+        for text in ["", "L", "Limitation", "No execution", "L12345", "ABCD1", "1.2"] {
+            assert!(!is_handle(text), "{text}");
+        }
+    }
+}
