@@ -193,6 +193,20 @@ pub fn diff(old: &Manifest, new: &Manifest) -> Diff {
     out
 }
 
+/// What changed from one run of a system to another: [`diff`] of the two runs'
+/// manifests ([`crate::manifest::run_manifest`]), each record and finding keyed by its ID
+/// or subject alone, so that one published in both runs is the same. The links of a
+/// record added or changed go to the newer run's page, of one removed to the older's.
+pub fn between_runs(old: &Manifest, new: &Manifest) -> Diff {
+    let one_run = |m: &Manifest| {
+        let mut m = m.clone();
+        m.records.iter_mut().for_each(|r| r.run.clear());
+        m.findings.iter_mut().for_each(|f| f.run.clear());
+        m
+    };
+    diff(&one_run(old), &one_run(new))
+}
+
 /// A quote or citation by what it cites: system, run, kind, record, and the citation.
 type EvidenceKey = (String, String, String, Option<String>, String);
 

@@ -68,7 +68,7 @@ pub const RESERVED_SYSTEM_SLUGS: [&str; 3] = ["assets", "statuses", "search"];
 pub const RESERVED_REPORT_SLUGS: [&str; 1] = ["records"];
 
 /// Names a run folder must not take: a system's own pages.
-pub const RESERVED_RUN_SLUGS: [&str; 1] = ["statuses"];
+pub const RESERVED_RUN_SLUGS: [&str; 2] = ["statuses", "changes"];
 
 /// Lists the site under `content`. Problems are diagnostics; the tree holds what is usable.
 pub fn discover(content: &Path) -> (SourceTree, Vec<Diagnostic>) {

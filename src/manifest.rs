@@ -196,6 +196,27 @@ pub fn manifest(site: &Site, base_url: &str) -> Manifest {
     }
 }
 
+/// The records and findings of one run, as the manifest holds them: what a comparison
+/// of two runs of a system is made of ([`crate::diff::between_runs`]).
+pub fn run_manifest(system: &System, run: &Run, base_url: &str) -> Manifest {
+    let base = base_url.trim_end_matches('/');
+    Manifest {
+        schema: SCHEMA.to_string(),
+        title: String::new(),
+        base_url: base_url.to_string(),
+        records: run.records.values().map(|record| entry(system, run, record, base)).collect(),
+        findings_schema: Some(FINDINGS_SCHEMA.to_string()),
+        findings: run
+            .reports
+            .iter()
+            .flat_map(|report| report.findings.iter().map(move |f| finding_entry(system, run, report, f, base)))
+            .map(|f| f.to_entry())
+            .collect(),
+        evidence_schema: None,
+        evidence: Vec::new(),
+    }
+}
+
 /// Every quote and citation of `site` with its verdict in `verification`, in the order of
 /// systems, runs, reports, then a report's quotes and its citations.
 pub fn evidence_entries<'a>(

@@ -42,6 +42,12 @@ pub fn status(name: &str) -> String {
 }
 
 /// The records of one system with one status.
+/// The page of what changed from run `from` to run `to` of a system.
+pub fn changes(system: &Slug, from: &Slug, to: &Slug) -> String {
+    format!("/{system}/changes/{from}/{to}/")
+}
+
+/// A system's records with status `name`.
 pub fn system_status(system: &Slug, name: &str) -> String {
     format!("/{system}/statuses/{}/", crate::recognise::slugify(name))
 }

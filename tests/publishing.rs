@@ -424,3 +424,58 @@ fn each_status_has_a_readable_colour_of_its_own_in_a_linked_stylesheet() {
     assert!(style < statuses, "{page}");
     assert!(page.contains("status-refuted"), "{page}");
 }
+
+/// A system analysed twice gets a page of what changed from the first run to the second:
+/// records in both, new and gone, status changes linked to both runs' pages, and findings
+/// without a record; the system page links it.
+#[test]
+fn consecutive_runs_of_a_system_get_a_page_of_what_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let content = dir.path().join("content");
+    let run = |name: &str, date: &str, report: &str| {
+        let folder = content.join("lab").join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("run.yaml"), format!("revision: abc1234\ndate: {date}\nlens: memory\n")).unwrap();
+        std::fs::write(folder.join("report.md"), report).unwrap();
+    };
+    std::fs::write(content.join("casebook.yaml"), "title: T\n").ok();
+    std::fs::create_dir_all(content.join("lab")).unwrap();
+    std::fs::write(content.join("lab/system.yaml"), "name: Lab\n").unwrap();
+    // Folder names sort the other way round: the dates give the order.
+    run(
+        "b-first",
+        "2026-01-01",
+        "# R\n\n| ID | Object | Status |\n|---|---|---|\n| OBJ-01 cache | a cache | implemented |\n| OBJ-02 log | a log | absent |\n\n| Operation | Status |\n|---|---|\n| Compaction | absent |\n",
+    );
+    run(
+        "a-second",
+        "2026-02-01",
+        "# R\n\n| ID | Object | Status |\n|---|---|---|\n| OBJ-01 cache | a cache | wired |\n| OBJ-03 index | an index | claimed |\n\n| Operation | Status |\n|---|---|\n| Compaction | implemented |\n",
+    );
+    let built = common::build_site(dir.path(), |_| {});
+    let page = built.page("/lab/changes/b-first/a-second/");
+    assert!(!built.exists("/lab/changes/a-second/b-first/"), "consecutive in date order only");
+    let text = page.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("1 record in both runs (0 unchanged), 1 new, 1 gone; 1 status change"), "{text}");
+    let transitions = &page[page.find("<h2 id=\"transitions\"").unwrap()..page.find("<h2 id=\"findings\"").unwrap()];
+    assert!(transitions.contains("href=\"/lab/b-first/records/OBJ-01.html\">in b-first</a>"), "{transitions}");
+    assert!(transitions.contains("href=\"/lab/a-second/records/OBJ-01.html\">in a-second</a>"), "{transitions}");
+    let (before, after) = (transitions.find("status-implemented").unwrap(), transitions.find("status-wired").unwrap());
+    assert!(before < after, "implemented before, wired after");
+    let added = &page[page.find("<h2 id=\"added\"").unwrap()..page.find("<h2 id=\"removed\"").unwrap()];
+    assert!(added.contains("OBJ-03") && !added.contains("OBJ-02"), "{added}");
+    let removed = &page[page.find("<h2 id=\"removed\"").unwrap()..page.find("<h2 id=\"changed\"").unwrap()];
+    assert!(
+        removed.contains("href=\"/lab/b-first/records/OBJ-02.html\""),
+        "a gone record links to where it was: {removed}"
+    );
+    let findings = &page[page.find("<h2 id=\"findings\"").unwrap()..page.find("<h2 id=\"added\"").unwrap()];
+    assert!(
+        findings.contains("Compaction")
+            && findings.contains("status-absent")
+            && findings.contains("status-implemented")
+    );
+    assert!(!page.contains("different lenses"), "the same lens");
+    let system = built.page("/lab/");
+    assert!(system.contains("href=\"/lab/changes/b-first/a-second/\">b-first → a-second</a>"), "{system}");
+}

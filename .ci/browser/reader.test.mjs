@@ -25,6 +25,7 @@ const PAGES = {
   status: "statuses/implemented/",
   "system-status": "fractal/statuses/absent/",
   search: "search/?q=session",
+  changes: "fractal/changes/aas-2026-08-20-fractal-01/6a226e7/",
   "not-found": "no/such/page/",
 };
 const SHOTS = process.env.CASEBOOK_SCREENSHOTS ?? join(repo, "target/screenshots");

@@ -6,6 +6,7 @@
 //! one page per status (a count per system) and, per system, one page per status it
 //! carries (the records). A status page never lists every record of a large site.
 
+mod changes;
 mod highlight;
 pub mod markdown;
 mod theme;
@@ -60,6 +61,8 @@ enum Job<'a> {
     Run(&'a System, &'a Run),
     Report(&'a System, &'a Run, usize),
     Record(&'a System, &'a Run, &'a Record),
+    /// What changed from one run of a system to the next.
+    Changes(&'a System, &'a Run, &'a Run),
 }
 
 /// Warnings for quotes whose language has no highlighting grammar: they are shown plain.
@@ -226,6 +229,7 @@ fn jobs_of<'a>(site: &'a Site, scope: Scope<'a>) -> Vec<Job<'a>> {
         Scope::System(system) => {
             let mut jobs = vec![Job::System(system)];
             jobs.extend(statuses_in(site, system).into_iter().map(|i| Job::SystemStatus(system, i)));
+            jobs.extend(changes::pairs(system).into_iter().map(|(from, to)| Job::Changes(system, from, to)));
             jobs
         }
         Scope::Run(system, run) => {
@@ -334,6 +338,7 @@ impl<'a> Job<'a> {
             Job::Run(system, run) => urls::run(&system.slug, &run.slug),
             Job::Report(system, run, r) => urls::report(&system.slug, &run.slug, &run.reports[r].slug),
             Job::Record(system, run, record) => urls::record(&system.slug, &run.slug, &record.id),
+            Job::Changes(system, from, to) => urls::changes(&system.slug, &from.slug, &to.slug),
         }
     }
 }
@@ -398,6 +403,7 @@ impl Renderer<'_> {
             Job::Run(system, run) => ("run.html", self.run(system, run)),
             Job::Report(system, run, r) => ("report.html", self.report(system, run, &run.reports[*r])),
             Job::Record(system, run, record) => ("record.html", self.record(system, run, record)),
+            Job::Changes(system, from, to) => ("changes.html", self.changes(system, from, to)),
         };
         let url = job.url(self.site);
         let html = self.env.get_template(template)?.render(context! { site => self.site_view(), ..ctx })?;
@@ -635,11 +641,19 @@ impl Renderer<'_> {
         let mut statuses =
             self.status_counts(system.runs.iter().map(|r| &**r), None, &|name| urls::system_status(&system.slug, name));
         statuses.retain(|s| s.count + s.findings > 0);
+        let changes: Vec<Link> = changes::pairs(system)
+            .into_iter()
+            .map(|(from, to)| Link {
+                name: format!("{} → {}", from.name, to.name),
+                url: urls::changes(&system.slug, &from.slug, &to.slug),
+            })
+            .collect();
         context! {
             title => system.name.clone(),
             breadcrumbs => vec![Link { name: self.site.title.clone(), url: urls::home() }],
             system => self.system_summary(system),
             statuses => statuses,
+            changes => changes,
         }
     }
 

@@ -9,7 +9,7 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 
 use crate::model::{Code, Diagnostic, Location};
 
-const BUILT_IN_TEMPLATES: [(&str, &str); 13] = [
+const BUILT_IN_TEMPLATES: [(&str, &str); 14] = [
     ("search.html", include_str!("../../themes/default/templates/search.html")),
     ("404.html", include_str!("../../themes/default/templates/404.html")),
     ("base.html", include_str!("../../themes/default/templates/base.html")),
@@ -23,6 +23,7 @@ const BUILT_IN_TEMPLATES: [(&str, &str); 13] = [
     ("statuses.html", include_str!("../../themes/default/templates/statuses.html")),
     ("status.html", include_str!("../../themes/default/templates/status.html")),
     ("system-status.html", include_str!("../../themes/default/templates/system-status.html")),
+    ("changes.html", include_str!("../../themes/default/templates/changes.html")),
 ];
 
 const BUILT_IN_ASSETS: [(&str, &[u8]); 3] = [
