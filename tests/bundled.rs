@@ -436,3 +436,19 @@ fn limits_are_listed_on_their_run_anchored_in_their_report_and_shown_on_their_re
     let limits = &new2[new2.find("<h2>Limits that apply</h2>").expect("NEW-2's limits")..];
     assert!(limits.contains(">L8</a>") && limits.contains("Applies because it names NEW-2"), "{limits}");
 }
+
+/// The home page puts the systems side by side, lens by lens: per status, how many records
+/// and findings each has, each count leading to the system's list of that status.
+#[test]
+fn the_home_page_puts_systems_side_by_side_per_lens() {
+    let home = bundled().page("/");
+    let table = &home[home.find("<table class=\"side-by-side\">").expect("the side-by-side table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let rows: Vec<&str> = table.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), 3, "EXIA SEED memory, Fractal memory / context, Fractal whole system: {table}");
+    let fractal_memory = rows.iter().find(|r| r.contains("memory / context")).unwrap();
+    // Fractal's memory run: 12 records implemented, and 12 subjects of findings without one.
+    assert!(fractal_memory.contains("<a href=\"/fractal/statuses/implemented/\" title=\"12 records, 12 findings without a record\">12 <span class=\"muted\">+ 12</span></a>"), "{fractal_memory}");
+    let system_page = bundled().page("/fractal/statuses/implemented/");
+    assert!(system_page.contains("OBJ-04"), "the count's list holds the records it counts");
+}

@@ -506,13 +506,60 @@ impl Renderer<'_> {
         let records = self.all_runs().flat_map(|r| r.published_records()).count();
         let findings: usize =
             self.all_runs().map(|r| r.reports.iter().map(|rep| rep.findings.len()).sum::<usize>()).sum();
+        let statuses = self.status_counts(self.all_runs(), None, &|name| urls::status(name));
+        let shown: Vec<&str> = statuses.iter().filter(|s| s.count + s.findings > 0).map(|s| s.name.as_str()).collect();
         context! {
             title => self.site.title.clone(),
             systems => self.site.systems.iter().map(|s| self.system_summary(s)).collect::<Vec<_>>(),
-            statuses => self.status_counts(self.all_runs(), None, &|name| urls::status(name)),
+            side_by_side => self.side_by_side(&shown),
+            side_by_side_statuses => statuses.iter().filter(|s| shown.contains(&s.name.as_str())).collect::<Vec<_>>(),
+            kinds => self.kinds_by_system(),
+            statuses => statuses,
             records => records,
             findings => findings,
         }
+    }
+
+    /// Each system's runs, lens by lens, with the records and findings of each status in
+    /// `shown`: where the systems differ, at a glance. Each cell links to the system's
+    /// list of that status.
+    fn side_by_side(&self, shown: &[&str]) -> Vec<SideBySideRow> {
+        let mut rows = Vec::new();
+        for system in &self.site.systems {
+            let mut lenses: BTreeMap<Option<&String>, Vec<&Run>> = BTreeMap::new();
+            for run in &system.runs {
+                lenses.entry(run.lens.as_ref()).or_default().push(run);
+            }
+            for (lens, runs) in lenses {
+                let url = |name: &str| urls::system_status(&system.slug, name);
+                let mut cells = self.status_counts(runs.into_iter(), None, &url);
+                cells.retain(|c| shown.contains(&c.name.as_str()));
+                rows.push(SideBySideRow {
+                    system: Link { name: system.name.clone(), url: urls::system(&system.slug) },
+                    lens: lens.cloned(),
+                    cells,
+                });
+            }
+        }
+        rows
+    }
+
+    /// Per kind of record, how many each system publishes.
+    fn kinds_by_system(&self) -> Vec<KindRow> {
+        let mut kinds: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, system) in self.site.systems.iter().enumerate() {
+            for record in system.runs.iter().flat_map(|r| r.published_records()) {
+                kinds.entry(record.kind.as_str()).or_insert_with(|| vec![0; self.site.systems.len()])[i] += 1;
+            }
+        }
+        kinds
+            .into_iter()
+            .map(|(kind, counts)| KindRow {
+                kind: kind.to_string(),
+                kind_name: self.site.kinds.get(kind).cloned(),
+                counts,
+            })
+            .collect()
     }
 
     fn statuses(&self) -> minijinja::Value {

@@ -50,6 +50,29 @@ pub struct StatusCount {
     pub findings: usize,
 }
 
+/// One row of the home page's systems side by side: a system's runs of one lens, and
+/// how many records and findings carry each status.
+#[derive(Debug, Serialize)]
+pub struct SideBySideRow {
+    /// The system.
+    pub system: Link,
+    /// The lens of its runs in this row.
+    pub lens: Option<String>,
+    /// Per status of the table's columns, in order.
+    pub cells: Vec<StatusCount>,
+}
+
+/// How many published records of one kind each system has.
+#[derive(Debug, Serialize)]
+pub struct KindRow {
+    /// Kind code.
+    pub kind: String,
+    /// Kind name.
+    pub kind_name: Option<String>,
+    /// Per system, in the home page's order.
+    pub counts: Vec<usize>,
+}
+
 /// A run in a listing.
 #[derive(Debug, Serialize)]
 pub struct RunSummary {
