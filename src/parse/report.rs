@@ -789,7 +789,8 @@ mod tests {
     use crate::config::SiteConfig;
     use crate::model::Subject;
 
-    fn parse(md: &str) -> (Report, Vec<Diagnostic>) {
+    /// `md` parsed as report `r.md` with the default conventions.
+    pub(super) fn parse(md: &str) -> (Report, Vec<Diagnostic>) {
         let conventions = Conventions::new(&SiteConfig::default()).unwrap();
         let (report, diagnostics) =
             parse_report(Path::new("r.md"), "r.md", &Slug::parse("r").unwrap(), md, &conventions);

@@ -192,20 +192,9 @@ impl Scanner<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use super::is_handle;
-    use crate::config::SiteConfig;
-    use crate::model::{Diagnostic, LimitKind, Report, Slug};
-    use crate::parse::parse_report;
-    use crate::recognise::Conventions;
-
-    fn parse(md: &str) -> (Report, Vec<Diagnostic>) {
-        let conventions = Conventions::new(&SiteConfig::default()).unwrap();
-        let (report, diagnostics) =
-            parse_report(Path::new("r.md"), "r.md", &Slug::parse("r").unwrap(), md, &conventions);
-        (report.unwrap(), diagnostics)
-    }
+    use crate::model::{Diagnostic, LimitKind};
+    use crate::parse::report::tests::parse;
 
     #[test]
     fn a_numbered_limitation_table_gives_each_row_its_handle_and_what_it_prevents() {
