@@ -8,8 +8,13 @@ use std::sync::Arc;
 use minijinja::context;
 use serde::Serialize;
 
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
 use super::views::{Link, StatusBadge};
-use super::Renderer;
+use super::{run_key, Job, Renderer, RunKey};
+use crate::manifest::Manifest;
 use crate::model::{RecordId, Run, System};
 use crate::{diff, manifest, urls};
 
@@ -24,6 +29,20 @@ pub(super) fn runs_in_order(system: &System) -> Vec<&Arc<Run>> {
 /// Each pair of consecutive runs of `system`, with its page's link.
 pub(super) fn pairs(system: &System) -> Vec<(&Run, &Run)> {
     runs_in_order(system).windows(2).map(|w| (&**w[0], &**w[1])).collect()
+}
+
+/// The manifest of each run that a comparison page of `jobs` compares: made once, in
+/// parallel, though most runs are compared twice (with the run before and the one after).
+pub(super) fn run_manifests<'a>(jobs: &[Job<'a>]) -> HashMap<RunKey<'a>, Manifest> {
+    let mut runs: Vec<(&'a System, &'a Run)> = Vec::new();
+    for job in jobs {
+        if let Job::Changes(system, from, to) = *job {
+            runs.extend([(system, from), (system, to)]);
+        }
+    }
+    runs.sort_by_key(|(system, run)| run_key(system, run));
+    runs.dedup_by_key(|(system, run)| run_key(system, run));
+    runs.into_par_iter().map(|(system, run)| (run_key(system, run), manifest::run_manifest(system, run, ""))).collect()
 }
 
 /// A record on the page, with its pages in either run.
@@ -108,8 +127,9 @@ impl Renderer<'_> {
     }
 
     pub(super) fn changes(&self, system: &System, from: &Run, to: &Run) -> minijinja::Value {
-        let (old, new) = (manifest::run_manifest(system, from, ""), manifest::run_manifest(system, to, ""));
-        let changes = diff::between_runs(&old, &new);
+        let old = &self.run_manifests[&run_key(system, from)];
+        let new = &self.run_manifests[&run_key(system, to)];
+        let changes = diff::between_runs(old, new);
         let page = |run: &Run, id: &str| {
             let id = RecordId::new(id);
             run.publishes(&id).then(|| urls::record(&system.slug, &run.slug, &id))

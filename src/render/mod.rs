@@ -148,6 +148,7 @@ where
             (s.name.as_str(), look)
         })
         .collect();
+    let run_manifests = changes::run_manifests(&jobs);
     let renderer = Renderer {
         site,
         conventions,
@@ -156,6 +157,7 @@ where
         highlights: &highlights,
         looks: &looks,
         verification,
+        run_manifests: &run_manifests,
     };
     let mut paths: Vec<std::path::PathBuf> = jobs
         .par_iter()
@@ -373,6 +375,8 @@ struct Renderer<'a> {
     looks: &'a HashMap<&'a str, StatusLook>,
     /// What verification found, when it ran.
     verification: Option<&'a crate::model::Verification>,
+    /// The manifest of each run a comparison page compares, made once.
+    run_manifests: &'a HashMap<RunKey<'a>, crate::manifest::Manifest>,
 }
 
 /// How a status is shown, made once: its CSS class, meaning and page.
@@ -1024,7 +1028,7 @@ impl Renderer<'_> {
     fn neighbours(&self, system: &System, run: &Run, record: &Record) -> minijinja::Value {
         let first = |r: &Record| r.declarations.iter().map(|at| (at.report, at.index)).min();
         let Some(here) = first(record).filter(|_| record.is_published()) else {
-            return context! { previous => None::<RecordSummary>, next => None::<RecordSummary> };
+            return context! { previous => None::<minijinja::Value>, next => None::<minijinja::Value> };
         };
         let mut previous: Option<(&Record, (usize, usize))> = None;
         let mut next: Option<(&Record, (usize, usize))> = None;
@@ -1036,7 +1040,16 @@ impl Renderer<'_> {
                 next = Some((other, key));
             }
         }
-        let summary = |found: Option<(&Record, _)>| found.map(|(r, _)| self.record_summary(system, run, r));
+        // The ID and title only: a neighbour's statuses are on its own page.
+        let summary = |found: Option<(&Record, _)>| {
+            found.map(|(r, _)| {
+                context! {
+                    id => r.id.to_string(),
+                    label => r.title_label().map(str::to_string),
+                    url => urls::record(&system.slug, &run.slug, &r.id),
+                }
+            })
+        };
         context! { previous => summary(previous), next => summary(next) }
     }
 
@@ -1206,9 +1219,10 @@ fn limit_groups(system: &System, run: &Run, linker: &Linker<'_>) -> Vec<LimitGro
         .collect()
 }
 
-/// The limits that apply to `record`: those that name it, and those that cite a path its
-/// evidence cites.
-fn limits_of(system: &System, run: &Run, record: &Record, linker: &Linker<'_>) -> Vec<LimitView> {
+/// The limits that apply to `record`: in full those that name it, and by handle those
+/// that cite a path its quotes or citations cite (a file cited by many records would
+/// otherwise repeat its limits in full on each of their pages).
+fn limits_of(system: &System, run: &Run, record: &Record, linker: &Linker<'_>) -> RecordLimits {
     let mut cited: Vec<&str> = Vec::new();
     for at in &record.citations {
         if let Some(path) = run.reports[at.report].citations[at.index].path.as_deref() {
@@ -1216,20 +1230,19 @@ fn limits_of(system: &System, run: &Run, record: &Record, linker: &Linker<'_>) -
         }
     }
     cited.extend(record.quotes.iter().map(|at| run.reports[at.report].quotes[at.index].path.as_str()));
-    let mut out = Vec::new();
+    let mut out = RecordLimits::default();
     for (i, report) in run.reports.iter().enumerate() {
         for limit in &report.limits {
-            let because = if limit.mentions.contains(&record.id) {
-                Some(format!("it names {}", record.id))
-            } else {
-                limit
-                    .paths
-                    .iter()
-                    .find(|p| cited.contains(&p.as_str()))
-                    .map(|p| format!("it concerns {p}, which {} cites", record.id))
-            };
-            if let Some(because) = because {
-                out.push(LimitView { because: Some(because), ..limit_view(system, run, i, limit, linker) });
+            if limit.mentions.contains(&record.id) {
+                let because = Some(format!("it names {}", record.id));
+                out.naming.push(LimitView { because, ..limit_view(system, run, i, limit, linker) });
+            } else if let Some(path) = limit.paths.iter().find(|p| cited.contains(&p.as_str())) {
+                out.by_path.push(LimitMention {
+                    handle: limit.handle.clone(),
+                    derived: !limit.handle_given,
+                    url: format!("{}#{}", urls::report(&system.slug, &run.slug, &report.slug), limit.anchor),
+                    path: path.clone(),
+                });
             }
         }
     }

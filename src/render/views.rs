@@ -417,6 +417,28 @@ pub struct LimitView {
     pub because: Option<String>,
 }
 
+/// The limits a record page shows.
+#[derive(Debug, Serialize, Default)]
+pub struct RecordLimits {
+    /// Those that name the record, in full.
+    pub naming: Vec<LimitView>,
+    /// Those that concern a file the record cites, by handle.
+    pub by_path: Vec<LimitMention>,
+}
+
+/// A limit named by its handle, with the file it shares with the record.
+#[derive(Debug, Serialize)]
+pub struct LimitMention {
+    /// Its handle.
+    pub handle: String,
+    /// True when casebook numbered it.
+    pub derived: bool,
+    /// Its anchor on its report page.
+    pub url: String,
+    /// The file it concerns, which the record cites too.
+    pub path: String,
+}
+
 /// A report's limits, on the run page.
 #[derive(Debug, Serialize)]
 pub struct LimitGroup {
