@@ -31,18 +31,41 @@ pub(super) fn pairs(system: &System) -> Vec<(&Run, &Run)> {
     runs_in_order(system).windows(2).map(|w| (&**w[0], &**w[1])).collect()
 }
 
-/// The manifest of each run that a comparison page of `jobs` compares: made once, in
-/// parallel, though most runs are compared twice (with the run before and the one after).
-pub(super) fn run_manifests<'a>(jobs: &[Job<'a>]) -> HashMap<RunKey<'a>, Manifest> {
-    let mut runs: Vec<(&'a System, &'a Run)> = Vec::new();
+/// A comparison page's pair: the older run and the newer, by their keys.
+pub(super) type PairKey<'a> = (RunKey<'a>, RunKey<'a>);
+
+/// What changed for each comparison page of `jobs`, computed system by system, in
+/// parallel: a system's run manifests are made once (most runs are compared twice, with
+/// the run before and the one after) and dropped once its pairs are compared, so only the
+/// differences stay in memory while pages render.
+pub(super) fn run_changes<'a>(jobs: &[Job<'a>]) -> HashMap<PairKey<'a>, diff::Diff> {
+    let mut by_system: Vec<(&'a System, Vec<(&'a Run, &'a Run)>)> = Vec::new();
     for job in jobs {
         if let Job::Changes(system, from, to) = *job {
-            runs.extend([(system, from), (system, to)]);
+            match by_system.iter_mut().find(|(s, _)| std::ptr::eq(*s, system)) {
+                Some((_, pairs)) => pairs.push((from, to)),
+                None => by_system.push((system, vec![(from, to)])),
+            }
         }
     }
-    runs.sort_by_key(|(system, run)| run_key(system, run));
-    runs.dedup_by_key(|(system, run)| run_key(system, run));
-    runs.into_par_iter().map(|(system, run)| (run_key(system, run), manifest::run_manifest(system, run, ""))).collect()
+    by_system
+        .into_par_iter()
+        .flat_map_iter(|(system, pairs)| {
+            let mut manifests: HashMap<RunKey<'a>, Manifest> = HashMap::new();
+            for (from, to) in &pairs {
+                for run in [from, to] {
+                    manifests.entry(run_key(system, run)).or_insert_with(|| manifest::run_manifest(system, run, ""));
+                }
+            }
+            pairs
+                .into_iter()
+                .map(|(from, to)| {
+                    let (old, new) = (run_key(system, from), run_key(system, to));
+                    ((old, new), diff::between_runs(&manifests[&old], &manifests[&new]))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// A record on the page, with its pages in either run.
@@ -127,9 +150,7 @@ impl Renderer<'_> {
     }
 
     pub(super) fn changes(&self, system: &System, from: &Run, to: &Run) -> minijinja::Value {
-        let old = &self.run_manifests[&run_key(system, from)];
-        let new = &self.run_manifests[&run_key(system, to)];
-        let changes = diff::between_runs(old, new);
+        let changes = &self.run_changes[&(run_key(system, from), run_key(system, to))];
         let page = |run: &Run, id: &str| {
             let id = RecordId::new(id);
             run.publishes(&id).then(|| urls::record(&system.slug, &run.slug, &id))
@@ -142,8 +163,8 @@ impl Renderer<'_> {
             new_url: page(to, &r.id),
             fields,
         };
-        let transitions = self.transitions(&changes, from, to, &page);
-        let findings = self.finding_changes(&changes);
+        let transitions = self.transitions(changes, from, to, &page);
+        let findings = self.finding_changes(changes);
         let dangling: Vec<(RecordChange, String)> = changes
             .newly_dangling
             .iter()

@@ -148,7 +148,7 @@ where
             (s.name.as_str(), look)
         })
         .collect();
-    let run_manifests = changes::run_manifests(&jobs);
+    let run_changes = changes::run_changes(&jobs);
     let renderer = Renderer {
         site,
         conventions,
@@ -157,7 +157,7 @@ where
         highlights: &highlights,
         looks: &looks,
         verification,
-        run_manifests: &run_manifests,
+        run_changes: &run_changes,
     };
     let mut paths: Vec<std::path::PathBuf> = jobs
         .par_iter()
@@ -375,8 +375,8 @@ struct Renderer<'a> {
     looks: &'a HashMap<&'a str, StatusLook>,
     /// What verification found, when it ran.
     verification: Option<&'a crate::model::Verification>,
-    /// The manifest of each run a comparison page compares, made once.
-    run_manifests: &'a HashMap<RunKey<'a>, crate::manifest::Manifest>,
+    /// What changed, for each comparison page to render.
+    run_changes: &'a HashMap<changes::PairKey<'a>, crate::diff::Diff>,
 }
 
 /// How a status is shown, made once: its CSS class, meaning and page.
