@@ -83,7 +83,7 @@ impl Default for LimitsConfig {
         LimitsConfig {
             headings: words(&["limitation", "not inspected", "not established", "conclusion limits"]),
             limitation_columns: words(&["limitation"]),
-            coverage_columns: words(&["coverage"]),
+            coverage_columns: words(&["coverage and", "conclusion limit"]),
             prevents_columns: words(&["prevent"]),
             resolves_columns: words(&["resolve"]),
         }

@@ -1,5 +1,6 @@
 //! Limits: what a report says it did not inspect or establish. The rows of limitation
-//! tables (a column named like `Limitation`) and coverage tables (`Coverage`) anywhere,
+//! tables (a column named like `Limitation`) and coverage tables (`Coverage and conclusion
+//! limits`) anywhere,
 //! and the rows and items of the tables and lists of a section about limits (its heading
 //! holds `Limitations`, `Limits` …; all of it is `conventions.limits`). Each gets a
 //! handle (the report's own, `L3`, where it numbers them) and an anchor on the page.
@@ -48,7 +49,8 @@ impl Scanner<'_> {
         let mut level = u8::MAX;
         for section in self.parts.sections[..=current].iter().rev() {
             if section.level < level {
-                if LimitWords::holds(words, &section.title) {
+                // A record's heading (`### OBJ-07 Limitation register`) is about the record.
+                if LimitWords::holds(words, &section.title) && self.scheme.leading_id(&section.title).is_none() {
                     return true;
                 }
                 level = section.level;
@@ -235,6 +237,16 @@ mod tests {
         assert_eq!(coverage.scope.as_deref(), Some("Turn admission"));
         assert_eq!(coverage.text, "Direct reads; host completeness remains external.");
         assert_eq!(coverage.handle, "L2");
+    }
+
+    #[test]
+    fn a_test_coverage_column_and_a_record_named_like_a_limit_are_no_limits() {
+        let (report, diagnostics) = parse(
+            "# R\n\n| Component | Test coverage |\n|---|---|\n| Cache | 80% |\n\n\
+             ### OBJ-07 Limitation register\n\n- an item of the record\n\nA paragraph of the record.\n",
+        );
+        assert!(report.limits.is_empty(), "{:?}", report.limits);
+        assert!(!diagnostics.iter().any(|d| d.message.contains("section about limits")), "{diagnostics:?}");
     }
 
     #[test]
