@@ -151,11 +151,18 @@ test("ticking a facet with the keyboard keeps the focus on it", async () => {
   const page = await openSearch("session");
   await page.waitForSelector('label[data-facet="system"][data-value="Fractal"] input');
   await page.focus('label[data-facet="system"][data-value="Fractal"] input');
-  await page.keyboard.press("Space");
-  // The facets are made anew with the new counts: the box ticked is still the focus.
-  await page.waitForFunction(() => document.activeElement?.matches?.('input[name="system"][value="Fractal"]:checked'));
-  await page.keyboard.press("Space");
-  await page.waitForFunction(() => document.activeElement?.matches?.('input[name="system"][value="Fractal"]:not(:checked)'));
+  // The facets are made anew with the new counts: the box ticked is still the focus, in
+  // the new list (the box the key was pressed on is marked, to tell it from its successor).
+  const pressAndWait = async (state) => {
+    await page.evaluate(() => { document.activeElement.dataset.pressed = "yes"; });
+    await page.keyboard.press("Space");
+    await page.waitForFunction((state) => {
+      const e = document.activeElement;
+      return e?.matches?.(`input[name="system"][value="Fractal"]${state}`) && !e.dataset.pressed;
+    }, state);
+  };
+  await pressAndWait(":checked");
+  await pressAndWait(":not(:checked)");
   // From a facet, the arrows do not jump into the results.
   await page.keyboard.press("ArrowDown");
   const focused = await page.evaluate(() => document.activeElement.className || document.activeElement.tagName);
