@@ -178,6 +178,9 @@ struct Scanner<'a> {
     pending_limits: Vec<limits::PendingLimit>,
     /// The last section about limits whose prose was noted.
     limits_prose_noted: Option<usize>,
+    /// The open headings, by level, and whether each is (or is within) a section about
+    /// limits: kept as headings come, so no block walks back through the sections.
+    heading_stack: Vec<(u8, bool)>,
     code: Option<PendingCode>,
     /// A finished code block waiting to see whether a `--- path` paragraph follows.
     quote_candidate: Option<PendingCode>,
@@ -219,6 +222,7 @@ impl<'a> Scanner<'a> {
             table_limits: None,
             pending_limits: Vec::new(),
             limits_prose_noted: None,
+            heading_stack: Vec::new(),
             code: None,
             quote_candidate: None,
             paragraph_follows_code: false,
@@ -506,6 +510,7 @@ impl<'a> Scanner<'a> {
             self.section = Some(section_index);
             self.scan(&inline, self.owner.map(|(o, _)| o), None);
         }
+        self.enter_section(level, &title);
         self.parts.sections.push(Section { anchor, level, title, line });
     }
 

@@ -42,21 +42,22 @@ fn is_handle_header(header: &str) -> bool {
 }
 
 impl Scanner<'_> {
+    /// A heading of `level` opens a section: it is about limits when its title says so,
+    /// or when a heading around it is.
+    pub(super) fn enter_section(&mut self, level: u8, title: &str) {
+        while self.heading_stack.last().is_some_and(|&(open, _)| open >= level) {
+            self.heading_stack.pop();
+        }
+        let around = self.heading_stack.last().is_some_and(|&(_, limits)| limits);
+        // A record's heading (`### OBJ-07 Limitation register`) is about the record.
+        let says =
+            LimitWords::holds(&self.conventions.limits.headings, title) && self.scheme.leading_id(title).is_none();
+        self.heading_stack.push((level, around || says));
+    }
+
     /// True when the current section, or one around it, is about limits.
     pub(super) fn in_limits_section(&self) -> bool {
-        let words = &self.conventions.limits.headings;
-        let Some(current) = self.section else { return false };
-        let mut level = u8::MAX;
-        for section in self.parts.sections[..=current].iter().rev() {
-            if section.level < level {
-                // A record's heading (`### OBJ-07 Limitation register`) is about the record.
-                if LimitWords::holds(words, &section.title) && self.scheme.leading_id(&section.title).is_none() {
-                    return true;
-                }
-                level = section.level;
-            }
-        }
-        false
+        self.heading_stack.last().is_some_and(|&(_, limits)| limits)
     }
 
     /// How the table being read states limits, if it does: a limitation or coverage
