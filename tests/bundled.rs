@@ -452,3 +452,59 @@ fn the_home_page_puts_systems_side_by_side_per_lens() {
     let system_page = bundled().page("/fractal/statuses/implemented/");
     assert!(system_page.contains("OBJ-04"), "the count's list holds the records it counts");
 }
+
+/// The record graph: a run's picture and a record's neighbourhood are inline SVG with a
+/// title and a description, every node links to its record's page, and the table after
+/// each picture lists exactly the edges drawn.
+#[test]
+fn the_record_graph_is_drawn_with_the_same_edges_as_its_table() {
+    let built = bundled();
+    for (url, centre) in
+        [(EXIA_RUN.to_string(), None), (record_url(EXIA_RUN, "MEM-OBJ-summary"), Some("MEM-OBJ-summary"))]
+    {
+        let page = built.page(&url);
+        let svg = &page[page.find("<svg class=\"graph\"").unwrap_or_else(|| panic!("{url} draws a graph"))..];
+        let svg = &svg[..svg.find("</svg>").unwrap()];
+        assert!(svg.contains("<title id=\"g-") && svg.contains("<desc id=\"g-"), "{url}: {svg}");
+        let table = &page[page.find("<details class=\"graph-edges\">").unwrap()..];
+        let table = &table[..table.find("</details>").unwrap()];
+        let rows: Vec<(String, String)> = table
+            .split("<tr><td>")
+            .skip(1)
+            .map(|row| {
+                let names: Vec<&str> = row.split("\">").skip(1).map(|s| &s[..s.find('<').unwrap()]).take(2).collect();
+                (names[0].to_string(), names[1].to_string())
+            })
+            .collect();
+        assert!(!rows.is_empty(), "{url}: {table}");
+        assert_eq!(svg.matches("<path class=\"graph-edge").count(), rows.len(), "{url}: one path per row");
+        for (from, to) in &rows {
+            for id in [from, to] {
+                let href = format!("href=\"{}\"", record_url(EXIA_RUN, id));
+                if Some(id.as_str()) == centre {
+                    assert!(!svg.contains(&href), "{url}: the page's own record is not a link");
+                } else {
+                    assert!(svg.contains(&href), "{url}: {id} is a linked node of the picture");
+                }
+                built.page(&record_url(EXIA_RUN, id));
+            }
+        }
+        if let Some(centre) = centre {
+            assert!(rows.iter().any(|(f, t)| f == centre || t == centre), "{url}: {rows:?}");
+            assert_eq!(svg.matches("graph-centre").count(), 1);
+            let references = &page[page.find("<section class=\"references\">").unwrap()..];
+            let references = &references[..references.find("</section>").unwrap()];
+            for id in references
+                .split("class=\"rec\" href=\"")
+                .skip(1)
+                .map(|s| &s[s.find("\">").unwrap() + 2..s.find("</a>").unwrap()])
+            {
+                assert!(rows.iter().any(|(f, t)| f == centre && t == id), "{url}: the reference to {id} is drawn");
+            }
+        }
+    }
+    // The records of Fractal's second run do not name one another: no picture, rather
+    // than an empty one.
+    assert!(built.page(FRACTAL_RUN).contains("<svg class=\"graph\""));
+    assert!(!built.page("/fractal/6a226e7/").contains("<svg class=\"graph\""));
+}

@@ -21,6 +21,9 @@ const PAGES = {
   report: `${RUN}/memory/`,
   record: `${RUN}/records/OBJ-04.html`,
   "unpublished-record": `${RUN}/records/CLM-03.html`,
+  // A run and a record that draw the record graph.
+  "graph-run": "exia-seed/c7497ac/",
+  "graph-record": "exia-seed/c7497ac/records/MEM-OBJ-summary.html",
   statuses: "statuses/",
   status: "statuses/implemented/",
   "system-status": "fractal/statuses/absent/",

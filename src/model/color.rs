@@ -50,6 +50,21 @@ impl Rgb {
         let (a, b) = (self.luminance(), other.luminance());
         (a.max(b) + 0.05) / (a.min(b) + 0.05)
     }
+
+    /// This colour, or the nearest to it towards black (on a light background) or white
+    /// (on a dark one) whose contrast with `background` is at least [`MIN_CONTRAST`]: the
+    /// same hue, only as dark or as light as reading needs.
+    pub fn readable_on(self, background: Rgb) -> Rgb {
+        let toward = if background.luminance() > 0.18 { Rgb(0, 0, 0) } else { WHITE };
+        let mix = |t: f64| {
+            let channel = |a: u8, b: u8| (f64::from(a) + (f64::from(b) - f64::from(a)) * t).round() as u8;
+            Rgb(channel(self.0, toward.0), channel(self.1, toward.1), channel(self.2, toward.2))
+        };
+        (0..=20)
+            .map(|step| mix(f64::from(step) / 20.0))
+            .find(|c| c.contrast(background) >= MIN_CONTRAST)
+            .unwrap_or(toward)
+    }
 }
 
 impl fmt::Display for Rgb {
@@ -123,6 +138,19 @@ impl BadgeColors {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_colour_too_faint_for_its_background_is_darkened_or_lightened_just_enough() {
+        let (panel, dark_panel) = (Rgb(0xf6, 0xf8, 0xfa), Rgb(0x1e, 0x21, 0x25));
+        let readable = Rgb(0x18, 0x36, 0x91);
+        assert_eq!(readable.readable_on(panel), readable, "already readable: unchanged");
+        let comment = Rgb(0x96, 0x98, 0x96);
+        let darker = comment.readable_on(panel);
+        assert!(darker.contrast(panel) >= MIN_CONTRAST && darker.0 < comment.0, "{darker}");
+        let deep = Rgb(0x4f, 0x5b, 0x66);
+        let lighter = deep.readable_on(dark_panel);
+        assert!(lighter.contrast(dark_panel) >= MIN_CONTRAST && lighter.0 > deep.0, "{lighter}");
+    }
 
     #[test]
     fn colours_parse_in_both_lengths_and_nothing_else() {

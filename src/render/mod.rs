@@ -7,6 +7,7 @@
 //! carries (the records). A status page never lists every record of a large site.
 
 mod changes;
+mod graph;
 mod highlight;
 pub mod markdown;
 mod theme;
@@ -149,6 +150,7 @@ where
         })
         .collect();
     let run_changes = changes::run_changes(&jobs);
+    let graphs = run_graphs(&jobs);
     let renderer = Renderer {
         site,
         conventions,
@@ -158,6 +160,7 @@ where
         looks: &looks,
         verification,
         run_changes: &run_changes,
+        graphs: &graphs,
     };
     let mut paths: Vec<std::path::PathBuf> = jobs
         .par_iter()
@@ -345,6 +348,18 @@ impl<'a> Job<'a> {
     }
 }
 
+/// The record graph of each run that a run page or a record page of `jobs` draws, each
+/// made once.
+fn run_graphs<'a>(jobs: &[Job<'a>]) -> HashMap<RunKey<'a>, graph::RunGraph<'a>> {
+    let mut runs: BTreeMap<RunKey<'a>, &'a Run> = BTreeMap::new();
+    for job in jobs {
+        if let Job::Run(system, run) | Job::Record(system, run, _) = *job {
+            runs.insert(run_key(system, run), run);
+        }
+    }
+    runs.into_par_iter().map(|(key, run)| (key, graph::RunGraph::of(run))).collect()
+}
+
 /// A run, by its system's slug and its own.
 type RunKey<'a> = (&'a str, &'a str);
 
@@ -377,6 +392,8 @@ struct Renderer<'a> {
     verification: Option<&'a crate::model::Verification>,
     /// What changed, for each comparison page to render.
     run_changes: &'a HashMap<changes::PairKey<'a>, crate::diff::Diff>,
+    /// The record graph of each run whose run or record pages are rendered.
+    graphs: &'a HashMap<RunKey<'a>, graph::RunGraph<'a>>,
 }
 
 /// How a status is shown, made once: its CSS class, meaning and page.
@@ -845,6 +862,7 @@ impl Renderer<'_> {
             records => published.iter().map(|r| self.record_summary(system, run, r)).collect::<Vec<_>>(),
             finding_groups => self.finding_groups(system, run),
             limit_groups => limit_groups(system, run, &linker),
+            graph => self.run_graph(system, run),
             unpublished => self.unpublished_groups(system, run, &linker),
         }
     }
@@ -1017,9 +1035,30 @@ impl Renderer<'_> {
                 backlinks => backlinks,
                 limits => limits_of(system, run, record, &linker),
                 neighbours => self.neighbours(system, run, record),
+                graph => self.record_graph(system, run, record),
             },
             run => context! { name => run.name.clone(), revision => run.revision.clone(), url => urls::run(&system.slug, &run.slug) },
         }
+    }
+
+    /// The picture of `record`'s neighbourhood, when it links with any record.
+    fn record_graph(&self, system: &System, run: &Run, record: &Record) -> Option<GraphView> {
+        let graph = self.graphs.get(&run_key(system, run))?;
+        let selection = graph.neighbourhood(&record.id, graph::NEIGHBOURHOOD_NODES)?;
+        let title = format!("{} and the records it links with", record.id);
+        let description = graph_description(&selection);
+        let drawing = graph::Drawing { id: "record", title: &title, description: &description };
+        Some(graph::view(graph, &selection, &drawing, &|r| urls::record(&system.slug, &run.slug, &r.id)))
+    }
+
+    /// The picture of the run's most linked records, when any links.
+    fn run_graph(&self, system: &System, run: &Run) -> Option<GraphView> {
+        let graph = self.graphs.get(&run_key(system, run))?;
+        let selection = graph.overview(graph::RUN_NODES)?;
+        let title = format!("The records of {} and their links", run.name);
+        let description = graph_description(&selection);
+        let drawing = graph::Drawing { id: "run", title: &title, description: &description };
+        Some(graph::view(graph, &selection, &drawing, &|r| urls::record(&system.slug, &run.slug, &r.id)))
     }
 
     /// The records published before and after `record` in the run's reading order (the
@@ -1075,6 +1114,24 @@ impl Renderer<'_> {
             source: report.source_at(mention.location.line),
         }
     }
+}
+
+/// What a graph's picture shows, in words (its SVG description).
+fn graph_description(selection: &graph::Selection) -> String {
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut text = format!(
+        "{} and {}. A solid arrow is a link in a record's own text, a dashed one a link in a note on it.",
+        plural(selection.nodes.len(), "record", "records"),
+        plural(selection.edges.len(), "link", "links"),
+    );
+    if selection.left_out > 0 {
+        text.push_str(&format!(
+            " {} not drawn.",
+            plural(selection.left_out, "more linked record is", "more linked records are")
+        ));
+    }
+    text.push_str(" The table after the picture lists every link drawn.");
+    text
 }
 
 /// The run page's list of reports.

@@ -9,13 +9,14 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 
 use crate::model::{Code, Diagnostic, Location};
 
-const BUILT_IN_TEMPLATES: [(&str, &str); 14] = [
+const BUILT_IN_TEMPLATES: [(&str, &str); 15] = [
     ("search.html", include_str!("../../themes/default/templates/search.html")),
     ("404.html", include_str!("../../themes/default/templates/404.html")),
     ("base.html", include_str!("../../themes/default/templates/base.html")),
     ("home.html", include_str!("../../themes/default/templates/home.html")),
     ("system.html", include_str!("../../themes/default/templates/system.html")),
     ("runs-table.html", include_str!("../../themes/default/templates/runs-table.html")),
+    ("graph.html", include_str!("../../themes/default/templates/graph.html")),
     ("status-counts.html", include_str!("../../themes/default/templates/status-counts.html")),
     ("run.html", include_str!("../../themes/default/templates/run.html")),
     ("report.html", include_str!("../../themes/default/templates/report.html")),

@@ -453,3 +453,27 @@ pub struct LimitGroup {
     /// True when some limitation says what would resolve it.
     pub has_resolves: bool,
 }
+
+/// A picture of some records and their links, with the same links as rows.
+#[derive(Debug, Serialize)]
+pub struct GraphView {
+    /// The SVG, written by `render::graph` (every text in it escaped).
+    pub svg: String,
+    /// Records drawn.
+    pub drawn: usize,
+    /// Records the picture leaves out for its size (listed on the page elsewhere).
+    pub left_out: usize,
+    /// Each link drawn.
+    pub edges: Vec<GraphEdgeView>,
+}
+
+/// One link of a graph: which record's text names which, and where.
+#[derive(Debug, Serialize)]
+pub struct GraphEdgeView {
+    /// The record whose text links.
+    pub from: Link,
+    /// The record named.
+    pub to: Link,
+    /// Where: "its text", "a note on it", or both.
+    pub how: &'static str,
+}
