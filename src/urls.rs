@@ -31,6 +31,17 @@ pub fn record(system: &Slug, run: &Slug, id: &RecordId) -> String {
     format!("/{system}/{run}/records/{}.html", id.slug())
 }
 
+/// A record's page as a link from another record page of its run (the same folder):
+/// relative, as the record graph writes every node twice.
+pub fn sibling_record(id: &RecordId) -> String {
+    format!("{}.html", id.slug())
+}
+
+/// A record's page as a link from its run's page.
+pub fn record_below_run(id: &RecordId) -> String {
+    format!("records/{}.html", id.slug())
+}
+
 /// The page listing records and findings by status.
 pub fn statuses() -> String {
     "/statuses/".to_string()

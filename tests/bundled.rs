@@ -305,10 +305,17 @@ fn a_sub_path_base_url_keeps_every_internal_link_inside_the_site() {
                     continue;
                 }
                 let path = value.split('#').next().unwrap();
-                let inside = path
-                    .strip_prefix("/preview/pr-12/")
-                    .unwrap_or_else(|| panic!("{}: {value} ignores the base path", file.display()));
-                let target = out.join(inside);
+                let target = if path.starts_with('/') {
+                    let inside = path
+                        .strip_prefix("/preview/pr-12/")
+                        .unwrap_or_else(|| panic!("{}: {value} ignores the base path", file.display()));
+                    out.join(inside)
+                } else {
+                    // A relative link (the record graph's) resolves from the page's folder,
+                    // and may not climb out of the site.
+                    assert!(!path.contains(".."), "{}: {value}", file.display());
+                    out.join(&file).parent().unwrap().join(path)
+                };
                 // A page folder has its index.html; the browser search index folder its meta.json.
                 let index = if attr.starts_with("data-bundle") { "meta.json" } else { "index.html" };
                 let target = if path.ends_with('/') { target.join(index) } else { target };
@@ -472,15 +479,18 @@ fn the_record_graph_is_drawn_with_the_same_edges_as_its_table() {
             .split("<tr><td>")
             .skip(1)
             .map(|row| {
-                let names: Vec<&str> = row.split("\">").skip(1).map(|s| &s[..s.find('<').unwrap()]).take(2).collect();
-                (names[0].to_string(), names[1].to_string())
+                // Each end is a link, or the page's own record in bold.
+                let names: Vec<String> = row.split("</td>").take(2).map(strip_tags).collect();
+                (names[0].trim().to_string(), names[1].trim().to_string())
             })
             .collect();
         assert!(!rows.is_empty(), "{url}: {table}");
-        assert_eq!(svg.matches("<path class=\"graph-edge").count(), rows.len(), "{url}: one path per row");
+        assert_eq!(svg.matches("<path class=\"edge").count(), rows.len(), "{url}: one path per row");
         for (from, to) in &rows {
             for id in [from, to] {
-                let href = format!("href=\"{}\"", record_url(EXIA_RUN, id));
+                // Relative: a record page links its siblings, the run page its records folder.
+                let relative = if centre.is_some() { format!("{id}.html") } else { format!("records/{id}.html") };
+                let href = format!("href=\"{relative}\"");
                 if Some(id.as_str()) == centre {
                     assert!(!svg.contains(&href), "{url}: the page's own record is not a link");
                 } else {
@@ -491,7 +501,7 @@ fn the_record_graph_is_drawn_with_the_same_edges_as_its_table() {
         }
         if let Some(centre) = centre {
             assert!(rows.iter().any(|(f, t)| f == centre || t == centre), "{url}: {rows:?}");
-            assert_eq!(svg.matches("graph-centre").count(), 1);
+            assert_eq!(svg.matches("node centre").count(), 1);
             let references = &page[page.find("<section class=\"references\">").unwrap()..];
             let references = &references[..references.find("</section>").unwrap()];
             for id in references

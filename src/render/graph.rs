@@ -22,7 +22,7 @@ use crate::markup::escape;
 use crate::model::{Owner, Record, RecordId, Run};
 
 /// Most records a record's neighbourhood draws, itself included.
-pub(crate) const NEIGHBOURHOOD_NODES: usize = 12;
+pub(crate) const NEIGHBOURHOOD_NODES: usize = 10;
 /// Most records a run's graph draws.
 pub(crate) const RUN_NODES: usize = 40;
 
@@ -101,6 +101,12 @@ impl<'r> RunGraph<'r> {
         }
         let edges: Vec<Edge> =
             pairs.into_iter().map(|((from, to), (in_text, in_notes))| Edge { from, to, in_text, in_notes }).collect();
+        Self::from_parts(records, edges)
+    }
+
+    /// The graph of `records` with `edges` (sorted by their ends, one per pair).
+    fn from_parts(records: Vec<&'r Record>, edges: Vec<Edge>) -> Self {
+        let index: HashMap<&RecordId, usize> = records.iter().enumerate().map(|(i, r)| (&r.id, i)).collect();
         let mut touching = vec![Vec::new(); records.len()];
         for (e, edge) in edges.iter().enumerate() {
             touching[edge.from].push(e);
@@ -150,13 +156,13 @@ impl<'r> RunGraph<'r> {
         let mut nodes: Vec<usize> =
             std::iter::once(centre).chain(first.iter().copied()).chain(second.iter().copied()).collect();
         nodes.sort_unstable();
+        let drawn = |n: usize| n == centre || first.contains(&n) || second.contains(&n);
         let edges = (0..self.edges.len())
             .filter(|&e| {
                 let Edge { from, to, .. } = self.edges[e];
-                from == centre
-                    || to == centre
-                    || (first.contains(&from) && second.contains(&to))
-                    || (second.contains(&from) && first.contains(&to))
+                let rings =
+                    (first.contains(&from) && second.contains(&to)) || (second.contains(&from) && first.contains(&to));
+                drawn(from) && drawn(to) && (from == centre || to == centre || rings)
             })
             .collect();
         Some(Selection { nodes, centre: Some(centre), edges, left_out })
@@ -229,7 +235,10 @@ pub(crate) fn draw(
         visual.add_edge(arrow, handles[&edge.from], handles[&edge.to]);
     }
     let mut canvas = Canvas::default();
-    visual.do_it(false, false, false, &mut canvas);
+    // layout-rs's crossing optimiser is most of its time; a neighbourhood is a star
+    // around its centre, which ranks alone lay out well.
+    let optimise = selection.centre.is_none();
+    visual.do_it(false, !optimise, false, &mut canvas);
     canvas.svg(graph, selection, drawing, url_of)
 }
 
@@ -240,7 +249,11 @@ pub(crate) fn view(
     drawing: &Drawing<'_>,
     url_of: &dyn Fn(&Record) -> String,
 ) -> GraphView {
-    let link = |n: usize| Link { name: graph.records[n].id.to_string(), url: url_of(graph.records[n]) };
+    // The page's own record is named, not linked.
+    let link = |n: usize| Link {
+        name: graph.records[n].id.to_string(),
+        url: if selection.centre == Some(n) { String::new() } else { url_of(graph.records[n]) },
+    };
     let edges = selection
         .edges
         .iter()
@@ -351,13 +364,15 @@ impl Canvas {
         let at = |p: Point| (round(p.x - origin.x), round(p.y - origin.y));
         let id = drawing.id;
         let mut svg = String::new();
+        // The edges' heads are the stylesheet's (`marker-end: url(#graph-head)`), and so
+        // are the boxes' corners: a page carries one graph, and its bytes are per record.
         let _ = write!(
             svg,
-            "<svg class=\"graph\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" \
+            "<svg class=\"graph\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" \
              role=\"group\" aria-labelledby=\"g-{id}-title g-{id}-desc\">\
              <title id=\"g-{id}-title\">{title}</title><desc id=\"g-{id}-desc\">{desc}</desc>\
-             <defs><marker id=\"g-{id}-head\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" \
-             orient=\"auto-start-reverse\"><path d=\"M0 0L10 5L0 10z\" class=\"graph-head\"/></marker></defs>",
+             <defs><marker id=\"graph-head\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" \
+             markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0 0L10 5L0 10z\"/></marker></defs>",
             w = round(width),
             h = round(height),
             title = escape(drawing.title),
@@ -365,34 +380,31 @@ impl Canvas {
         );
         for (position, path, (start, end)) in &self.arrows {
             let edge = graph.edges[selection.edges[*position]];
-            let class = if edge.in_text { "graph-edge" } else { "graph-edge graph-note" };
-            svg.push_str("<path class=\"");
-            svg.push_str(class);
-            svg.push_str("\" d=\"");
+            // layout-rs turns an edge of a cycle round to lay it out, and says so by its
+            // heads: a head at the start only is an edge drawn backwards.
+            let class = match (edge.in_text, *start && !*end) {
+                (true, false) => "edge",
+                (true, true) => "edge back",
+                (false, false) => "edge note",
+                (false, true) => "edge note back",
+            };
+            let _ = write!(svg, "<path class=\"{class}\" d=\"");
             push_path(&mut svg, path, &at);
-            svg.push('"');
-            if *start {
-                let _ = write!(svg, " marker-start=\"url(#g-{id}-head)\"");
-            }
-            if *end {
-                let _ = write!(svg, " marker-end=\"url(#g-{id}-head)\"");
-            }
-            svg.push_str("/>");
+            svg.push_str("\"/>");
         }
         for (position, xy, size) in &self.boxes {
             let node = selection.nodes[*position];
             let record = graph.records[node];
             let centre = selection.centre == Some(node);
-            let mut class = String::from("graph-node");
-            if centre {
-                class.push_str(" graph-centre");
-            }
-            if !record.is_published() {
-                class.push_str(" graph-unpublished");
-            }
+            let class = match (centre, record.is_published()) {
+                (true, true) => "node centre",
+                (true, false) => "node centre unpublished",
+                (false, true) => "node",
+                (false, false) => "node unpublished",
+            };
             let (x, y) = at(*xy);
             let shape = format!(
-                "<rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" rx=\"4\"/><text x=\"{tx}\" y=\"{ty}\">{label}</text>",
+                "<rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\"/><text x=\"{tx}\" y=\"{ty}\">{label}</text>",
                 w = round(size.x),
                 h = round(size.y),
                 tx = round(xy.x - origin.x + size.x / 2.0),
@@ -423,7 +435,7 @@ impl Canvas {
 
 /// The path of an edge: layout-rs's list of (point, control point) pairs, the first its
 /// exit and the rest entries, as one cubic Bézier and smooth continuations.
-fn push_path(svg: &mut String, path: &[(Point, Point)], at: &dyn Fn(Point) -> (f64, f64)) {
+fn push_path(svg: &mut String, path: &[(Point, Point)], at: &dyn Fn(Point) -> (i64, i64)) {
     let Some(((first, exit), rest)) = path.split_first().map(|(f, r)| (*f, r)) else { return };
     let (x, y) = at(first);
     let (cx, cy) = at(exit);
@@ -439,14 +451,9 @@ fn push_path(svg: &mut String, path: &[(Point, Point)], at: &dyn Fn(Point) -> (f
     }
 }
 
-/// Coordinates to one decimal: enough for a screen, and short.
-fn round(v: f64) -> f64 {
-    let r = (v * 10.0).round() / 10.0;
-    if r == 0.0 {
-        0.0
-    } else {
-        r
-    }
+/// Coordinates in whole units: a unit is a CSS pixel, and the digits are per record.
+fn round(v: f64) -> i64 {
+    v.round() as i64
 }
 
 #[cfg(test)]
@@ -519,6 +526,16 @@ mod tests {
         let bounded = graph.neighbourhood(&RecordId::new("OBJ-01"), 2).unwrap();
         assert_eq!(ids(&graph, &bounded.nodes), ["OBJ-01", "OBJ-03"]);
         assert_eq!(bounded.left_out, 1, "one direct neighbour is not drawn");
+        for &e in &bounded.edges {
+            let edge = graph.edges[e];
+            assert!(
+                bounded.nodes.contains(&edge.from) && bounded.nodes.contains(&edge.to),
+                "{edge:?} has both ends drawn"
+            );
+        }
+        assert_eq!(bounded.edges.len(), 1, "OBJ-01 → OBJ-03 only: OBJ-02 is not drawn");
+        let drawing = Drawing { id: "b", title: "t", description: "d" };
+        assert_eq!(draw(&graph, &bounded, &drawing, &|r| r.id.to_string()).matches("<path class=\"edge").count(), 1);
         assert_eq!(ids(&graph, &[bounded.centre.unwrap()]), ["OBJ-01"]);
     }
 
@@ -548,13 +565,56 @@ mod tests {
             assert!(svg.contains(&format!("href=\"/lab/r1/records/{id}.html?a&amp;b\"")), "{id} is linked: {svg}");
             assert!(svg.contains(&format!(">{id}</text>")), "{id} is labelled");
         }
-        assert!(svg.contains("<g class=\"graph-node graph-centre\"><rect"), "the centre is the page itself: {svg}");
+        assert!(svg.contains("<g class=\"node centre\"><rect"), "the centre is the page itself: {svg}");
         assert!(!svg.contains("records/OBJ-01.html") && !svg.contains("Raw log"), "{svg}");
-        assert_eq!(svg.matches("<path class=\"graph-edge").count(), 3, "{svg}");
-        assert_eq!(svg.matches("graph-note").count(), 1, "the note's link is dashed");
-        assert_eq!(svg.matches("graph-centre").count(), 1);
+        assert_eq!(svg.matches("<path class=\"edge").count(), 3, "{svg}");
+        assert_eq!(svg.matches(" note").count(), 1, "the note's link is dashed");
+        assert_eq!(svg.matches(" centre").count(), 1);
         assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
         assert_eq!(svg, draw(&graph, &selection, &drawing, &url), "deterministic");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+
+        /// Any graph a run can make (cycles, both directions, dense or sparse, unpublished
+        /// ends) is drawn whole: every selected node and edge, without a panic.
+        #[test]
+        fn any_graph_is_drawn_with_every_node_and_edge(
+            nodes in 2usize..45,
+            pairs in proptest::collection::btree_set((0usize..45, 0usize..45, proptest::bool::ANY), 1..160),
+            published in proptest::collection::vec(proptest::bool::ANY, 45),
+            centre in 0usize..45,
+        ) {
+            use crate::model::Publication;
+            let records: Vec<Record> = (0..nodes)
+                .map(|n| {
+                    let publication = if published[n] { Publication::Published } else { Publication::Unpublished(0) };
+                    Record::new(RecordId::new(&format!("OBJ-{n:02}")), "OBJ".into(), None, publication)
+                })
+                .collect();
+            let mut unique = std::collections::BTreeMap::new();
+            for (from, to, note) in pairs {
+                let (from, to) = (from % nodes, to % nodes);
+                if from != to {
+                    let entry = unique.entry((from, to)).or_insert((false, false));
+                    if note { entry.1 = true } else { entry.0 = true }
+                }
+            }
+            let edges = unique.into_iter().map(|((from, to), (in_text, in_notes))| Edge { from, to, in_text, in_notes }).collect();
+            let graph = RunGraph::from_parts(records.iter().collect(), edges);
+            let drawing = Drawing { id: "p", title: "t", description: "d" };
+            let selections = [graph.overview(RUN_NODES), graph.neighbourhood(&records[centre % nodes].id, NEIGHBOURHOOD_NODES)];
+            for selection in selections.into_iter().flatten() {
+                for &e in &selection.edges {
+                    proptest::prop_assert!(selection.nodes.contains(&graph.edges[e].from) && selection.nodes.contains(&graph.edges[e].to));
+                }
+                let svg = draw(&graph, &selection, &drawing, &|r| r.id.to_string());
+                proptest::prop_assert_eq!(svg.matches("<path class=\"edge").count(), selection.edges.len());
+                proptest::prop_assert_eq!(svg.matches("<rect ").count(), selection.nodes.len());
+                proptest::prop_assert!(!svg.contains("NaN") && !svg.contains("inf"));
+            }
+        }
     }
 
     #[test]
@@ -568,6 +628,6 @@ mod tests {
         let svg = draw(&graph, &selection, &drawing, &|r| r.id.to_string());
         assert!(svg.contains(&format!("<title>{long} — Long</title>")), "{svg}");
         assert!(svg.contains(">RT-RTE-headless-turn-with-a…</text>"), "{svg}");
-        assert_eq!(svg.matches("<path class=\"graph-edge").count(), 2, "a cycle keeps both edges: {svg}");
+        assert_eq!(svg.matches("<path class=\"edge").count(), 2, "a cycle keeps both edges: {svg}");
     }
 }

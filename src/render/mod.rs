@@ -1048,7 +1048,7 @@ impl Renderer<'_> {
         let title = format!("{} and the records it links with", record.id);
         let description = graph_description(&selection);
         let drawing = graph::Drawing { id: "record", title: &title, description: &description };
-        Some(graph::view(graph, &selection, &drawing, &|r| urls::record(&system.slug, &run.slug, &r.id)))
+        Some(graph::view(graph, &selection, &drawing, &|r| urls::sibling_record(&r.id)))
     }
 
     /// The picture of the run's most linked records, when any links.
@@ -1058,7 +1058,7 @@ impl Renderer<'_> {
         let title = format!("The records of {} and their links", run.name);
         let description = graph_description(&selection);
         let drawing = graph::Drawing { id: "run", title: &title, description: &description };
-        Some(graph::view(graph, &selection, &drawing, &|r| urls::record(&system.slug, &run.slug, &r.id)))
+        Some(graph::view(graph, &selection, &drawing, &|r| urls::record_below_run(&r.id)))
     }
 
     /// The records published before and after `record` in the run's reading order (the
@@ -1120,17 +1120,17 @@ impl Renderer<'_> {
 fn graph_description(selection: &graph::Selection) -> String {
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut text = format!(
-        "{} and {}. A solid arrow is a link in a record's own text, a dashed one a link in a note on it.",
+        "{} and {}",
         plural(selection.nodes.len(), "record", "records"),
-        plural(selection.edges.len(), "link", "links"),
+        plural(selection.edges.len(), "link", "links")
     );
     if selection.left_out > 0 {
         text.push_str(&format!(
-            " {} not drawn.",
-            plural(selection.left_out, "more linked record is", "more linked records are")
+            ", {} not drawn",
+            plural(selection.left_out, "more linked record", "more linked records")
         ));
     }
-    text.push_str(" The table after the picture lists every link drawn.");
+    text.push_str("; the table after it lists each link.");
     text
 }
 
