@@ -226,8 +226,8 @@ pub struct SearchArgs {
     /// Only records with this status.
     #[arg(long)]
     pub status: Option<String>,
-    /// Only records, findings without a record, sections or reports.
-    #[arg(long = "type", value_name = "TYPE", value_parser = ["record", "finding", "section", "report"])]
+    /// Only records, findings without a record, limits, sections or reports.
+    #[arg(long = "type", value_name = "TYPE", value_parser = ["record", "finding", "limit", "section", "report"])]
     pub doc_type: Option<String>,
     /// How many results.
     #[arg(long, default_value_t = 10)]
@@ -401,7 +401,8 @@ fn search(args: &SearchArgs) -> ExitCode {
     let (on, off) = if std::io::stdout().is_terminal() { ("\x1b[1m", "\x1b[0m") } else { ("[", "]") };
     for hit in &results.results {
         let name = hit.id.clone().or_else(|| hit.section.clone()).unwrap_or_else(|| hit.title.clone());
-        let label = hit.label.as_deref().map(|l| format!("  {l}")).unwrap_or_default();
+        // A limit's title begins with its handle, its label.
+        let label = hit.label.as_deref().filter(|l| !name.starts_with(l)).map(|l| format!("  {l}")).unwrap_or_default();
         let _ = writeln!(out, "{:>2}. {name}{label}", hit.rank);
         let _ = writeln!(out, "    {} / {} · {} · {}", hit.system_name, hit.run, hit.doc_type, hit.url);
         let mut snippet = String::new();

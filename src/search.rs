@@ -260,7 +260,7 @@ impl Searcher {
                 rank: rank + 1,
                 score,
                 section: (doc_type == "section").then(|| label.clone()).flatten(),
-                label: (doc_type == "record" || doc_type == "finding").then_some(label).flatten(),
+                label: matches!(doc_type.as_str(), "record" | "finding" | "limit").then_some(label).flatten(),
                 doc_type,
                 id: text(f.id),
                 title: text(f.title).unwrap_or_default(),

@@ -241,3 +241,25 @@ fn an_annotation_is_found_once_on_its_record_or_else_as_its_section() {
     assert_eq!(found("quillwort"), [("record".to_string(), Some("OBJ-03".to_string()), None)]);
     assert_eq!(found("marshmallow"), [("section".to_string(), None, Some("On CMP-12".to_string()))]);
 }
+
+/// A limit is found as itself, at its own anchor on its report page, and not again as the
+/// section that holds it; every limit of the model is a document.
+#[test]
+fn a_limit_is_found_at_its_own_anchor_and_not_as_its_section_too() {
+    let results = searcher()
+        .search(&Request { query: "accumulation substrate".into(), limit: 10, ..Request::default() })
+        .unwrap();
+    let first = &results.results[0];
+    assert_eq!((first.doc_type.as_str(), first.label.as_deref()), ("limit", Some("L8")), "{results:#?}");
+    assert_eq!(first.url, "/fractal/aas-2026-08-20-fractal-01/memory/#L8");
+    assert!(bundled().page("/fractal/aas-2026-08-20-fractal-01/memory/").contains("id=\"L8\""), "the anchor exists");
+    let sections: Vec<&str> =
+        results.results.iter().filter(|h| h.doc_type == "section").map(|h| h.snippet.as_str()).collect();
+    assert!(
+        sections.iter().all(|snippet| !snippet.contains("substrate")),
+        "no section repeats the limit's words: {sections:#?}"
+    );
+    let limits =
+        searcher().search(&Request { doc_type: Some("limit".into()), limit: 1, ..Request::default() }).unwrap().total;
+    assert_eq!(limits, 27, "every limit the build recognised (its summary says 27)");
+}

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 
 use crate::markup::options as markdown_options;
 use crate::model::{
-    DeclarationForm, FindingForm, Record, RecordId, Report, Run, Site, Subject, SubjectFindings, System,
+    DeclarationForm, FindingForm, Limit, Record, RecordId, Report, Run, Site, Subject, SubjectFindings, System,
 };
 use crate::output::OutputFile;
 use crate::urls;
@@ -54,6 +54,8 @@ pub enum DocType {
     Report,
     /// A finding without a published record (`Consolidation: absent`).
     Finding,
+    /// A limit: what a report did not inspect or establish, at its own anchor.
+    Limit,
 }
 
 impl DocType {
@@ -64,6 +66,7 @@ impl DocType {
             DocType::Section => "section",
             DocType::Report => "report",
             DocType::Finding => "finding",
+            DocType::Limit => "limit",
         }
     }
 }
@@ -260,11 +263,32 @@ fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDo
         doc.paths = paths_in(report, Some(&section.lines));
         docs.push(doc);
     }
+    docs.extend(report.limits.iter().map(|limit| limit_document(system, run, report, limit)));
     docs
 }
 
-/// 0-based body lines of the table rows that are documents of their own: those that
-/// declare records, and those that state findings without a published record.
+/// A limit as a document of its own, found at its anchor: its handle, what it covers,
+/// the limitation, what it prevents and what would resolve it.
+fn limit_document(system: &System, run: &Run, report: &Report, limit: &Limit) -> SearchDoc {
+    let url = format!("{}#{}", urls::report(&system.slug, &run.slug, &report.slug), limit.anchor);
+    let text = plain_text(&limit.text);
+    let mut doc = base(system, run, DocType::Limit, format!("{} — {}", limit.handle, report.title), url);
+    doc.report = Some((report.slug.to_string(), report.report_type.clone()));
+    doc.label = Some(limit.handle.clone());
+    let mut body = Vec::new();
+    if let Some(scope) = &limit.scope {
+        body.push(plain_text(scope));
+    }
+    body.push(text);
+    body.extend(limit.prevents.iter().chain(&limit.resolves).map(|p| plain_text(p)));
+    doc.body = body.iter().map(|b| b.trim()).collect::<Vec<_>>().join("\n");
+    doc.paths = limit.paths.clone();
+    doc
+}
+
+/// 0-based body lines of the table rows and list items that are documents of their own:
+/// rows that declare records, rows that state findings without a published record, and
+/// limits.
 fn rows_of_their_own(run: &Run, report: &Report) -> Vec<usize> {
     let published = |id: &RecordId| run.publishes(id);
     let mut rows: Vec<usize> = report
@@ -282,6 +306,7 @@ fn rows_of_their_own(run: &Run, report: &Report) -> Vec<usize> {
                 })
                 .map(|f| f.location.line),
         )
+        .chain(report.limits.iter().map(|l| l.location.line))
         .map(|line| line.saturating_sub(report.body_line) as usize)
         .collect();
     rows.sort_unstable();
@@ -495,19 +520,22 @@ struct SectionText {
     /// Index into `Report::sections`; `None` for text before the first heading.
     heading: Option<usize>,
     text: String,
-    /// Byte ranges of `text` that are table rows declaring records.
+    /// Byte ranges of `text` that are documents of their own (rows declaring records,
+    /// limits).
     twins: Vec<Range<usize>>,
     /// Body line range (0-based) the section covers.
     lines: Range<usize>,
 }
 
 /// The text of each section of a report, split at every heading, with where the table
-/// rows that start on one of `record_rows` (0-based body lines) are in it.
-fn section_texts(markdown: &str, record_rows: &[usize]) -> Vec<SectionText> {
+/// rows and list items that start on one of `own_rows` (0-based body lines) are in it.
+fn section_texts(markdown: &str, own_rows: &[usize]) -> Vec<SectionText> {
     let mut lines = LineCounter::new(markdown);
     let mut sections = vec![SectionText { heading: None, text: String::new(), twins: Vec::new(), lines: 0..0 }];
     let mut headings = 0;
-    let mut twin_start = None;
+    // Where the twin being read starts in its section's text, and how deep in lists it is.
+    let mut twin_start: Option<(usize, usize)> = None;
+    let mut items = 0usize;
     for (event, range) in pulldown_cmark::Parser::new_ext(markdown, markdown_options()).into_offset_iter() {
         match event {
             Event::Start(Tag::Heading { .. }) => {
@@ -523,14 +551,27 @@ fn section_texts(markdown: &str, record_rows: &[usize]) -> Vec<SectionText> {
                 });
                 headings += 1;
             }
-            Event::Start(Tag::TableRow) if record_rows.binary_search(&lines.line_of(range.start)).is_ok() => {
-                twin_start = Some(sections.last().expect("never empty").text.len());
+            Event::Start(Tag::TableRow) | Event::Start(Tag::Item)
+                if twin_start.is_none() && own_rows.binary_search(&lines.line_of(range.start)).is_ok() =>
+            {
+                twin_start = Some((sections.last().expect("never empty").text.len(), items));
             }
+            _ => {}
+        }
+        match event {
+            Event::Start(Tag::Item) => items += 1,
+            Event::End(TagEnd::Item) => items -= 1,
             _ => {}
         }
         let section = sections.last_mut().expect("never empty");
         push_text(&mut section.text, &event);
-        if let (Event::End(TagEnd::TableRow), Some(start)) = (&event, twin_start) {
+        // A twin ends with its row, or with its item (not with an item nested in it).
+        let ends = match (&event, twin_start) {
+            (Event::End(TagEnd::TableRow), Some(_)) => true,
+            (Event::End(TagEnd::Item), Some((_, depth))) => items == depth,
+            _ => false,
+        };
+        if let (true, Some((start, _))) = (ends, twin_start) {
             section.twins.push(start..section.text.len());
             twin_start = None;
         }
@@ -577,6 +618,8 @@ fn push_text(out: &mut String, event: &Event<'_>) {
             | TagEnd::CodeBlock,
         ) => out.push('\n'),
         Event::End(TagEnd::TableCell) => out.push_str(" | "),
+        // A list nested in a tight item: its first words must not join the item's last.
+        Event::Start(Tag::List(_)) if !out.is_empty() && !out.ends_with('\n') => out.push('\n'),
         _ => {}
     }
 }
@@ -615,6 +658,7 @@ pub fn plain_text(markdown: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Slug;
 
     #[test]
     fn sections_split_at_headings_with_their_lines() {
@@ -633,6 +677,54 @@ mod tests {
         let twins: Vec<&str> = sections[1].twins.iter().map(|r| &texts[1][r.clone()]).collect();
         assert_eq!(twins, ["OBJ-01 | declared here | \n"]);
         assert!(sections[0].twins.is_empty() && sections[2].twins.is_empty());
+    }
+
+    #[test]
+    fn list_items_that_are_documents_of_their_own_are_twins_with_their_nested_items() {
+        let markdown = "## Limitations\n\n- First limit, not inspected.\n  - with a nested detail\n- Second stays.\n";
+        // Line 2 (0-based) is the first item.
+        let sections = section_texts(markdown, &[2]);
+        let text = &sections[1].text;
+        let twins: Vec<&str> = sections[1].twins.iter().map(|r| &text[r.clone()]).collect();
+        assert_eq!(twins, ["First limit, not inspected.\nwith a nested detail\n\n"], "{text:?}");
+        assert!(text.contains("Second stays."));
+    }
+
+    #[test]
+    fn each_limit_is_a_document_at_its_anchor_and_its_section_leaves_it_out() {
+        let run_yaml =
+            "revision: 5954a07d464feeaf6c311a9fa5ca2e54200a6794\nsources:\n  - id: SRC-1\n    title: The repository\n";
+        let report = "# Memory\n\n## Limitations\n\nWhat this run leaves open.\n\n\
+            | Limitation | Conclusion prevented |\n|---|---|\n\
+            | Retention was not inspected in `store.py` | Whether turns expire |\n";
+        let (run, _) = crate::testing::run_of(run_yaml, &[("memory", report)]);
+        let system = System {
+            slug: Slug::parse("lab").unwrap(),
+            name: "Lab".into(),
+            repository: None,
+            summary: None,
+            runs: vec![],
+        };
+        let docs = run_documents(&system, &run);
+        let limits: Vec<&SearchDoc> = docs.iter().filter(|d| d.doc_type == DocType::Limit).collect();
+        assert_eq!(limits.len(), 1, "{docs:#?}");
+        let limit = limits[0];
+        let anchor = &run.reports[0].limits[0].anchor;
+        assert_eq!(limit.path, format!("/lab/r1/memory/#{anchor}"));
+        assert!(
+            limit.body.contains("Retention was not inspected") && limit.body.contains("Whether turns expire"),
+            "{}",
+            limit.body
+        );
+        assert_eq!(limit.label.as_deref(), Some(run.reports[0].limits[0].handle.as_str()));
+        let section =
+            docs.iter().find(|d| d.doc_type == DocType::Section && d.label.as_deref() == Some("Limitations")).unwrap();
+        let twins: String = section.twins.iter().map(|r| &section.body[r.clone()]).collect();
+        assert!(
+            twins.contains("Retention was not inspected"),
+            "the row is the limit's, not the section's: {section:#?}"
+        );
+        assert!(section.body.contains("What this run leaves open."));
     }
 
     #[test]
