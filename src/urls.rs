@@ -42,6 +42,18 @@ pub fn record_below_run(id: &RecordId) -> String {
     format!("records/{}.html", id.slug())
 }
 
+/// The search page browsing the records of one kind in one system (its facets, by the
+/// values the search page shows: the system's name and the kind's code).
+pub fn search_filtered(system_name: &str, kind: &str) -> String {
+    use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+    format!(
+        "{}?system={}&kind={}",
+        search(),
+        utf8_percent_encode(system_name, NON_ALPHANUMERIC),
+        utf8_percent_encode(kind, NON_ALPHANUMERIC)
+    )
+}
+
 /// The page listing records and findings by status.
 pub fn statuses() -> String {
     "/statuses/".to_string()

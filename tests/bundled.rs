@@ -458,6 +458,10 @@ fn the_home_page_puts_systems_side_by_side_per_lens() {
     assert!(fractal_memory.contains("<a href=\"/fractal/statuses/implemented/\" title=\"12 records, 12 findings without a record\">12 <span class=\"muted\">+ 12</span></a>"), "{fractal_memory}");
     let system_page = bundled().page("/fractal/statuses/implemented/");
     assert!(system_page.contains("OBJ-04"), "the count's list holds the records it counts");
+    // The kinds table: each count leads to the search page browsing that system's kind
+    // (the browser test follows them and counts the results).
+    let kinds = &home[home.find("<table class=\"side-by-side kinds\">").expect("the kinds table")..];
+    assert!(kinds.contains("<a href=\"/search/?system=Fractal&amp;kind=OBJ\">"), "{kinds}");
 }
 
 /// The record graph: a run's picture and a record's neighbourhood are inline SVG with a

@@ -92,6 +92,24 @@ test("a facet narrows the results", async () => {
   await page.close();
 });
 
+test("each count of the home page's kinds table opens the search page listing that many records", async () => {
+  const page = await watchedPage(context, problems);
+  await page.goto(`${server.url}${BASE}`);
+  const cells = await page.locator("table.kinds td a").evaluateAll((links) =>
+    links.map((a) => ({ href: a.getAttribute("href"), count: Number(a.textContent) })));
+  assert.ok(cells.length >= 5, `${cells.length} linked cells`);
+  for (const { href, count } of cells.slice(0, 6)) {
+    assert.ok(href.startsWith(`${BASE}search/?system=`), href);
+    await page.goto(`${server.url}${href}`);
+    await page.waitForSelector("#search[data-ready]");
+    await page.waitForFunction(() => /result|No result/.test(document.getElementById("search-status").textContent));
+    assert.equal(await page.locator("#search-status").innerText(), `${count} result${count === 1 ? "" : "s"}.`, href);
+    const kind = new URL(href, server.url).searchParams.get("kind");
+    assert.ok(await page.locator(`label[data-facet="kind"][data-value="${kind}"] input`).isChecked(), `${kind} is ticked`);
+  }
+  await page.close();
+});
+
 test("each relevance query finds its record in the top three", async () => {
   // The same queries as `casebook search` (tests/search.rs), against the browser index.
   const { queries } = JSON.parse(readFileSync(new URL("../../tests/relevance.json", import.meta.url), "utf8"));

@@ -578,7 +578,11 @@ impl Renderer<'_> {
             .map(|(kind, counts)| KindRow {
                 kind: kind.to_string(),
                 kind_name: self.site.kinds.get(kind).cloned(),
-                counts,
+                counts: counts
+                    .into_iter()
+                    .zip(&self.site.systems)
+                    .map(|(count, system)| KindCell { count, url: urls::search_filtered(&system.name, kind) })
+                    .collect(),
             })
             .collect()
     }

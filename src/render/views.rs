@@ -70,7 +70,16 @@ pub struct KindRow {
     /// Kind name.
     pub kind_name: Option<String>,
     /// Per system, in the home page's order.
-    pub counts: Vec<usize>,
+    pub counts: Vec<KindCell>,
+}
+
+/// How many published records of a kind a system has, and the search page listing them.
+#[derive(Debug, Serialize)]
+pub struct KindCell {
+    /// The number of records.
+    pub count: usize,
+    /// The search page filtered to the system and the kind.
+    pub url: String,
 }
 
 /// A run in a listing.
