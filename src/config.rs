@@ -33,6 +33,12 @@ pub struct SiteConfig {
     /// A folder of clones of the sources' repositories, by host, owner and name
     /// (`DIR/github.com/o/r`), relative to the site's root: what `casebook verify` reads.
     pub sources_dir: Option<std::path::PathBuf>,
+    /// Where the site's own files can be read, so that each record links to the line of
+    /// the report that declares it: a URL with `{path}` (the file's path from the site's
+    /// root) and optionally `{line}`, such as
+    /// `https://github.com/o/analyses/blob/main/{path}#L{line}`.
+    #[schemars(regex(pattern = r"^[hH][tT][tT][pP][sS]?://\S*\{path\}\S*$"))]
+    pub source_url: Option<String>,
 }
 
 /// How sources of a run's register are written, unless casebook.yaml says otherwise.
@@ -116,6 +122,7 @@ impl Default for SiteConfig {
             max_file_mib: DEFAULT_MAX_FILE_MIB,
             conventions: ConventionsConfig::default(),
             sources_dir: None,
+            source_url: None,
         }
     }
 }

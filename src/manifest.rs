@@ -656,6 +656,7 @@ mod tests {
             kinds: BTreeMap::new(),
             families: BTreeMap::new(),
             systems: Vec::new(),
+            source_url: None,
         };
         let (mut json, mut lines) = (Vec::new(), Vec::new());
         write_manifest(&site, "/docs/", None, &mut json, &mut lines).unwrap();

@@ -55,6 +55,8 @@ pub fn site(config: &SiteConfig, systems: Vec<System>) -> Site {
         kinds: config.ids.kinds.clone(),
         families: config.ids.families.clone(),
         systems,
+        // `parse_config` refused a template that does not parse.
+        source_url: config.source_url.as_deref().and_then(|t| crate::model::SourceUrl::parse(t).ok()),
     }
 }
 

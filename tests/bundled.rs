@@ -304,7 +304,7 @@ fn a_sub_path_base_url_keeps_every_internal_link_inside_the_site() {
                 if value.starts_with("http") || value.starts_with('#') || value.starts_with("mailto:") {
                     continue;
                 }
-                let path = value.split('#').next().unwrap();
+                let path = value.split(['#', '?']).next().unwrap();
                 let target = if path.starts_with('/') {
                     let inside = path
                         .strip_prefix("/preview/pr-12/")

@@ -479,3 +479,30 @@ fn consecutive_runs_of_a_system_get_a_page_of_what_changed() {
     let system = built.page("/lab/");
     assert!(system.contains("href=\"/lab/changes/b-first/a-second/\">b-first → a-second</a>"), "{system}");
 }
+
+/// With `source_url`, each record page links the line of the report that declares it,
+/// each citing sentence its line, and each report page its file; without it, none.
+#[test]
+fn source_url_links_pages_to_the_lines_they_were_made_from() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&repo().join("content"), &dir.path().join("content"));
+    let config = dir.path().join("content/casebook.yaml");
+    let yaml = std::fs::read_to_string(&config).unwrap()
+        + "source_url: \"https://github.com/o/analyses/blob/main/{path}#L{line}\"\n";
+    std::fs::write(&config, yaml).unwrap();
+    let built = common::build_site(dir.path(), |_| {});
+    assert!(built.outcome.written, "{:?}", built.outcome.diagnostics);
+    let record = built.page("/fractal/aas-2026-08-20-fractal-01/records/OBJ-04.html");
+    let report = std::fs::read_to_string(dir.path().join(FRACTAL_REPORT)).unwrap();
+    let line = report.lines().position(|l| l.starts_with("| OBJ-04 ")).unwrap() + 1;
+    let file = "content/fractal/aas-2026-08-20-fractal-01/memory.md";
+    // External links get `rel` and a class from the post-processing.
+    let declared = format!("<a href=\"https://github.com/o/analyses/blob/main/{file}#L{line}\" rel=\"noopener noreferrer\" class=\"external\">{file}:{line}</a>");
+    assert!(record.contains(&declared), "{declared} in {record}");
+    assert!(record.matches("https://github.com/o/analyses/blob/main/").count() > 1, "the citing sentences link too");
+    let report_page = built.page("/fractal/aas-2026-08-20-fractal-01/memory/");
+    assert!(report_page.contains(&format!("href=\"https://github.com/o/analyses/blob/main/{file}#L1\"")));
+    assert!(!common::bundled()
+        .page("/fractal/aas-2026-08-20-fractal-01/records/OBJ-04.html")
+        .contains("github.com/o/analyses"));
+}

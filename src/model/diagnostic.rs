@@ -81,6 +81,8 @@ codes! {
     BadConvention = "bad-convention",
     /// A status colour of casebook.yaml that is no colour, or whose text is hard to read.
     BadStatusColor = "bad-status-color",
+    /// A `source_url` of casebook.yaml that cannot link to a file.
+    BadSourceUrl = "bad-source-url",
     /// A content file over `max_file_mib`.
     TooLarge = "too-large",
     /// A content file or template that is not UTF-8.

@@ -148,6 +148,37 @@ impl HttpUrl {
     }
 }
 
+/// Where a site's own files can be read (`source_url` of casebook.yaml): an `http(s)` URL
+/// with `{path}` (a file's path from the site's root) and, if it likes, `{line}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceUrl(String);
+
+impl SourceUrl {
+    /// The template, or what is wrong with it.
+    pub fn parse(text: &str) -> Result<Self, &'static str> {
+        let value = text.trim();
+        let lower = value.to_ascii_lowercase();
+        if !(lower.starts_with("https://") || lower.starts_with("http://")) {
+            return Err("it must start with https:// or http://");
+        }
+        if !value.contains("{path}") {
+            return Err("it has no `{path}`, where each file's path goes");
+        }
+        if value.contains(char::is_whitespace) || value.contains(['"', '<', '>']) {
+            return Err("it has a space, a quote or an angle bracket");
+        }
+        Ok(SourceUrl(value.to_string()))
+    }
+
+    /// The URL of `path` (from the site's root), at `line`.
+    pub fn link(&self, path: &str, line: u32) -> String {
+        use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+        // A path's own `/` stay; what could end or change the URL is escaped.
+        const PATH: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'#').add(b'<').add(b'>').add(b'?').add(b'%');
+        self.0.replace("{path}", &utf8_percent_encode(path, PATH).to_string()).replace("{line}", &line.to_string())
+    }
+}
+
 /// The URL the site is published under, as given (`/`, `/docs`, or
 /// `https://example.org/preview/pr-12`), with its parts worked out once.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,6 +231,23 @@ impl BaseUrl {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_source_url_needs_a_web_scheme_and_a_path_and_links_each_line() {
+        let url = SourceUrl::parse("https://github.com/o/a/blob/main/{path}#L{line}").unwrap();
+        assert_eq!(
+            url.link("content/lab/r1/memory.md", 12),
+            "https://github.com/o/a/blob/main/content/lab/r1/memory.md#L12"
+        );
+        assert_eq!(url.link("content/a b/#x?.md", 1), "https://github.com/o/a/blob/main/content/a%20b/%23x%3F.md#L1");
+        let no_line = SourceUrl::parse("https://example.org/src/{path}").unwrap();
+        assert_eq!(no_line.link("content/x.md", 3), "https://example.org/src/content/x.md");
+        for bad in
+            ["javascript:alert(1)//{path}", "https://example.org/src/", "https://example.org/{path} x", "/local/{path}"]
+        {
+            assert!(SourceUrl::parse(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn slugs_are_url_segments() {

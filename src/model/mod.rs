@@ -12,7 +12,7 @@ mod verification;
 
 pub use diagnostic::{is_unshown, sort_diagnostics, Code, Diagnostic, Listing, Location, Severity, SourcePart};
 pub use id::RecordId;
-pub use meta::{BaseUrl, HttpUrl, IsoDate, Revision, Slug};
+pub use meta::{BaseUrl, HttpUrl, IsoDate, Revision, Slug, SourceUrl};
 pub use verification::{CitationVerdict, QuoteVerdict, RunVerification, Verification, VerificationCounts};
 
 use std::collections::BTreeMap;
@@ -33,6 +33,8 @@ pub struct Site {
     pub families: BTreeMap<String, String>,
     /// Systems in slug order.
     pub systems: Vec<System>,
+    /// Where the site's own files can be read, for links from pages to them.
+    pub source_url: Option<SourceUrl>,
 }
 
 /// A status of the site's vocabulary.

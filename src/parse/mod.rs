@@ -81,6 +81,21 @@ pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, Convention
         .with_source(source, width)
         .with_help(help));
     }
+    if let Some(Err(problem)) = config.source_url.as_deref().map(crate::model::SourceUrl::parse) {
+        let file = tree.config.clone().unwrap_or_else(|| "casebook.yaml".into());
+        let value = config.source_url.as_deref().unwrap_or_default();
+        let (line, col, source) = locate(&config_text, value);
+        return Err(Diagnostic::error(
+            Code::BadSourceUrl,
+            Location::new(Arc::from(file.as_path()), line, col),
+            format!("`source_url` cannot link to the site's files: {problem}"),
+        )
+        .with_source(source, value.chars().count())
+        .with_help(
+            "give the URL of a file with `{path}` where its path goes and, if the host shows lines, `{line}`: \
+             `https://github.com/o/analyses/blob/main/{path}#L{line}`",
+        ));
+    }
     match Conventions::new(&config) {
         Ok(conventions) => Ok((config, config_text, conventions)),
         Err(e) => {

@@ -23,7 +23,8 @@ use rayon::prelude::*;
 
 use crate::markup::escape;
 use crate::model::{
-    At, DeclarationForm, Limit, LimitKind, LineRange, Owner, Publication, Record, RecordId, Report, Run, Site, System,
+    At, DeclarationForm, Limit, LimitKind, LineRange, Owner, Publication, Record, RecordId, Report, Run, Site,
+    SourceUrl, System,
 };
 use crate::output::OutputFile;
 use crate::recognise::{slugify, Conventions};
@@ -992,6 +993,7 @@ impl Renderer<'_> {
                 schema => report.schema.clone(),
                 original => report.original.clone(),
                 file => report.source_path.clone(),
+                file_url => self.site.source_url.as_ref().map(|f| f.link(&report.source_path, 1)),
                 html => render_report(report, &linker),
                 toc => report.sections.iter().filter(|s| s.level <= 3).map(|s| TocEntry { anchor: s.anchor.clone(), title: s.title.clone(), level: s.level }).collect::<Vec<_>>(),
                 declared => declared,
@@ -1032,8 +1034,8 @@ impl Renderer<'_> {
                 findings => record.findings.iter().map(|at| self.record_finding_view(system, run, *at, run.finding(*at))).collect::<Vec<_>>(),
                 meanings => record.statuses.iter().map(|s| self.badge(s, "", None, None)).collect::<Vec<_>>(),
                 parts => record.parts.clone(),
-                entries => declaration_entries(system, run, record, &linker),
-                annotations => annotation_entries(system, run, record, &linker),
+                entries => declaration_entries(system, run, record, &linker, self.site.source_url.as_ref()),
+                annotations => annotation_entries(system, run, record, &linker, self.site.source_url.as_ref()),
                 evidence => evidence_views(run, record, &linker, self.verdicts(system, run)),
                 references => references,
                 backlinks => backlinks,
@@ -1116,6 +1118,7 @@ impl Renderer<'_> {
             at: self.section_link(system, run, at.report, mention.section),
             from,
             source: report.source_at(mention.location.line),
+            source_url: self.site.source_url.as_ref().map(|f| f.link(&report.source_path, mention.location.line)),
         }
     }
 }
@@ -1181,7 +1184,13 @@ fn report_anchor(system: &System, run: &Run, report: usize, anchor: &str) -> Lin
 }
 
 /// A record page's declarations: a heading's body, or a row's fields.
-fn declaration_entries(system: &System, run: &Run, record: &Record, linker: &Linker<'_>) -> Vec<Entry> {
+fn declaration_entries(
+    system: &System,
+    run: &Run,
+    record: &Record,
+    linker: &Linker<'_>,
+    files: Option<&SourceUrl>,
+) -> Vec<Entry> {
     record
         .declarations
         .iter()
@@ -1220,6 +1229,7 @@ fn declaration_entries(system: &System, run: &Run, record: &Record, linker: &Lin
                 form,
                 at: report_anchor(system, run, at.report, &d.anchor),
                 source: report.source_at(d.location.line),
+                source_url: files.map(|f| f.link(&report.source_path, d.location.line)),
                 section,
                 part,
                 label: d.label.clone().filter(|label| Some(label) != record.label.as_ref()),
@@ -1322,7 +1332,13 @@ fn enclosing_section<'r>(report: &'r Report, d: &crate::model::Declaration) -> O
 }
 
 /// A record page's annotations, each rendered with a link to where it is written.
-fn annotation_entries(system: &System, run: &Run, record: &Record, linker: &Linker<'_>) -> Vec<Entry> {
+fn annotation_entries(
+    system: &System,
+    run: &Run,
+    record: &Record,
+    linker: &Linker<'_>,
+    files: Option<&SourceUrl>,
+) -> Vec<Entry> {
     record
         .annotations
         .iter()
@@ -1333,6 +1349,7 @@ fn annotation_entries(system: &System, run: &Run, record: &Record, linker: &Link
                 form: "annotation",
                 at: report_anchor(system, run, at.report, &a.anchor),
                 source: report.source_at(a.location.line),
+                source_url: files.map(|f| f.link(&report.source_path, a.location.line)),
                 section: None,
                 part: None,
                 label: None,

@@ -255,6 +255,8 @@ pub struct Entry {
     pub at: Link,
     /// File and line in the sources.
     pub source: String,
+    /// The same place in the site's published files (`source_url`), if configured.
+    pub source_url: Option<String>,
     /// The section of the report it is written in, linked to the declaration itself.
     pub section: Option<Link>,
     /// The part, for rows of parts.
@@ -331,6 +333,8 @@ pub struct BacklinkView {
     pub from: Option<Link>,
     /// File and line.
     pub source: String,
+    /// The same place in the site's published files (`source_url`), if configured.
+    pub source_url: Option<String>,
 }
 
 /// A finding: what it is about, its status on its dimension, and where it is written.
