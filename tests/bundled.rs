@@ -517,8 +517,23 @@ fn the_record_graph_is_drawn_with_the_same_edges_as_its_table() {
             }
         }
     }
-    // The records of Fractal's second run do not name one another: no picture, rather
-    // than an empty one.
+    // Every record page has its picture with a text alternative, a record alone too.
+    let out = built.out();
+    let records: Vec<_> =
+        files_below(&out).into_iter().filter(|f| f.components().any(|c| c.as_os_str() == "records")).collect();
+    assert!(records.len() > 90, "{} record pages", records.len());
+    for file in records {
+        let page = std::fs::read_to_string(out.join(&file)).unwrap();
+        assert!(
+            page.contains("<svg class=\"graph\"") && page.contains("<desc id=\"g-record-desc\">"),
+            "{}",
+            file.display()
+        );
+    }
+    let alone = built.page("/fractal/6a226e7/records/RT-RTE-headless-turn.html");
+    assert!(alone.contains("links with no other record"), "{alone}");
+    // The records of Fractal's second run do not name one another: no run picture,
+    // rather than an empty one.
     assert!(built.page(FRACTAL_RUN).contains("<svg class=\"graph\""));
     assert!(!built.page("/fractal/6a226e7/").contains("<svg class=\"graph\""));
 }

@@ -6,6 +6,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import { AxeBuilder } from "@axe-core/playwright";
 import { buildSite, netlifyPolicy, serve, launch, watchedPage, repo } from "./harness.mjs";
 
 let site, server, browser;
@@ -49,4 +50,25 @@ test("no payload runs on any page, and no page breaks the CSP", async () => {
     await page.close();
   }
   await context.close();
+});
+
+test("axe-core finds no WCAG 2.2 AA violation on any page, light and dark", async () => {
+  const failures = [];
+  for (const colorScheme of ["light", "dark"]) {
+    const context = await browser.newContext({ colorScheme });
+    for (const file of htmlFiles(site.output).sort()) {
+      const page = await context.newPage();
+      const path = `/${relative(site.output, file).replace(/index\.html$/, "")}`;
+      await page.goto(`${server.url}${path}`);
+      const results = await new AxeBuilder({ page })
+        .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"])
+        .analyze();
+      for (const v of results.violations) {
+        failures.push(`${path} (${colorScheme}) ${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
+      }
+      await page.close();
+    }
+    await context.close();
+  }
+  assert.deepEqual(failures, []);
 });

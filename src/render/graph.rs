@@ -131,15 +131,17 @@ impl<'r> RunGraph<'r> {
         nodes.sort_by_key(|&n| (std::cmp::Reverse(self.records[n].backlinks.len()), n));
     }
 
-    /// The record `id` and the records it links with: its direct neighbours, most cited
-    /// first, then theirs while there is room, up to `bound` records in all. Drawn are
+    /// The record `id` and the records it links with (none, for a record alone): its
+    /// direct neighbours, most cited first, then theirs while there is room, up to
+    /// `bound` records in all. Drawn are
     /// the edges that touch it and those that bring in the second ring; edges within a
     /// ring would tangle the picture and are on the records' own pages.
     pub(crate) fn neighbourhood(&self, id: &RecordId, bound: usize) -> Option<Selection> {
         let &centre = self.index.get(id)?;
         let direct = self.neighbours(centre);
         if direct.is_empty() {
-            return None;
+            // The picture says so too: a record alone.
+            return Some(Selection { nodes: vec![centre], centre: Some(centre), edges: Vec::new(), left_out: 0 });
         }
         let first: BTreeSet<usize> = direct.iter().copied().take(bound.saturating_sub(1)).collect();
         let left_out = direct.len() - first.len();
@@ -540,10 +542,14 @@ mod tests {
     }
 
     #[test]
-    fn a_record_without_links_has_no_picture_and_a_run_shows_its_most_linked() {
+    fn a_record_without_links_is_drawn_alone_and_a_run_shows_its_most_linked() {
         let run = graph_run("# Memory\n\n## OBJ-01 Alone\n\nNothing.\n");
-        assert_eq!(RunGraph::of(&run).neighbourhood(&RecordId::new("OBJ-01"), 12), None);
-        assert_eq!(RunGraph::of(&run).overview(40), None);
+        let graph = RunGraph::of(&run);
+        let alone = graph.neighbourhood(&RecordId::new("OBJ-01"), 12).unwrap();
+        assert_eq!((alone.nodes.len(), alone.edges.len(), alone.centre), (1, 0, Some(0)));
+        let drawing = Drawing { id: "a", title: "t", description: "d" };
+        assert!(draw(&graph, &alone, &drawing, &|r| r.id.to_string()).contains(">OBJ-01</text>"));
+        assert_eq!(graph.overview(40), None, "a run without links has no picture");
         let run = graph_run(REPORT);
         let graph = RunGraph::of(&run);
         let top = graph.overview(2).unwrap();
@@ -575,14 +581,14 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 16, ..Default::default() })]
 
         /// Any graph a run can make (cycles, both directions, dense or sparse, unpublished
         /// ends) is drawn whole: every selected node and edge, without a panic.
         #[test]
         fn any_graph_is_drawn_with_every_node_and_edge(
             nodes in 2usize..45,
-            pairs in proptest::collection::btree_set((0usize..45, 0usize..45, proptest::bool::ANY), 1..160),
+            pairs in proptest::collection::btree_set((0usize..45, 0usize..45, proptest::bool::ANY), 1..100),
             published in proptest::collection::vec(proptest::bool::ANY, 45),
             centre in 0usize..45,
         ) {

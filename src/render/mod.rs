@@ -1047,12 +1047,16 @@ impl Renderer<'_> {
         }
     }
 
-    /// The picture of `record`'s neighbourhood, when it links with any record.
+    /// The picture of `record`'s neighbourhood (the record alone when it links with none).
     fn record_graph(&self, system: &System, run: &Run, record: &Record) -> Option<GraphView> {
         let graph = self.graphs.get(&run_key(system, run))?;
         let selection = graph.neighbourhood(&record.id, graph::NEIGHBOURHOOD_NODES)?;
         let title = format!("{} and the records it links with", record.id);
-        let description = graph_description(&selection);
+        let description = if selection.edges.is_empty() {
+            format!("{} links with no other record.", record.id)
+        } else {
+            graph_description(&selection)
+        };
         let drawing = graph::Drawing { id: "record", title: &title, description: &description };
         Some(graph::view(graph, &selection, &drawing, &|r| urls::sibling_record(&r.id)))
     }
