@@ -133,9 +133,9 @@ impl<'r> RunGraph<'r> {
 
     /// The record `id` and the records it links with (none, for a record alone): its
     /// direct neighbours, most cited first, then theirs while there is room, up to
-    /// `bound` records in all. Drawn are
-    /// the edges that touch it and those that bring in the second ring; edges within a
-    /// ring would tangle the picture and are on the records' own pages.
+    /// `bound` records in all. Drawn are the edges that touch it and those that bring in
+    /// the second ring; edges within a ring would tangle the picture, and are on the
+    /// records' own pages.
     pub(crate) fn neighbourhood(&self, id: &RecordId, bound: usize) -> Option<Selection> {
         let &centre = self.index.get(id)?;
         let direct = self.neighbours(centre);
@@ -159,7 +159,14 @@ impl<'r> RunGraph<'r> {
             std::iter::once(centre).chain(first.iter().copied()).chain(second.iter().copied()).collect();
         nodes.sort_unstable();
         let drawn = |n: usize| n == centre || first.contains(&n) || second.contains(&n);
-        let edges = (0..self.edges.len())
+        // Only the edges at the centre and the first ring can be drawn: those, not the
+        // run's, are looked at (a page per record).
+        let near: BTreeSet<usize> = std::iter::once(centre)
+            .chain(first.iter().copied())
+            .flat_map(|n| self.touching[n].iter().copied())
+            .collect();
+        let edges = near
+            .into_iter()
             .filter(|&e| {
                 let Edge { from, to, .. } = self.edges[e];
                 let rings =
