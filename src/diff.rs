@@ -134,77 +134,98 @@ pub struct Dangling {
     pub to: String,
 }
 
-type Key = (String, String, String);
+/// A record's place: system, run (empty when runs are compared with each other) and ID.
+type Key<'m> = (&'m str, &'m str, &'m str);
 
-fn key(r: &RecordEntry) -> Key {
-    (r.system.clone(), r.run.clone(), r.id.clone())
+/// How records and findings are keyed: by their run (two versions of a site), or
+/// without it (two runs of a system, where the same ID in both is the same record).
+#[derive(Clone, Copy)]
+struct Keying {
+    across_runs: bool,
 }
 
-fn named(r: &RecordEntry) -> RecordRef {
-    RecordRef {
-        system: r.system.clone(),
-        run: r.run.clone(),
-        id: r.id.clone(),
-        label: r.label.clone(),
-        url: r.url.clone(),
+impl Keying {
+    fn run(self, run: &str) -> &str {
+        if self.across_runs {
+            ""
+        } else {
+            run
+        }
+    }
+
+    fn key(self, r: &RecordEntry) -> Key<'_> {
+        (&r.system, self.run(&r.run), &r.id)
+    }
+
+    fn named(self, r: &RecordEntry) -> RecordRef {
+        RecordRef {
+            system: r.system.clone(),
+            run: self.run(&r.run).to_string(),
+            id: r.id.clone(),
+            label: r.label.clone(),
+            url: r.url.clone(),
+        }
     }
 }
 
 /// Compares two manifests.
 pub fn diff(old: &Manifest, new: &Manifest) -> Diff {
-    let published = |m: &Manifest| -> BTreeMap<Key, RecordEntry> {
-        m.records.iter().filter(|r| r.published).map(|r| (key(r), r.clone())).collect()
-    };
-    let (before, after) = (published(old), published(new));
-    let mut out = Diff { schema: SCHEMA.to_string(), ..Diff::default() };
-    for (k, r) in &after {
-        match before.get(k) {
-            None => out.added.push(named(r)),
-            Some(o) if o.hash != r.hash => {
-                let names: BTreeSet<&String> = o.digests.keys().chain(r.digests.keys()).collect();
-                let fields = names.into_iter().filter(|n| o.digests.get(*n) != r.digests.get(*n)).cloned().collect();
-                out.changed.push(Changed { record: named(r), fields });
-                out.status_transitions.extend(transitions(o, r));
-            }
-            Some(_) => {}
-        }
-    }
-    out.removed = before.iter().filter(|(k, _)| !after.contains_key(*k)).map(|(_, r)| named(r)).collect();
-
-    // A reference dangles when its target is not published in the same run.
-    let dangling = |m: &BTreeMap<Key, RecordEntry>, all: &Manifest| -> BTreeSet<(String, String, String, String)> {
-        all.records
-            .iter()
-            .filter(|r| r.published)
-            .flat_map(|r| r.references.iter().map(move |t| (r.system.clone(), r.run.clone(), r.id.clone(), t.clone())))
-            .filter(|(s, run, _, t)| !m.contains_key(&(s.clone(), run.clone(), t.clone())))
-            .collect()
-    };
-    let was = dangling(&before, old);
-    out.newly_dangling = dangling(&after, new)
-        .into_iter()
-        .filter(|d| !was.contains(d))
-        .map(|(system, run, from, to)| Dangling { system, run, from, to })
-        .collect();
-    out.finding_changes = finding_changes(old, &before, new, &after);
-    if !old.evidence.is_empty() && !new.evidence.is_empty() {
-        out.evidence_changes = evidence_changes(old, new);
-    }
-    out
+    compare(old, new, Keying { across_runs: false })
 }
 
 /// What changed from one run of a system to another: [`diff`] of the two runs'
 /// manifests ([`crate::manifest::run_manifest`]), each record and finding keyed by its ID
-/// or subject alone, so that one published in both runs is the same. The links of a
-/// record added or changed go to the newer run's page, of one removed to the older's.
+/// or subject alone, so that one published in both runs is the same (and named without
+/// a run). The links of a record added or changed go to the newer run's page, of one
+/// removed to the older's.
 pub fn between_runs(old: &Manifest, new: &Manifest) -> Diff {
-    let one_run = |m: &Manifest| {
-        let mut m = m.clone();
-        m.records.iter_mut().for_each(|r| r.run.clear());
-        m.findings.iter_mut().for_each(|f| f.run.clear());
-        m
-    };
-    diff(&one_run(old), &one_run(new))
+    compare(old, new, Keying { across_runs: true })
+}
+
+fn compare(old: &Manifest, new: &Manifest, keying: Keying) -> Diff {
+    fn published(m: &Manifest, keying: Keying) -> BTreeMap<Key<'_>, &RecordEntry> {
+        m.records.iter().filter(|r| r.published).map(|r| (keying.key(r), r)).collect()
+    }
+    let (before, after) = (published(old, keying), published(new, keying));
+    let mut out = Diff { schema: SCHEMA.to_string(), ..Diff::default() };
+    for (k, r) in &after {
+        match before.get(k) {
+            None => out.added.push(keying.named(r)),
+            Some(o) if o.hash != r.hash => {
+                let names: BTreeSet<&String> = o.digests.keys().chain(r.digests.keys()).collect();
+                let fields = names.into_iter().filter(|n| o.digests.get(*n) != r.digests.get(*n)).cloned().collect();
+                out.changed.push(Changed { record: keying.named(r), fields });
+                out.status_transitions.extend(transitions(o, r, keying));
+            }
+            Some(_) => {}
+        }
+    }
+    out.removed = before.iter().filter(|(k, _)| !after.contains_key(*k)).map(|(_, r)| keying.named(r)).collect();
+
+    // A reference dangles when its target is not published in the same run.
+    fn dangling<'m>(published: &BTreeMap<Key<'m>, &'m RecordEntry>) -> BTreeSet<(&'m str, &'m str, &'m str, &'m str)> {
+        published
+            .iter()
+            .flat_map(|(&(system, run, id), r)| r.references.iter().map(move |t| (system, run, id, t.as_str())))
+            .filter(|&(system, run, _, to)| !published.contains_key(&(system, run, to)))
+            .collect()
+    }
+    let was = dangling(&before);
+    out.newly_dangling = dangling(&after)
+        .into_iter()
+        .filter(|d| !was.contains(d))
+        .map(|(system, run, from, to)| Dangling {
+            system: system.to_string(),
+            run: run.to_string(),
+            from: from.to_string(),
+            to: to.to_string(),
+        })
+        .collect();
+    out.finding_changes = finding_changes(old, &before, new, &after, keying);
+    if !old.evidence.is_empty() && !new.evidence.is_empty() {
+        out.evidence_changes = evidence_changes(old, new, keying);
+    }
+    out
 }
 
 /// A quote or citation by what it cites: system, run, kind, record, and the citation.
@@ -224,11 +245,11 @@ fn cited(e: &crate::manifest::EvidenceEntry) -> String {
     text
 }
 
-fn evidence_changes(old: &Manifest, new: &Manifest) -> Vec<EvidenceChange> {
+fn evidence_changes(old: &Manifest, new: &Manifest, keying: Keying) -> Vec<EvidenceChange> {
     let verdicts = |m: &Manifest| {
         let mut by: BTreeMap<EvidenceKey, Vec<String>> = BTreeMap::new();
         for e in &m.evidence {
-            let key = (e.system.clone(), e.run.clone(), e.kind.clone(), e.record.clone(), cited(e));
+            let key = (e.system.clone(), keying.run(&e.run).to_string(), e.kind.clone(), e.record.clone(), cited(e));
             by.entry(key).or_default().push(e.verdict.clone());
         }
         by.values_mut().for_each(|v| v.sort());
@@ -247,51 +268,55 @@ fn evidence_changes(old: &Manifest, new: &Manifest) -> Vec<EvidenceChange> {
         .collect()
 }
 
-/// A finding's place among the findings of its run: subject, part and dimension.
-type FindingKey = (String, String, String, Option<String>, String);
+/// A finding's place among the findings of its run: system, run, subject, part and
+/// dimension.
+type FindingKey<'m> = (&'m str, &'m str, &'m str, Option<&'m str>, &'m str);
 
 fn finding_changes(
     old: &Manifest,
-    old_records: &BTreeMap<Key, RecordEntry>,
+    old_records: &BTreeMap<Key<'_>, &RecordEntry>,
     new: &Manifest,
-    new_records: &BTreeMap<Key, RecordEntry>,
+    new_records: &BTreeMap<Key<'_>, &RecordEntry>,
+    keying: Keying,
 ) -> Vec<FindingChange> {
-    let group = |m: &Manifest, records: &BTreeMap<Key, RecordEntry>| {
-        let mut map: BTreeMap<FindingKey, (BTreeSet<String>, String)> = BTreeMap::new();
+    type Grouped<'m> = BTreeMap<FindingKey<'m>, (BTreeSet<String>, &'m str)>;
+    fn group<'m>(m: &'m Manifest, records: &BTreeMap<Key<'_>, &RecordEntry>, keying: Keying) -> Grouped<'m> {
+        let mut map: Grouped<'m> = BTreeMap::new();
         let of_published = |f: &FindingEntry| {
-            f.record.as_ref().is_some_and(|id| records.contains_key(&(f.system.clone(), f.run.clone(), id.clone())))
+            f.record.as_deref().is_some_and(|id| records.contains_key(&(f.system.as_str(), keying.run(&f.run), id)))
         };
         for f in m.findings.iter().filter(|f| !of_published(f)) {
-            let key = (f.system.clone(), f.run.clone(), f.subject.clone(), f.part.clone(), f.dimension.clone());
-            let entry = map.entry(key).or_insert_with(|| (BTreeSet::new(), f.url.clone()));
+            let key =
+                (f.system.as_str(), keying.run(&f.run), f.subject.as_str(), f.part.as_deref(), f.dimension.as_str());
+            let entry = map.entry(key).or_insert_with(|| (BTreeSet::new(), f.url.as_str()));
             entry.0.insert(match &f.qualifier {
                 Some(q) => format!("{} ({q})", f.status),
                 None => f.status.clone(),
             });
         }
         map
-    };
-    let (before, after) = (group(old, old_records), group(new, new_records));
-    let keys: BTreeSet<&FindingKey> = before.keys().chain(after.keys()).collect();
+    }
+    let (before, after) = (group(old, old_records, keying), group(new, new_records, keying));
+    let keys: BTreeSet<&FindingKey<'_>> = before.keys().chain(after.keys()).collect();
     keys.into_iter()
         .filter(|k| before.get(*k).map(|e| &e.0) != after.get(*k).map(|e| &e.0))
         .map(|k| {
-            let (system, run, subject, part, dimension) = k.clone();
+            let &(system, run, subject, part, dimension) = k;
             FindingChange {
-                system,
-                run,
-                subject,
-                part,
-                dimension,
+                system: system.to_string(),
+                run: run.to_string(),
+                subject: subject.to_string(),
+                part: part.map(str::to_string),
+                dimension: dimension.to_string(),
                 from: before.get(k).map(|e| e.0.iter().cloned().collect()).unwrap_or_default(),
                 to: after.get(k).map(|e| e.0.iter().cloned().collect()).unwrap_or_default(),
-                url: after.get(k).or(before.get(k)).map(|e| e.1.clone()).unwrap_or_default(),
+                url: after.get(k).or(before.get(k)).map(|e| e.1.to_string()).unwrap_or_default(),
             }
         })
         .collect()
 }
 
-fn transitions(old: &RecordEntry, new: &RecordEntry) -> Vec<Transition> {
+fn transitions(old: &RecordEntry, new: &RecordEntry, keying: Keying) -> Vec<Transition> {
     let group = |r: &RecordEntry| -> BTreeMap<(Option<String>, String), BTreeSet<String>> {
         let mut map: BTreeMap<(Option<String>, String), BTreeSet<String>> = BTreeMap::new();
         for s in &r.statuses {
@@ -308,7 +333,7 @@ fn transitions(old: &RecordEntry, new: &RecordEntry) -> Vec<Transition> {
     keys.into_iter()
         .filter(|k| before.get(*k) != after.get(*k))
         .map(|k| Transition {
-            record: named(new),
+            record: keying.named(new),
             part: k.0.clone(),
             dimension: k.1.clone(),
             from: before.get(k).map(|s| s.iter().cloned().collect()).unwrap_or_default(),

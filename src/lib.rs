@@ -13,7 +13,7 @@
 //! 2. [`parse`]: files → typed reports, in parallel;
 //! 3. [`resolve`]: reports → the record graph of each run, with diagnostics;
 //! 4. [`render`]: the graph → HTML pages, in parallel;
-//! 5. [`postprocess`]: page-level HTML rewrites (anchors, external links, base URL);
+//! 5. [`postprocess`]: the base path in front of root-relative URLs (a site below the root);
 //! 6. [`index`]: the tantivy index and the browser's static index;
 //! 7. [`publish`]: the record manifest, sitemap, feeds, redirects and the anchor contract;
 //! 8. [`write`]: the output folder, replaced only when the build succeeded.

@@ -27,6 +27,70 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// Whether `url` leaves the site: such links are marked for the reader (the class
+/// `external`) and open no window the site can reach (`rel="noopener noreferrer"`).
+pub fn is_external(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
+}
+
+/// The attributes an external link adds after its `href`; nothing for a link within the
+/// site. For templates (the `external` filter), which write their own `class`es nowhere
+/// on such links.
+pub fn external_attributes(url: &str) -> &'static str {
+    if is_external(url) {
+        " class=\"external\" rel=\"noopener noreferrer\""
+    } else {
+        ""
+    }
+}
+
+/// The opening tag of a link to `url` with the classes `class` (none when empty) and a
+/// tooltip (none when empty); an external link also gets the class `external` and
+/// `rel="noopener noreferrer"`. The URL is escaped here.
+pub fn link_open(url: &str, class: &str, title: &str) -> String {
+    tag_open(&escape(url), is_external(url), class, title)
+}
+
+/// [`link_open`] for a Markdown link: its URL escaped as pulldown-cmark escapes one
+/// (unsafe characters percent-encoded), so a link reads the same whichever writes it.
+pub fn markdown_link_open(url: &str, title: &str) -> String {
+    let mut href = String::with_capacity(url.len() + 8);
+    pulldown_cmark_escape::escape_href(&mut href, url).expect("writing to a String cannot fail");
+    tag_open(&href, is_external(url), "", title)
+}
+
+fn tag_open(href: &str, external: bool, class: &str, title: &str) -> String {
+    let mut tag = String::with_capacity(href.len() + class.len() + title.len() + 64);
+    tag.push_str("<a");
+    if !class.is_empty() || external {
+        tag.push_str(" class=\"");
+        tag.push_str(class);
+        if external {
+            tag.push_str(if class.is_empty() { "external" } else { " external" });
+        }
+        tag.push('"');
+    }
+    tag.push_str(" href=\"");
+    tag.push_str(href);
+    tag.push('"');
+    if !title.is_empty() {
+        tag.push_str(" title=\"");
+        tag.push_str(&escape(title));
+        tag.push('"');
+    }
+    if external {
+        tag.push_str(" rel=\"noopener noreferrer\"");
+    }
+    tag.push('>');
+    tag
+}
+
+/// The self-link a heading with the anchor `id` ends with (the stylesheet shows it on
+/// hover), so a reader can copy the section's address.
+pub fn heading_anchor(id: &str) -> String {
+    format!("<a class=\"anchor\" href=\"#{}\" aria-label=\"Link to this section\">#</a>", escape(id))
+}
+
 /// Links may point within the site or to http, https and mailto URLs; anything with
 /// another scheme (`javascript:`, `data:`, `vbscript:`) is refused.
 pub fn is_safe_url(url: &str) -> bool {
@@ -125,6 +189,35 @@ pub fn render_untrusted(markdown: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn external_links_are_marked_and_others_left_as_they_are() {
+        assert_eq!(
+            link_open("https://x.org/a?b&c", "cite", ""),
+            r#"<a class="cite external" href="https://x.org/a?b&amp;c" rel="noopener noreferrer">"#
+        );
+        assert_eq!(
+            link_open("http://x.org/", "", "T\"1"),
+            r#"<a class="external" href="http://x.org/" title="T&quot;1" rel="noopener noreferrer">"#
+        );
+        assert_eq!(link_open("/fractal/", "rec", ""), r#"<a class="rec" href="/fractal/">"#);
+        assert_eq!(link_open("#src-1", "", ""), r##"<a href="#src-1">"##);
+        // Only http(s) as written leaves the site: a protocol-relative URL or another
+        // scheme is not marked (as the CSS selector `a[href^="http"]` would not).
+        assert_eq!(link_open("//cdn.example/x", "", ""), r#"<a href="//cdn.example/x">"#);
+        assert_eq!(link_open("mailto:a@b.org", "", ""), r#"<a href="mailto:a@b.org">"#);
+        assert_eq!(external_attributes("https://x.org"), r#" class="external" rel="noopener noreferrer""#);
+        assert_eq!(external_attributes("/search/"), "");
+        // Markdown URLs are percent-encoded as pulldown-cmark does.
+        assert_eq!(
+            markdown_link_open("https://x.org/a b<\"", ""),
+            r#"<a class="external" href="https://x.org/a%20b%3C%22" rel="noopener noreferrer">"#
+        );
+        assert_eq!(
+            heading_anchor("a\"b"),
+            r##"<a class="anchor" href="#a&quot;b" aria-label="Link to this section">#</a>"##
+        );
+    }
 
     #[test]
     fn unsafe_schemes_are_refused() {

@@ -496,8 +496,8 @@ fn source_url_links_pages_to_the_lines_they_were_made_from() {
     let report = std::fs::read_to_string(dir.path().join(FRACTAL_REPORT)).unwrap();
     let line = report.lines().position(|l| l.starts_with("| OBJ-04 ")).unwrap() + 1;
     let file = "content/fractal/aas-2026-08-20-fractal-01/memory.md";
-    // External links get `rel` and a class from the post-processing.
-    let declared = format!("<a href=\"https://github.com/o/analyses/blob/main/{file}#L{line}\" rel=\"noopener noreferrer\" class=\"external\">{file}:{line}</a>");
+    // External links are marked so (`casebook::markup::external_attributes`).
+    let declared = format!("<a href=\"https://github.com/o/analyses/blob/main/{file}#L{line}\" class=\"external\" rel=\"noopener noreferrer\">{file}:{line}</a>");
     assert!(record.contains(&declared), "{declared} in {record}");
     assert!(record.matches("https://github.com/o/analyses/blob/main/").count() > 1, "the citing sentences link too");
     let report_page = built.page("/fractal/aas-2026-08-20-fractal-01/memory/");
@@ -505,4 +505,91 @@ fn source_url_links_pages_to_the_lines_they_were_made_from() {
     assert!(!common::bundled()
         .page("/fractal/aas-2026-08-20-fractal-01/records/OBJ-04.html")
         .contains("github.com/o/analyses"));
+}
+
+/// What each page's links and headings look like, read back with lol_html: every link
+/// off the site (`http://`, `https://`) is marked `external` with
+/// `rel="noopener noreferrer"`, no other link is, and every heading with an anchor ends
+/// with its self-link. casebook writes these while rendering (a page is not parsed again
+/// at the root), so a link or heading written anywhere without them fails here.
+fn links_and_headings_are_marked(out: &Path, base: &str) -> usize {
+    use lol_html::{element, HtmlRewriter, Settings};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let mut external = 0;
+    for file in common::files_below(out).into_iter().filter(|f| f.extension().is_some_and(|e| e == "html")) {
+        let html = std::fs::read(out.join(&file)).unwrap();
+        let problems = Rc::new(RefCell::new(Vec::new()));
+        let links = RefCell::new(0);
+        let headings: Rc<RefCell<Vec<String>>> = Rc::default();
+        let mut rewriter = HtmlRewriter::new(
+            Settings {
+                element_content_handlers: vec![
+                    element!("a[href]", |el| {
+                        let href = el.get_attribute("href").unwrap();
+                        let class = el.get_attribute("class").unwrap_or_default();
+                        let marked = class.split(' ').any(|c| c == "external");
+                        let rel = el.get_attribute("rel");
+                        if href.starts_with("http://") || href.starts_with("https://") {
+                            *links.borrow_mut() += 1;
+                            if !marked || rel.as_deref() != Some("noopener noreferrer") {
+                                problems.borrow_mut().push(format!("unmarked external link {href}"));
+                            }
+                        } else if marked || rel.as_deref().is_some_and(|r| r.contains("noopener")) {
+                            problems.borrow_mut().push(format!("link within the site marked external: {href}"));
+                        }
+                        if href.starts_with('/') && !href.starts_with("//") && !href.starts_with(base) {
+                            problems.borrow_mut().push(format!("root-relative link without the base path: {href}"));
+                        }
+                        if class == "anchor" {
+                            let id = headings.borrow_mut().pop();
+                            if id.as_deref().map(|id| format!("#{id}")).as_deref() != Some(href.as_str()) {
+                                problems.borrow_mut().push(format!("self-link {href} not in its heading {id:?}"));
+                            }
+                        }
+                        Ok(())
+                    }),
+                    element!("h1[id], h2[id], h3[id], h4[id], h5[id], h6[id]", |el| {
+                        headings.borrow_mut().push(el.get_attribute("id").unwrap());
+                        let open = headings.borrow().len();
+                        let problems = Rc::clone(&problems);
+                        let headings = Rc::clone(&headings);
+                        if let Some(handlers) = el.end_tag_handlers() {
+                            let handler: lol_html::EndTagHandler<'static> = Box::new(move |_| {
+                                // The self-link took this heading's id off the stack.
+                                if headings.borrow().len() >= open {
+                                    let id = headings.borrow_mut().pop();
+                                    problems.borrow_mut().push(format!("heading {id:?} without its self-link"));
+                                }
+                                Ok(())
+                            });
+                            handlers.push(handler);
+                        }
+                        Ok(())
+                    }),
+                ],
+                ..Settings::new()
+            },
+            |_: &[u8]| {},
+        );
+        rewriter.write(&html).unwrap();
+        rewriter.end().unwrap();
+        let problems = problems.take();
+        assert!(problems.is_empty(), "{}:\n{}", file.display(), problems.join("\n"));
+        external += links.into_inner();
+    }
+    external
+}
+
+#[test]
+fn external_links_and_heading_anchors_are_written_on_every_page_at_the_root_and_below_it() {
+    let root = links_and_headings_are_marked(&bundled().out(), "/");
+    assert!(root > 100, "the bundled site links its sources: {root} external links");
+    for site in ["tests/sites/hostile", "tests/sites/unseen"] {
+        let built = common::build_site(&repo().join(site), |_| {});
+        assert!(links_and_headings_are_marked(&built.out(), "/") > 0, "{site}");
+    }
+    // Below the root, only the base path is added.
+    let below = common::build_site(&repo(), |o| o.base_url = Some("/pr-12/".into()));
+    assert_eq!(links_and_headings_are_marked(&below.out(), "/pr-12/"), root);
 }

@@ -353,8 +353,8 @@ fn a_verified_build_shows_each_verdict_on_the_record_page_and_counts_on_the_run_
     let record = std::fs::read_to_string(options.output.join("lab/r1/records/OBJ-01.html")).unwrap();
     let blob = format!("https://github.com/o/lab/blob/{first}/src/session.py");
     for shown in [
-        format!("<a href=\"{blob}#L5-L6\" rel=\"noopener noreferrer\" class=\"external\">verified at {short}, lines 5-6</a>"),
-        format!("<a href=\"{blob}#L9\" rel=\"noopener noreferrer\" class=\"external\">found at {short} at line 9, not where cited</a>"),
+        format!("<a href=\"{blob}#L5-L6\" class=\"external\" rel=\"noopener noreferrer\">verified at {short}, lines 5-6</a>"),
+        format!("<a href=\"{blob}#L9\" class=\"external\" rel=\"noopener noreferrer\">found at {short} at line 9, not where cited</a>"),
         format!("not found at {short}; most like line 5 ("),
         format!("the file is not in the source at {short}"),
     ] {

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Tag, TagEnd};
 
-use crate::markup::{escape, options as markdown_options, Sanitiser};
+use crate::markup::{escape, link_open, options as markdown_options, Sanitiser};
 use crate::model::{LineRange, Publication, RecordId, Report, Run};
 use crate::recognise::{self, Conventions};
 use crate::urls;
@@ -200,9 +200,24 @@ impl<'l, 'm> Rewrite<'l, 'm> {
             Event::Start(Tag::Heading { .. }) => self.heading(event.clone()),
             Event::Start(Tag::CodeBlock(_)) => return self.code_block(events, i),
             Event::Text(_) => return self.text_run(events, i),
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some(anchor) = self.state.heading_anchor.take() {
+                    self.out.push(Event::Html(crate::markup::heading_anchor(&anchor).into()));
+                }
+                self.out.push(event.clone());
+            }
+            Event::Start(Tag::Link { .. }) => match self.state.sanitiser.filter(event.clone()) {
+                // A link off the site is marked as such where it is written.
+                Some(Event::Start(Tag::Link { link_type, dest_url, title, .. }))
+                    if link_type != pulldown_cmark::LinkType::Email && crate::markup::is_external(&dest_url) =>
+                {
+                    self.out.push(Event::Html(crate::markup::markdown_link_open(&dest_url, &title).into()));
+                }
+                other => self.out.extend(other),
+            },
             Event::Html(_)
             | Event::InlineHtml(_)
-            | Event::Start(Tag::HtmlBlock | Tag::Link { .. } | Tag::Image { .. })
+            | Event::Start(Tag::HtmlBlock | Tag::Image { .. })
             | Event::End(TagEnd::HtmlBlock | TagEnd::Link | TagEnd::Image) => {
                 self.out.extend(self.state.sanitiser.filter(event.clone()));
             }
@@ -236,9 +251,9 @@ impl<'l, 'm> Rewrite<'l, 'm> {
         let linker = self.linker;
         let cited = linker.conventions.citations.in_code(&code, &self.state.text_before);
         match cited.and_then(|c| linker.file_url(c.source.as_deref(), c.path.as_deref()?, &c.lines)) {
-            Some(url) => self.out.push(Event::Html(
-                format!("<a class=\"cite\" href=\"{}\"><code>{}</code></a>", escape(&url), escape(&code)).into(),
-            )),
+            Some(url) => self
+                .out
+                .push(Event::Html(format!("{}<code>{}</code></a>", link_open(&url, "cite", ""), escape(&code)).into())),
             None => self.out.push(Event::Code(code.clone())),
         }
         self.state.text_before.push_str(&code);
@@ -251,6 +266,7 @@ impl<'l, 'm> Rewrite<'l, 'm> {
         let anchor =
             self.report().and_then(|r| r.sections.get(self.state.headings)).map(|s| CowStr::from(s.anchor.clone()));
         self.state.headings += 1;
+        self.state.heading_anchor = anchor.as_deref().map(str::to_string);
         self.out.push(Event::Start(Tag::Heading { level, id: anchor, classes, attrs }));
     }
 
@@ -333,6 +349,8 @@ impl<'l, 'm> Rewrite<'l, 'm> {
 #[derive(Default)]
 struct State {
     headings: usize,
+    /// The anchor of the heading being written: its self-link goes at its end.
+    heading_anchor: Option<String>,
     list_items: usize,
     /// The safety policy, which also knows whether text is inside a link or an image.
     sanitiser: Sanitiser,
@@ -401,7 +419,7 @@ pub fn code_block_html(
     };
     let shown = format!("{}{lines}", quote.path);
     let path_html = match linker.file_url(source, &quote.path, &quote.lines) {
-        Some(url) => format!("<a class=\"quote-path\" href=\"{}\">{}</a>", escape(&url), escape(&shown)),
+        Some(url) => format!("{}{}</a>", link_open(&url, "quote-path", ""), escape(&shown)),
         None => format!("<span class=\"quote-path\">{}</span>", escape(&shown)),
     };
     let source_html = match source {
@@ -436,7 +454,7 @@ fn quote_verdict_html(code: &str, quote: &recognise::QuotePath, source: Option<&
     let text = escape(&view.text);
     match view.url {
         Some(url) => {
-            format!(" <span class=\"verdict verdict-{}\"><a href=\"{}\">{text}</a></span>", view.class, escape(&url))
+            format!(" <span class=\"verdict verdict-{}\">{}{text}</a></span>", view.class, link_open(&url, "", ""))
         }
         None => format!(" <span class=\"verdict verdict-{}\">{text}</span>", view.class),
     }
@@ -447,7 +465,7 @@ fn quote_verdict_html(code: &str, quote: &recognise::QuotePath, source: Option<&
 /// the register when no file is named.
 fn citation_html(text: &str, c: &recognise::CitationMatch, linker: &Linker<'_>) -> String {
     let link = |url: Option<String>, shown: &str| match url {
-        Some(url) => format!("<a class=\"cite\" href=\"{}\">{}</a>", escape(&url), escape(shown)),
+        Some(url) => format!("{}{}</a>", link_open(&url, "cite", ""), escape(shown)),
         None => format!("<span class=\"cite\">{}</span>", escape(shown)),
     };
     let Some(path) = &c.path else {
@@ -493,9 +511,9 @@ pub fn linkify(text: &str, linker: &Linker<'_>) -> String {
                 match linker.record_link(&id) {
                     Some(RecordLink { url, title, published }) => {
                         let class = if published { "rec" } else { "rec unpublished" };
-                        let title =
-                            if title.is_empty() { String::new() } else { format!(" title=\"{}\"", escape(&title)) };
-                        out.push_str(&format!("<a class=\"{class}\" href=\"{}\"{title}>{shown}</a>", escape(&url)));
+                        out.push_str(&link_open(&url, class, &title));
+                        out.push_str(&shown);
+                        out.push_str("</a>");
                     }
                     None => out.push_str(&format!("<span class=\"rec unknown\">{shown}</span>")),
                 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 
 use crate::model::{Code, Diagnostic, Location};
 
@@ -128,6 +128,10 @@ impl Theme {
             }
             _ => minijinja::escape_formatter(out, state, value),
         });
+        // What the default theme's templates write for a heading's self-link and an
+        // external link: the same markup casebook writes in rendered Markdown.
+        env.add_function("anchor", |id: &str| Value::from_safe_string(crate::markup::heading_anchor(id)));
+        env.add_filter("external", |url: &str| Value::from_safe_string(crate::markup::external_attributes(url).into()));
         for (name, source) in &self.templates {
             env.add_template_owned(name.clone(), source.clone())?;
         }
