@@ -532,9 +532,11 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Writes `records.json` (to `json`) and `records.jsonl` (to `lines`) of `site`, built
-/// for `base_url`, one record at a time, each record made once: the JSON of [`manifest`],
-/// pretty-printed and ending in a newline, and one record per line. The manifest is never
-/// held whole (a large site's is far larger than its pages).
+/// for `base_url`, one record at a time, each record made once: the JSON of [`manifest`]
+/// with each record, finding and evidence entry on a line of its own (compact, so the
+/// manifest costs little more than its data, and line tools and diffs still see one item
+/// per line), and one record per line. The manifest is never held whole (a large site's
+/// is far larger than its pages).
 pub fn write_manifest(
     site: &Site,
     base_url: &str,
@@ -542,64 +544,67 @@ pub fn write_manifest(
     json: &mut dyn Write,
     lines: &mut dyn Write,
 ) -> std::io::Result<()> {
-    // The layout of `serde_json::to_writer_pretty(&manifest)`, with each record written as
-    // it is made: a pretty record, each of its lines indented two levels.
     let quoted = |text: &str| serde_json::to_string(text).expect("a string serialises");
     write!(
         json,
-        "{{\n  \"schema\": {},\n  \"title\": {},\n  \"base_url\": {},\n  \"records\": [",
+        "{{\"schema\":{},\"title\":{},\"base_url\":{},\"records\":[",
         quoted(SCHEMA),
         quoted(&site.title),
         quoted(base_url)
     )?;
-    let mut array = PrettyArray::default();
+    let mut array = LineArray::default();
     for record in (Entries { site, base_url }).iter() {
-        serde_json::to_writer(&mut *lines, &record)?;
+        // The record's JSON once, for both files.
+        array.line.clear();
+        serde_json::to_writer(&mut array.line, &record)?;
+        lines.write_all(&array.line)?;
         lines.write_all(b"\n")?;
-        array.item(json, &record)?;
+        array.put(json)?;
     }
     array.end(json)?;
-    write!(json, ",\n  \"findings_schema\": {},\n  \"findings\": [", quoted(FINDINGS_SCHEMA))?;
-    let mut array = PrettyArray::default();
+    write!(json, ",\"findings_schema\":{},\"findings\":[", quoted(FINDINGS_SCHEMA))?;
+    let mut array = LineArray::default();
     for finding in (Entries { site, base_url }).findings() {
         array.item(json, &finding)?;
     }
     array.end(json)?;
     if let Some(verification) = verification {
-        write!(json, ",\n  \"evidence_schema\": {},\n  \"evidence\": [", quoted(EVIDENCE_SCHEMA))?;
-        let mut array = PrettyArray::default();
+        write!(json, ",\"evidence_schema\":{},\"evidence\":[", quoted(EVIDENCE_SCHEMA))?;
+        let mut array = LineArray::default();
         for entry in evidence_entries(site, verification) {
             array.item(json, &entry)?;
         }
         array.end(json)?;
     }
-    json.write_all(b"\n}\n")
+    json.write_all(b"}\n")
 }
 
-/// The items of an array of the manifest, written one at a time as
-/// `serde_json::to_writer_pretty` would lay them out, two levels in.
+/// The items of an array of the manifest, written one at a time, each on a line of its
+/// own.
 #[derive(Default)]
-struct PrettyArray {
-    pretty: Vec<u8>,
+struct LineArray {
+    line: Vec<u8>,
     written: bool,
 }
 
-impl PrettyArray {
+impl LineArray {
     fn item(&mut self, json: &mut dyn Write, item: &impl Serialize) -> std::io::Result<()> {
-        self.pretty.clear();
-        serde_json::to_writer_pretty(&mut self.pretty, item)?;
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, item)?;
+        self.put(json)
+    }
+
+    /// Writes the item serialised into `line`.
+    fn put(&mut self, json: &mut dyn Write) -> std::io::Result<()> {
         json.write_all(if self.written { b",\n" } else { b"\n" })?;
-        for (i, line) in self.pretty.split(|&b| b == b'\n').enumerate() {
-            json.write_all(if i == 0 { b"    " } else { b"\n    " })?;
-            json.write_all(line)?;
-        }
+        json.write_all(&self.line)?;
         self.written = true;
         Ok(())
     }
 
     /// Closes the array (the caller opened it with `[`).
     fn end(&self, json: &mut dyn Write) -> std::io::Result<()> {
-        json.write_all(if self.written { b"\n  ]" } else { b"]" })
+        json.write_all(if self.written { b"\n]" } else { b"]" })
     }
 }
 
@@ -649,7 +654,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_site_without_records_writes_the_manifest_serde_would() {
+    fn a_site_without_records_writes_the_manifest_serde_would_compactly() {
         let site = Site {
             title: "An \"empty\" site".into(),
             statuses: Vec::new(),
@@ -660,7 +665,7 @@ mod tests {
         };
         let (mut json, mut lines) = (Vec::new(), Vec::new());
         write_manifest(&site, "/docs/", None, &mut json, &mut lines).unwrap();
-        let expected = serde_json::to_string_pretty(&manifest(&site, "/docs/")).unwrap() + "\n";
+        let expected = serde_json::to_string(&manifest(&site, "/docs/")).unwrap() + "\n";
         assert_eq!(String::from_utf8(json).unwrap(), expected);
         assert!(lines.is_empty());
     }

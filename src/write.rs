@@ -172,6 +172,9 @@ pub struct Staging {
     output: PathBuf,
     lock: PathBuf,
     committed: bool,
+    /// The folders made so far: most files go into a folder made for an earlier one, and
+    /// asking the file system again for each costs a failed `mkdir` and a `stat`.
+    folders: std::sync::Mutex<std::collections::HashSet<PathBuf>>,
 }
 
 /// True when process `pid` is running (on Linux; elsewhere every lock is assumed held).
@@ -242,24 +245,33 @@ impl Staging {
             let _ = fs::remove_file(&lock);
             return Err(WriteError::Io { path: dir, source: e });
         }
-        Ok(Staging { dir, output: output_abs, lock, committed: false })
+        Ok(Staging { dir, output: output_abs, lock, committed: false, folders: Default::default() })
     }
 
     /// Writes one file. Safe to call from many threads at once.
     pub fn put(&self, file: &OutputFile) -> Result<(), WriteError> {
         let target = self.dir.join(&file.path);
-        if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent).map_err(io_error(parent))?;
-        }
+        self.folder_of(&target)?;
         fs::write(&target, &file.bytes).map_err(io_error(&target))
+    }
+
+    /// Makes the folder `target` goes in, unless this staging folder made it already.
+    fn folder_of(&self, target: &Path) -> Result<(), WriteError> {
+        let Some(parent) = target.parent() else { return Ok(()) };
+        // A panic while holding the lock leaves the set whole (an insertion is one step).
+        let folders = || self.folders.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if folders().contains(parent) {
+            return Ok(());
+        }
+        fs::create_dir_all(parent).map_err(io_error(parent))?;
+        folders().insert(parent.to_path_buf());
+        Ok(())
     }
 
     /// Opens a file to be written by streaming, hashing its bytes when `hash`.
     pub fn open_streamed(&self, path: &Path, hash: bool) -> Result<StreamedFile, WriteError> {
         let target = self.dir.join(path);
-        if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent).map_err(io_error(parent))?;
-        }
+        self.folder_of(&target)?;
         let file = fs::File::create(&target).map_err(io_error(&target))?;
         Ok(StreamedFile::new(target, StreamTarget::File(file), hash))
     }
