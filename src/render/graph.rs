@@ -22,7 +22,7 @@ use crate::markup::escape;
 use crate::model::{Owner, Record, RecordId, Run};
 
 /// Most records a record's neighbourhood draws, itself included.
-pub(crate) const NEIGHBOURHOOD_NODES: usize = 10;
+pub(crate) const NEIGHBOURHOOD_NODES: usize = 8;
 /// Most records a run's graph draws.
 pub(crate) const RUN_NODES: usize = 40;
 
