@@ -124,7 +124,9 @@ impl Theme {
         // for text and double-quoted attributes.
         env.set_formatter(|out, state, value| match (state.auto_escape(), value.as_str()) {
             (AutoEscape::Html, Some(text)) if !value.is_safe() => {
-                out.write_str(&crate::markup::escape(text)).map_err(minijinja::Error::from)
+                // Escaped straight into the output: no string per value.
+                pulldown_cmark_escape::escape_html(pulldown_cmark_escape::FmtWriter(out), text)
+                    .map_err(minijinja::Error::from)
             }
             _ => minijinja::escape_formatter(out, state, value),
         });
