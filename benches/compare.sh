@@ -8,11 +8,14 @@
 # generated if absent, shared with benches/run.sh), it times in one hyperfine call (or one
 # call per round with ALTERNATE=1), each command starting from an empty output (the
 # `rm -rf` of the previous output is inside the timed command, as for the anchors):
-#   (a) casebook build --quiet            pages, record pages, both search indexes, manifest
+#   (a) casebook build --quiet --no-cache pages, record pages, both search indexes, manifest
 #   (b) hugo --quiet && pagefind --site   one command: Hugo's site, then Pagefind over it
 #   (c) hugo --quiet                      alone, for the breakdown
 #   (d) pagefind --site                   alone, over a Hugo output built once beforehand
-# Each tool process runs under GNU time (`/usr/bin/time -f`), so its own wall time (without
+# Then, for casebook alone, warm builds (its build cache and the previous output kept, as
+# `casebook build` does by default): RUNS builds with nothing changed, and RUNS with one
+# report changed since the last (a sentence appended, then taken out again), each under
+# GNU time. Each tool process runs under GNU time (`/usr/bin/time -f`), so its own wall time (without
 # the rm -rf), CPU time (user+sys) and peak RSS come from the same runs as hyperfine's wall
 # times; for (b) wall and CPU are the sums over the two processes and peak the larger. Then output size (du -sb) and file count, and
 # the dev server's rebuild latency after a one-report edit (cargo bench --bench
@@ -153,7 +156,7 @@ for n in "${sizes[@]}"; do
   # (d) indexes a Hugo site built once, here; its pagefind/ is removed inside the timed command
   hugo --source "$corpus/hugo" --destination "$out_pre" --quiet
 
-  cmd_a="rm -rf $(q "$out_cb") && $(timed "$dir/a.time" "$casebook" build --quiet --root "$corpus/casebook" --output "$out_cb")"
+  cmd_a="rm -rf $(q "$out_cb") && $(timed "$dir/a.time" "$casebook" build --quiet --no-cache --root "$corpus/casebook" --output "$out_cb")"
   cmd_b="rm -rf $(q "$out_hp") && $(timed "$dir/b-hugo.time" hugo --source "$corpus/hugo" --destination "$out_hp" --quiet) && $(timed "$dir/b-pagefind.time" "$pagefind" --site "$out_hp")"
   cmd_c="rm -rf $(q "$out_h") && $(timed "$dir/c.time" hugo --source "$corpus/hugo" --destination "$out_h" --quiet)"
   cmd_d="rm -rf $(q "$out_pre/pagefind") && $(timed "$dir/d.time" "$pagefind" --site "$out_pre")"
@@ -184,6 +187,30 @@ for n in "${sizes[@]}"; do
     # one call: hyperfine runs all the runs of (a), then all of (b), ... (it cannot interleave)
     bench "$warmup" "$runs" "$work/compare-$n.hyperfine.json"
   fi
+
+  # (e) warm builds, on a copy of the tree (one report is edited): a first build fills the
+  # cache, then nothing changed and one report changed, in turn
+  warm_site=$dir/warm-site
+  out_w=$outs/casebook-warm
+  cache_w=$dir/warm-cache
+  rm -rf "$warm_site" "$out_w" "$cache_w"
+  cp -a "$corpus/casebook" "$warm_site"
+  warm_build=("$casebook" build --quiet --root "$warm_site" --output "$out_w" --cache "$cache_w")
+  "${warm_build[@]}"
+  edited=$(find "$warm_site/content" -name '*.md' | sort | head -1)
+  cp "$edited" "$dir/edited.orig"
+  : >"$dir/e-none.time"; : >"$dir/e-one.time"
+  echo "warm builds: $runs with nothing changed, $runs after a change of $(basename "$edited")"
+  for ((r = 1; r <= runs; r++)); do
+    eval "$(timed "$dir/e-none.time" "${warm_build[@]}")"
+    if [ $((r % 2)) = 1 ]; then
+      printf '\nA sentence the benchmark added (round %s).\n' "$r" >>"$edited"
+    else
+      cp "$dir/edited.orig" "$edited"
+    fi
+    eval "$(timed "$dir/e-one.time" "${warm_build[@]}")"
+  done
+  rm -rf "$warm_site" "$out_w" "$cache_w"
 
   size_a=$(sizes_of "$out_cb" search)
   size_b=$(sizes_of "$out_hp" pagefind)
@@ -226,7 +253,7 @@ sizes = {k: dict(zip(("bytes", "files", "html_files", "search_bytes", "search_fi
          for k, v in (("a", "SIZE_A"), ("b", "SIZE_B"), ("c", "SIZE_C"), ("d", "SIZE_D"))}
 rebuild_line = env["REBUILD_LINE"].strip()
 
-def times(name):
+def times(name, warmup=warmup):
     rows = []
     for line in open(f"{d}/{name}.time"):
         parts = line.split()
@@ -269,6 +296,14 @@ for k, name in names.items():
         "per_run_gnu_time": per_run[k],
         "output": sizes[k],
     }
+warm = {}
+for k, name in (("nothing_changed", "e-none"), ("one_report", "e-one")):
+    rows = times(name, warmup=0)
+    warm[k] = {"process_wall_s_median": statistics.median(x["wall_s"] for x in rows),
+               "cpu_s_median": statistics.median(x["cpu_s"] for x in rows),
+               "peak_rss_kib_median": int(statistics.median(x["peak_kib"] for x in rows)),
+               "per_run_gnu_time": rows}
+    warm[k]["over_cold_process_wall"] = warm[k]["process_wall_s_median"] / results["a"]["process_wall_s_median"]
 a, b = results["a"], results["b"]
 ratio = {
     "wall": a["wall_s"]["median"] / b["wall_s"]["median"],
@@ -282,7 +317,7 @@ if m:
     rebuild = {"rounds": int(m[1]), "pages_written_ms": {"p50": int(m[2]), "p90": int(m[3])},
                "whole_rebuild_ms": {"p50": int(m[4]), "p90": int(m[5])}, "line": rebuild_line}
 json.dump({"n": n, **meta, "results": results, "ratio_casebook_over_hugo_pagefind": ratio,
-           "rebuild_latency": rebuild}, open(f"{work}/compare-{n}.json", "w"), indent=2)
+           "warm_builds": warm, "rebuild_latency": rebuild}, open(f"{work}/compare-{n}.json", "w"), indent=2)
 
 print()
 print(f"{n} reports, {meta['markdown_bytes'] / 1e6:.1f} MB of Markdown, outputs on {meta['output_filesystem']}. wall: hyperfine median (min-max) of {runs} "
@@ -306,6 +341,11 @@ for i, row in enumerate([head] + rows):
 print(f"casebook / (Hugo + Pagefind): wall {ratio['wall']:.2f} (process wall {ratio['process_wall']:.2f}), "
       f"CPU {ratio['cpu']:.2f}, peak RSS {ratio['peak_rss']:.2f}")
 print(f"HTML pages: casebook {sizes['a']['html_files']}, Hugo {sizes['b']['html_files']}")
+for k, label in (("nothing_changed", "nothing changed"), ("one_report", "one report changed")):
+    w = warm[k]
+    print(f"casebook warm build, {label}: process wall {w['process_wall_s_median']:.2f} s "
+          f"({w['over_cold_process_wall']:.2f} of cold), CPU {w['cpu_s_median']:.1f} s, "
+          f"peak {w['peak_rss_kib_median'] / 1024:.0f} MiB")
 if rebuild_line:
     print(rebuild_line)
 print(f"figures: {work}/compare-{n}.json")

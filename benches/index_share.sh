@@ -21,7 +21,7 @@ with=(); without=()
 build() { # prints the wall time of one build, in seconds
     local start end
     start=$(date +%s%N)
-    "$casebook" build -q --root "$root" "$@" >/dev/null
+    "$casebook" build -q --no-cache --root "$root" "$@" >/dev/null
     end=$(date +%s%N)
     echo "scale=3; ($end - $start) / 1000000000" | bc
 }

@@ -23,9 +23,9 @@ for n in "${sizes[@]}"; do
   echo "markdown: $(du -sb "$corpus/casebook/content" | cut -f1) bytes in $(find "$corpus/casebook/content" -name '*.md' | wc -l) reports"
 
   hyperfine --style basic --warmup 1 --runs 3 --export-json "$work/build-$n.json" \
-    "rm -rf $out && $casebook build --quiet --root $corpus/casebook --output $out" | grep -E "Time|Range"
+    "rm -rf $out && $casebook build --quiet --no-cache --root $corpus/casebook --output $out" | grep -E "Time|Range"
   /usr/bin/time -f "peak RSS %M KiB, %e s wall, %U+%S s CPU" \
-    "$casebook" build --quiet --timings --root "$corpus/casebook" --output "$out" 2>&1 | grep -E "peak|pages|stages|index|tantivy|browser|render|parse|write"
+    "$casebook" build --quiet --no-cache --timings --root "$corpus/casebook" --output "$out" 2>&1 | grep -E "peak|pages|stages|index|tantivy|browser|render|parse|write"
 
   echo "tantivy index: $(du -sb "$out/search/tantivy" | cut -f1) bytes; browser index: $(du -sb "$out/search/browser" | cut -f1) bytes in $(find "$out/search/browser" -type f | wc -l) files"
   cargo bench --quiet --bench search_latency -- "$out" 50 2>/dev/null | grep search_latency

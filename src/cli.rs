@@ -46,6 +46,15 @@ pub enum Command {
         /// Where the sources' repositories are, with --verify.
         #[command(flatten)]
         sources: SourceArgs,
+        /// The build cache: what this build leaves so that the next one into the same
+        /// output renders only the runs and systems that changed and links every unchanged
+        /// file from the output it replaces [default: .casebook-cache beside the output,
+        /// ignored by git].
+        #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+        cache: Option<PathBuf>,
+        /// Neither read nor write a build cache: every page is made anew.
+        #[arg(long)]
+        no_cache: bool,
     },
     /// Check each quote and citation against its source at the run's frozen revision, read
     /// from a git repository on this machine: a quote at its lines, elsewhere, or not
@@ -302,8 +311,13 @@ pub fn main() -> ExitCode {
     };
     let mut options = BuildOptions::new(&common.root);
     match &cli.command {
-        Command::Build { output, previous_manifest, no_search_index, verify, sources, .. } => {
+        Command::Build { output, previous_manifest, no_search_index, verify, sources, cache, no_cache, .. } => {
             options = output.options(&common.root);
+            options.cache = match (cache, no_cache) {
+                (_, true) => None,
+                (Some(dir), false) => Some(dir.clone()),
+                (None, false) => Some(crate::cache::default_dir(&options.output)),
+            };
             options.previous_manifest = previous_manifest.clone();
             options.search_index = !no_search_index;
             options.verify = verify.then(|| sources.options(common.strict, common.quiet));

@@ -32,6 +32,7 @@
 //! assert!(!outcome.has_errors());
 //! ```
 
+pub mod cache;
 pub mod cli;
 pub mod config;
 pub mod diff;

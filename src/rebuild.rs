@@ -71,7 +71,7 @@ pub struct Memory {
     /// Scope → the versions its pages were last written from.
     rendered: HashMap<ScopeKey, Vec<u64>>,
     /// Output path → hash of the bytes written there (generated files only).
-    written: HashMap<PathBuf, [u8; 32]>,
+    written: HashMap<PathBuf, FileHash>,
     /// Output path → stamp of the static file copied there.
     statics: HashMap<PathBuf, Stamp>,
     /// True once the output folder holds a complete build this memory describes.
@@ -198,12 +198,12 @@ impl Memory {
     }
 
     /// True when the output already holds these bytes at `path`.
-    pub(crate) fn holds(&self, path: &Path, hash: &[u8; 32]) -> bool {
+    pub(crate) fn holds(&self, path: &Path, hash: &FileHash) -> bool {
         self.written.get(path) == Some(hash)
     }
 
     /// The hash of the generated file the previous build left at `path`.
-    pub(crate) fn hash_of(&self, path: &Path) -> Option<[u8; 32]> {
+    pub(crate) fn hash_of(&self, path: &Path) -> Option<FileHash> {
         self.written.get(path).copied()
     }
 
@@ -212,7 +212,7 @@ impl Memory {
         self.written.keys()
     }
 
-    pub(crate) fn set_written(&mut self, written: HashMap<PathBuf, [u8; 32]>) {
+    pub(crate) fn set_written(&mut self, written: HashMap<PathBuf, FileHash>) {
         self.written = written;
     }
 
@@ -221,7 +221,7 @@ impl Memory {
     /// file whose old bytes come back; forgetting the paths would leave a new file behind
     /// if the next build no longer makes it. Files it would have removed are still
     /// remembered, so the next rebuild removes them.
-    pub(crate) fn wrote(&mut self, written: HashMap<PathBuf, [u8; 32]>) {
+    pub(crate) fn wrote(&mut self, written: HashMap<PathBuf, FileHash>) {
         self.written.extend(written);
     }
 
@@ -234,7 +234,12 @@ impl Memory {
     }
 }
 
+/// What a generated file is remembered by: a hash of its bytes (XXH3, 128 bits). It only
+/// has to tell a build's own files apart, not resist a forger, and it is taken of every
+/// byte a build writes.
+pub(crate) type FileHash = u128;
+
 /// The hash a file is remembered by.
-pub(crate) fn hash(bytes: &[u8]) -> [u8; 32] {
-    Sha256::digest(bytes).into()
+pub(crate) fn hash(bytes: &[u8]) -> FileHash {
+    xxhash_rust::xxh3::xxh3_128(bytes)
 }

@@ -12,7 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::output::OutputFile;
-use crate::rebuild::Stamp;
+use crate::rebuild::{FileHash, Stamp};
 
 /// The buffer of a file written by streaming.
 const STREAM_BUFFER: usize = 1 << 20;
@@ -21,18 +21,18 @@ const STREAM_BUFFER: usize = 1 << 20;
 /// a file's bytes.
 struct Hashing<W> {
     inner: W,
-    hasher: Option<sha2::Sha256>,
+    hasher: Option<Box<xxhash_rust::xxh3::Xxh3>>,
 }
 
 impl<W: io::Write> Hashing<W> {
     /// Writes to `inner`, hashing when `hash`.
     fn new(inner: W, hash: bool) -> Self {
-        Hashing { inner, hasher: hash.then(<sha2::Sha256 as sha2::Digest>::new) }
+        Hashing { inner, hasher: hash.then(|| Box::new(xxhash_rust::xxh3::Xxh3::new())) }
     }
 
     /// The writer, and the hash of all that was written (when asked for).
-    fn finish(self) -> (W, Option<[u8; 32]>) {
-        (self.inner, self.hasher.map(|h| sha2::Digest::finalize(h).into()))
+    fn finish(self) -> (W, Option<FileHash>) {
+        (self.inner, self.hasher.map(|h| h.digest128()))
     }
 }
 
@@ -40,7 +40,7 @@ impl<W: io::Write> io::Write for Hashing<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let written = self.inner.write(buf)?;
         if let Some(hasher) = &mut self.hasher {
-            sha2::Digest::update(hasher, &buf[..written]);
+            hasher.update(&buf[..written]);
         }
         Ok(written)
     }
@@ -97,7 +97,7 @@ impl StreamedFile {
     /// Finishes the file. A temporary file takes its place in the output unless
     /// `unchanged` says the bytes there are these (by their hash). Returns the hash (when
     /// asked for), and whether the file was written to the output.
-    pub fn finish(self, unchanged: &dyn Fn(&[u8; 32]) -> bool) -> Result<(Option<[u8; 32]>, bool), WriteError> {
+    pub fn finish(self, unchanged: &dyn Fn(&FileHash) -> bool) -> Result<(Option<FileHash>, bool), WriteError> {
         let StreamedFile { target, out } = self;
         let (buffered, hash) = out.finish();
         let to = buffered.into_inner().map_err(|e| WriteError::Io { path: target.clone(), source: e.into_error() })?;
@@ -149,6 +149,9 @@ pub enum WriteError {
     /// The output folder would contain the sources.
     #[error("the output folder {0} contains the site's sources; choose another --output")]
     ContainsSources(PathBuf),
+    /// A file of the previous output that a warm build was taking changed under it.
+    #[error("{0} went from the previous output while the build was taking it; build again (nothing was replaced)")]
+    ChangedDuringBuild(PathBuf),
     /// A file operation failed.
     #[error("cannot write {path}: {source}")]
     Io {
@@ -255,6 +258,26 @@ impl Staging {
         fs::write(&target, &file.bytes).map_err(io_error(&target))
     }
 
+    /// Puts the file at `from` (the previous output's, which holds the bytes this build
+    /// makes at `path`) in as `path`: a hard link, so no inode is allocated, or a copy
+    /// where the file system links no files.
+    pub fn link(&self, path: &Path, from: &Path) -> Result<(), WriteError> {
+        let target = self.dir.join(path);
+        self.folder_of(&target)?;
+        match fs::hard_link(from, &target) {
+            Ok(()) => return Ok(()),
+            // A streamed file, written before its hash was known.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                fs::remove_file(&target).map_err(io_error(&target))?;
+                if fs::hard_link(from, &target).is_ok() {
+                    return Ok(());
+                }
+            }
+            Err(_) => {}
+        }
+        fs::copy(from, &target).map(|_| ()).map_err(io_error(&target))
+    }
+
     /// Makes the folder `target` goes in, unless this staging folder made it already.
     fn folder_of(&self, target: &Path) -> Result<(), WriteError> {
         let Some(parent) = target.parent() else { return Ok(()) };
@@ -290,6 +313,9 @@ impl Staging {
                 if let Some(p) = target.parent() {
                     fs::create_dir_all(p).map_err(io_error(p))?;
                 }
+                // A generated file there may be a link to the previous output's: copying
+                // onto it would change the previous output, still live until the swap.
+                let _ = fs::remove_file(&target);
                 fs::copy(entry.path(), &target).map_err(io_error(entry.path()))?;
             }
         }
@@ -506,7 +532,7 @@ impl InPlace {
         static_dir: &Path,
         before: &HashMap<PathBuf, Stamp>,
         now: &HashMap<PathBuf, Stamp>,
-        generated: &HashMap<PathBuf, [u8; 32]>,
+        generated: &HashMap<PathBuf, FileHash>,
     ) -> Result<Vec<PathBuf>, WriteError> {
         let mut changed = Vec::new();
         for (path, stamp) in now {

@@ -15,13 +15,19 @@ fn tree(dir: &Path) -> BTreeMap<std::path::PathBuf, Vec<u8>> {
     files_below(dir).into_iter().map(|f| (f.clone(), std::fs::read(dir.join(&f)).unwrap())).collect()
 }
 
-fn build(site: &Path, out: &Path) -> std::process::Child {
+/// A build, with the build cache beside the output unless `cold`.
+fn build_with(site: &Path, out: &Path, cold: bool) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_casebook"))
         .args(["build", "--quiet", "--root", site.to_str().unwrap(), "--output", out.to_str().unwrap()])
+        .args(cold.then_some("--no-cache"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap()
+}
+
+fn build(site: &Path, out: &Path) -> std::process::Child {
+    build_with(site, out, false)
 }
 
 #[test]
@@ -41,16 +47,25 @@ fn a_build_killed_at_any_moment_leaves_the_previous_output_whole() {
     let before = tree(&out);
     assert!(before.len() > 1000);
 
-    // Kill builds at moments spread over a whole build, writing included.
-    let started = std::time::Instant::now();
-    assert!(build(&site, &dir.path().join("timing")).wait().unwrap().success());
-    let whole = started.elapsed();
-    for step in 1..=8u32 {
-        let mut child = build(&site, &out);
-        std::thread::sleep(whole * step / 8);
-        let _ = child.kill(); // SIGKILL
-        let _ = child.wait();
-        assert_eq!(tree(&out), before, "after a kill at {step}/8 of a build, the output changed");
+    // Kill builds at moments spread over a whole build, writing included: builds from
+    // nothing, then warm builds (which link the previous output's files and keep a cache).
+    let timing = dir.path().join("timing");
+    let time = |cold: bool| {
+        let started = std::time::Instant::now();
+        assert!(build_with(&site, &timing, cold).wait().unwrap().success());
+        started.elapsed()
+    };
+    let whole = time(true);
+    let warm = time(false).min(time(false));
+    for (cold, took) in [(true, whole), (false, warm)] {
+        for step in 1..=8u32 {
+            let mut child = build_with(&site, &out, cold);
+            std::thread::sleep(took * step / 8);
+            let _ = child.kill(); // SIGKILL
+            let _ = child.wait();
+            let kind = if cold { "cold" } else { "warm" };
+            assert_eq!(tree(&out), before, "after a kill at {step}/8 of a {kind} build, the output changed");
+        }
     }
 
     // The next build succeeds and leaves no staging folder, backup or lock behind.
@@ -59,5 +74,5 @@ fn a_build_killed_at_any_moment_leaves_the_previous_output_whole() {
     let mut left: Vec<String> =
         std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     left.sort();
-    assert_eq!(left, ["public", "site", "timing"]);
+    assert_eq!(left, [".casebook-cache", "public", "site", "timing"]);
 }

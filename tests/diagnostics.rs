@@ -42,11 +42,12 @@ fn each_case_prints_its_expected_diagnostics() {
 /// Codes that no case here can give, each with the test that asserts it (which must
 /// name it, as `[code]` or `Code::Variant`): they need a file or a git repository made at
 /// test time.
-const GIVEN_ELSEWHERE: [(Code, &str); 20] = [
+const GIVEN_ELSEWHERE: [(Code, &str); 21] = [
     (Code::NotUtf8, "tests/limits.rs"),
     (Code::TooLarge, "tests/limits.rs"),
     (Code::Symlink, "tests/hostile.rs"),
     (Code::VanishedRecord, "tests/publishing.rs"),
+    (Code::CacheNotWritten, "tests/warm.rs"),
     (Code::UnpublishedReference, "tests/cli.rs"),
     (Code::BadRepository, "tests/verify.rs"),
     (Code::UnknownRevision, "tests/verify.rs"),

@@ -2,7 +2,8 @@
 //! record renamed or deleted, a reference added, a report added or deleted, a template
 //! or a system's name changed, a file saved unchanged, a broken save then fixed) are
 //! applied to a generated site, and after each one the rebuilt output folder must be
-//! byte for byte what a clean build of the same sources writes.
+//! byte for byte what a clean build of the same sources writes. So must a warm build
+//! (`casebook build` with its cache, in another output folder) after each edit.
 
 mod common;
 
@@ -317,6 +318,14 @@ fn clean_build(root: &Path, output: &Path) -> bool {
     outcome.written
 }
 
+/// A build into `output` with the cache in `cache`, as `casebook build` makes one.
+fn warm_build(root: &Path, output: &Path, cache: &Path) -> pipeline::Outcome {
+    let mut options = BuildOptions::new(root);
+    options.output = output.to_path_buf();
+    options.cache = Some(cache.to_path_buf());
+    pipeline::build(&options).unwrap()
+}
+
 /// Applies each edit and rebuilds, checking the output against a clean build's. An edit
 /// with `Some(k)` is rebuilt as the dev server does when a newer change waits: the k-th
 /// time the rebuild asks whether it is superseded (after the changed runs' pages, after
@@ -338,6 +347,9 @@ fn check_sequence(steps: &[(Edit, Option<u8>)]) {
     assert!(first.written, "{:?}", first.diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>());
     assert!(clean_build(&root, &clean));
     assert_same_tree(&root.join("public"), &clean, "the first build");
+    let (warm, cache) = (dir.path().join("warm"), dir.path().join("cache"));
+    assert!(warm_build(&root, &warm, &cache).written);
+    assert_same_tree(&warm, &clean, "the first warm build");
 
     let mut last_superseded = false;
     // The site before the last edit, for `Undo`.
@@ -353,6 +365,9 @@ fn check_sequence(steps: &[(Edit, Option<u8>)]) {
                 rebuilder.rebuild(&changed, &mut |_| panic!("no page is written by a failed rebuild")).unwrap();
             assert!(outcome.has_errors() && !outcome.written, "{step}: the unknown status is an error");
             assert!(before == tree(&root.join("public")), "{step}: a failed rebuild changed the output");
+            let before = tree(&warm);
+            assert!(!warm_build(&root, &warm, &cache).written, "{step}: a failed warm build wrote");
+            assert!(before == tree(&warm), "{step}: a failed warm build changed the output");
             site.broken = false;
             files = broken;
         }
@@ -380,6 +395,8 @@ fn check_sequence(steps: &[(Edit, Option<u8>)]) {
         }
         assert!(clean_build(&root, &clean), "{step}: the clean build failed");
         assert_same_tree(&root.join("public"), &clean, &step);
+        assert!(warm_build(&root, &warm, &cache).written, "{step}: the warm build failed");
+        assert_same_tree(&warm, &clean, &format!("{step}, built warm"));
     }
     if last_superseded {
         // The change that superseded the last rebuild touched nothing more.

@@ -135,6 +135,8 @@ codes! {
     BadRedirect = "bad-redirect",
     /// A record published before that is gone without a redirect.
     VanishedRecord = "vanished-record",
+    /// The build cache (`--cache`) that could not be written.
+    CacheNotWritten = "cache-not-written",
     /// A source's repository that cannot be read.
     BadRepository = "bad-repository",
     /// A run's revision that is not in its source's repository.

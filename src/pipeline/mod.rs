@@ -20,7 +20,7 @@ use crate::discover::SourceTree;
 use crate::model::{sort_diagnostics, BaseUrl, Diagnostic, Publication, Site};
 use crate::output::OutputFile;
 use crate::progress::{Unwatched, Watch};
-use crate::rebuild::Memory;
+use crate::rebuild::{FileHash, Memory};
 use crate::render::{self, Theme};
 use crate::{discover, parse, postprocess, publish, resolve, write};
 use output::{Interruptible, Kind, Output, SupersededWrite};
@@ -46,6 +46,10 @@ pub struct BuildOptions {
     pub strict: bool,
     /// Read each quote and citation against its source (`casebook verify`, `--verify`).
     pub verify: Option<crate::verify::VerifyOptions>,
+    /// The warm cache's folder (`--cache`; `None`: `--no-cache`): a build renders only
+    /// the runs and systems whose inputs changed since the last build into this output,
+    /// and links every unchanged file from it.
+    pub cache: Option<PathBuf>,
 }
 
 impl BuildOptions {
@@ -61,6 +65,7 @@ impl BuildOptions {
             search_index: true,
             strict: false,
             verify: None,
+            cache: None,
         }
     }
 }
@@ -218,7 +223,11 @@ pub fn check_watched(options: &BuildOptions, watch: &dyn Watch) -> Result<Outcom
 
 /// [`build`], telling `watch` each stage and how far it is.
 pub fn build_watched(options: &BuildOptions, watch: &dyn Watch) -> Result<Outcome, PipelineError> {
-    run(options, Kind::Build, &mut Fresh, &[], Progress { pages_ready: &mut |_| {}, superseded: &|| false, watch })
+    let progress = Progress { pages_ready: &mut |_| {}, superseded: &|| false, watch };
+    match &options.cache {
+        Some(dir) => run(options, Kind::Build, &mut crate::cache::Warm::open(dir, &options.output), &[], progress),
+        None => run(options, Kind::Build, &mut Fresh, &[], progress),
+    }
 }
 
 /// Builds again and again, redoing only what changed (the dev server): the first call is
@@ -323,12 +332,13 @@ fn run(
     if verification.is_some() {
         clock.lap("verify");
     }
+    reuse.verified(verification.as_ref());
     let Some(theme) = inputs.theme.as_ref().filter(|_| !diagnostics.iter().any(Diagnostic::is_error)) else {
         let mut outcome = clock.outcome(diagnostics, Some(summary), Some(inputs.base_url));
         outcome.verification = verification;
         return Ok(outcome);
     };
-    let files = Files::open(kind, options, reuse.memory(), &inputs.base_url, progress.superseded)?;
+    let files = Files::open(kind, options, (reuse.memory(), reuse.warm()), &inputs.base_url, progress.superseded)?;
     let cx = PageContext {
         site: &site,
         conventions: &inputs.conventions,
@@ -341,7 +351,7 @@ fn run(
     };
     let made = match kind {
         Kind::InPlace => pages::changed_pages(&cx, &*reuse, changed, progress, &mut clock)?,
-        Kind::Check | Kind::Build => Some(pages::all_pages(&cx, watch)?),
+        Kind::Check | Kind::Build => Some(pages::all_pages(&cx, &*reuse, watch)?),
     };
     let Some(made) = made else {
         let written = files.output.into_written_in_place();
@@ -366,7 +376,7 @@ fn run(
         watch.stage("writing", 0);
         let finished = files.output.finish(paths)?;
         changed_files = finished.changed.clone();
-        reuse.finished(finished, render::scopes(&site));
+        diagnostics.extend(reuse.finished(finished, &site));
         clock.lap("write");
     }
     let mut outcome = clock.outcome(diagnostics, Some(summary), Some(inputs.base_url));
@@ -517,7 +527,7 @@ fn checks(options: &BuildOptions, site: &Site, diagnostics: &mut Vec<Diagnostic>
 /// A rebuild that a newer change superseded stops: what it wrote is remembered (see
 /// `Memory::wrote`), and the rest is the next rebuild's.
 fn stopped(
-    written: std::collections::HashMap<PathBuf, [u8; 32]>,
+    written: std::collections::HashMap<PathBuf, FileHash>,
     reuse: &mut dyn Reuse,
     site: &Site,
     clock: Stopwatch,
@@ -550,12 +560,12 @@ impl<'a> Files<'a> {
     fn open(
         kind: Kind,
         options: &BuildOptions,
-        memory: Option<&'a Memory>,
+        (memory, warm): (Option<&'a Memory>, Option<&'a crate::cache::Warm>),
         base_url: &BaseUrl,
         superseded: &'a (dyn Fn() -> bool + Sync),
     ) -> Result<Self, PipelineError> {
         Ok(Files {
-            output: Output::open(kind, options, memory)?,
+            output: Output::open(kind, options, memory, warm)?,
             base: base_url.path().to_string(),
             more: AtomicUsize::new(0),
             superseded: (kind == Kind::InPlace).then_some(superseded),

@@ -8,7 +8,10 @@ use std::sync::Mutex;
 
 use crate::output::OutputFile;
 use crate::publish;
-use crate::rebuild::{Memory, Stamp};
+use rayon::prelude::*;
+
+use crate::cache::Warm;
+use crate::rebuild::{FileHash, Memory, Stamp};
 use crate::write;
 
 use super::{BuildOptions, PipelineError};
@@ -28,8 +31,11 @@ pub(super) struct Output<'a> {
     destination: Destination,
     /// The previous build's files (rebuilds): unchanged bytes are not written again.
     memory: Option<&'a Memory>,
+    /// The previous output as the warm cache knows it (builds): unchanged files are
+    /// linked from it, not written.
+    warm: Option<&'a Warm>,
     /// Path → hash of every generated file, when a memory is kept.
-    hashes: Option<Mutex<HashMap<PathBuf, [u8; 32]>>>,
+    hashes: Option<Mutex<HashMap<PathBuf, FileHash>>>,
     /// The static files now (when a memory is kept): they take the place of generated
     /// files of the same path.
     statics: HashMap<PathBuf, Stamp>,
@@ -40,7 +46,7 @@ pub(super) struct Output<'a> {
 
 /// What a build wrote, for the memory a rebuild keeps.
 pub(crate) struct Finished {
-    pub(crate) written: HashMap<PathBuf, [u8; 32]>,
+    pub(crate) written: HashMap<PathBuf, FileHash>,
     pub(crate) statics: HashMap<PathBuf, Stamp>,
     /// What a rebuild wrote or removed; `None` for a build that replaced the folder.
     pub(crate) changed: Option<Vec<PathBuf>>,
@@ -58,9 +64,14 @@ pub(super) enum Kind {
 }
 
 impl<'a> Output<'a> {
-    pub(super) fn open(kind: Kind, options: &BuildOptions, memory: Option<&'a Memory>) -> Result<Self, PipelineError> {
+    pub(super) fn open(
+        kind: Kind,
+        options: &BuildOptions,
+        memory: Option<&'a Memory>,
+        warm: Option<&'a Warm>,
+    ) -> Result<Self, PipelineError> {
         let static_dir = options.root.join("static");
-        let hashes = memory.map(|_| Mutex::new(HashMap::new()));
+        let hashes = (memory.is_some() || warm.is_some()).then(|| Mutex::new(HashMap::new()));
         let destination = match kind {
             Kind::Check => Destination::Nowhere,
             Kind::Build => Destination::Staged(write::Staging::create(&options.output, &options.root)?),
@@ -70,7 +81,7 @@ impl<'a> Output<'a> {
             (Destination::Nowhere, _) | (_, None) => HashMap::new(),
             _ => write::static_stamps(&static_dir)?,
         };
-        Ok(Output { destination, memory, hashes, statics, static_dir, changed: Mutex::default() })
+        Ok(Output { destination, memory, warm, hashes, statics, static_dir, changed: Mutex::default() })
     }
 
     /// The files a rebuild wrote so far, sorted.
@@ -84,7 +95,10 @@ impl<'a> Output<'a> {
         let hash = self.hashes.as_ref().map(|_| crate::rebuild::hash(&file.bytes));
         let mut written = false;
         match (&self.destination, &hash) {
-            (Destination::Staged(staging), _) => staging.put(&file)?,
+            (Destination::Staged(staging), _) => match self.warm.and_then(|warm| warm.reusable(&file.path, hash)) {
+                Some(previous) => staging.link(&file.path, &previous)?,
+                None => staging.put(&file)?,
+            },
             (Destination::InPlace(in_place), Some(hash)) if !self.unchanged(&file.path, hash) => {
                 in_place.put(&file)?;
                 written = true;
@@ -97,12 +111,12 @@ impl<'a> Output<'a> {
 
     /// Whether a rebuild need not write `path`: a static file takes its place, or the
     /// previous build wrote these bytes (by their hash).
-    fn unchanged(&self, path: &Path, hash: &[u8; 32]) -> bool {
+    fn unchanged(&self, path: &Path, hash: &FileHash) -> bool {
         self.statics.contains_key(path) || self.memory.is_some_and(|m| m.holds(path, hash))
     }
 
     /// Remembers a file made: its hash (when a memory is kept), and that a rebuild wrote it.
-    fn record(&self, path: &Path, hash: Option<[u8; 32]>, written_in_place: bool) {
+    fn record(&self, path: &Path, hash: Option<FileHash>, written_in_place: bool) {
         if written_in_place {
             self.changed.lock().expect("no writer panics holding the lock").push(path.to_path_buf());
         }
@@ -134,13 +148,20 @@ impl<'a> Output<'a> {
         let in_place = matches!(self.destination, Destination::InPlace(_));
         for (file, path) in files.into_iter().zip(paths) {
             let (hash, written) = file.finish(&|hash| self.unchanged(path, hash))?;
+            if let (Destination::Staged(staging), Some(warm)) = (&self.destination, self.warm) {
+                // Too large to hold until its hash is known: written, then the previous
+                // file takes its place when it holds the same bytes.
+                if let Some(previous) = warm.reusable(path, hash) {
+                    staging.link(path, &previous)?;
+                }
+            }
             self.record(path, hash, written && in_place);
         }
         Ok(())
     }
 
     /// The files a rebuild wrote so far, with their hashes, for a rebuild that stops early.
-    pub(super) fn into_written_in_place(self) -> HashMap<PathBuf, [u8; 32]> {
+    pub(super) fn into_written_in_place(self) -> HashMap<PathBuf, FileHash> {
         let changed: HashSet<PathBuf> =
             self.changed.into_inner().expect("no writer panics holding the lock").into_iter().collect();
         let mut hashes =
@@ -151,10 +172,26 @@ impl<'a> Output<'a> {
 
     /// Copies the static files in and swaps the staging folder in (builds), or copies the
     /// changed static files and removes the files the build no longer makes (rebuilds).
-    /// `kept` are the pages a rebuild did not render: they stay as they are.
+    /// `kept` are every page, the ones not rendered included: a rebuild leaves those as
+    /// they are, a warm build links them from the previous output.
     pub(super) fn finish(self, kept: Vec<PathBuf>) -> Result<Finished, PipelineError> {
         let mut written =
             self.hashes.map(|h| h.into_inner().expect("no writer panics holding the lock")).unwrap_or_default();
+        if let (Destination::Staged(staging), Some(warm)) = (&self.destination, self.warm) {
+            let unrendered: Vec<&PathBuf> = kept.iter().filter(|path| !written.contains_key(*path)).collect();
+            let linked: Vec<(PathBuf, FileHash)> = unrendered
+                .into_par_iter()
+                .map(|path| {
+                    // The pages of the scopes `Warm::up_to_date` found whole in the output.
+                    let Some(hash) = warm.hash_of(path) else {
+                        return Err(write::WriteError::ChangedDuringBuild(warm.output().join(path)));
+                    };
+                    staging.link(path, &warm.output().join(path))?;
+                    Ok((path.clone(), hash))
+                })
+                .collect::<Result<_, write::WriteError>>()?;
+            written.extend(linked);
+        }
         if let Some(memory) = self.memory {
             for path in kept {
                 if let (false, Some(hash)) = (written.contains_key(&path), memory.hash_of(&path)) {

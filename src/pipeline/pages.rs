@@ -21,14 +21,16 @@ pub(super) struct Made {
 
 /// A full build (or `check`): every page, with the search indexes and the manifest
 /// alongside, each page told to `watch`.
-pub(super) fn all_pages(cx: &PageContext<'_>, watch: &dyn Watch) -> Result<Made, PipelineError> {
-    watch.stage("rendering", render::page_count(cx.site));
+pub(super) fn all_pages(cx: &PageContext<'_>, reuse: &dyn Reuse, watch: &dyn Watch) -> Result<Made, PipelineError> {
+    // A warm build renders only the scopes whose inputs changed (`Reuse::up_to_date`).
+    let up_to_date = |scope: Scope<'_>| reuse.up_to_date(scope);
+    watch.stage("rendering", render::page_count(cx.site, &up_to_date));
     let emit = |file| {
         watch.advance(1);
         cx.files.page(file)
     };
     let (paths, (indexes, manifest)) = rayon::join(
-        || render::render(&cx.page_inputs(), &|_| false, Pages::All, &emit),
+        || render::render(&cx.page_inputs(), &up_to_date, Pages::All, &emit),
         || {
             let base_url = cx.site_base_url();
             rayon::join(

@@ -5,9 +5,10 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use crate::cache::Warm;
 use crate::discover::SourceTree;
-use crate::model::Diagnostic;
-use crate::rebuild::{Memory, RememberedRun, Stamp};
+use crate::model::{Diagnostic, Site};
+use crate::rebuild::{FileHash, Memory, RememberedRun, Stamp};
 use crate::render::Scope;
 
 use super::output::Finished;
@@ -49,9 +50,16 @@ pub(super) trait Reuse: Sync {
     /// What the output holds of the last build, by file: unchanged bytes are not written.
     fn memory(&self) -> Option<&Memory>;
     /// A rebuild stopped early (a newer change waits): the files it wrote so far.
-    fn stopped(&mut self, written: HashMap<PathBuf, [u8; 32]>, scopes: Vec<Scope<'_>>);
-    /// A build was written whole.
-    fn finished(&mut self, finished: Finished, scopes: Vec<Scope<'_>>);
+    fn stopped(&mut self, written: HashMap<PathBuf, FileHash>, scopes: Vec<Scope<'_>>);
+    /// What verification found (nothing when it did not run): pages show it.
+    fn verified(&mut self, _verification: Option<&crate::model::Verification>) {}
+    /// The previous output, file by file, when a warm cache knows it: a build links its
+    /// unchanged files instead of writing them.
+    fn warm(&self) -> Option<&Warm> {
+        None
+    }
+    /// A build was written whole; a warning when what it leaves for the next could not be kept.
+    fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic>;
 }
 
 /// A build that reuses nothing and leaves nothing (`check`, `build`).
@@ -76,8 +84,10 @@ impl Reuse for Fresh {
     fn memory(&self) -> Option<&Memory> {
         None
     }
-    fn stopped(&mut self, _: HashMap<PathBuf, [u8; 32]>, _: Vec<Scope<'_>>) {}
-    fn finished(&mut self, _: Finished, _: Vec<Scope<'_>>) {}
+    fn stopped(&mut self, _: HashMap<PathBuf, FileHash>, _: Vec<Scope<'_>>) {}
+    fn finished(&mut self, _: Finished, _: &Site) -> Option<Diagnostic> {
+        None
+    }
 }
 
 impl Reuse for Memory {
@@ -116,14 +126,54 @@ impl Reuse for Memory {
         Some(self)
     }
 
-    fn stopped(&mut self, written: HashMap<PathBuf, [u8; 32]>, scopes: Vec<Scope<'_>>) {
+    fn stopped(&mut self, written: HashMap<PathBuf, FileHash>, scopes: Vec<Scope<'_>>) {
         self.wrote(written);
         self.rendered_all(scopes);
     }
 
-    fn finished(&mut self, finished: Finished, scopes: Vec<Scope<'_>>) {
+    fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic> {
         self.set_written(finished.written);
         self.set_statics(finished.statics);
-        self.rendered_all(scopes);
+        self.rendered_all(crate::render::scopes(site));
+        None
+    }
+}
+
+/// A build in another process than the last (`casebook build` with its cache): it parses
+/// every run, renders the scopes whose inputs changed, and links the rest from the output
+/// it replaces.
+impl Reuse for Warm {
+    fn kept_tree(&self, _: &[PathBuf]) -> Option<(SourceTree, Vec<Diagnostic>)> {
+        None
+    }
+    fn found_tree(&mut self, _: &SourceTree, _: &[Diagnostic]) {}
+    fn inputs(&mut self, config_text: &str, theme: [u8; 32], base_url: &str) {
+        self.set_global(config_text, theme, base_url);
+    }
+    fn reusable_run(&self, run: &RunFiles<'_>, _: &[PathBuf], _: bool) -> Option<RememberedRun> {
+        self.note_run(run.system, run.run, &run.files);
+        None
+    }
+    fn stamps_runs(&self) -> bool {
+        false
+    }
+    fn keep(&mut self, systems: Vec<(String, String)>, _: Vec<((String, String), RememberedRun, bool)>) {
+        self.note_systems(&systems);
+    }
+    fn up_to_date(&self, scope: Scope<'_>) -> bool {
+        Warm::up_to_date(self, scope)
+    }
+    fn memory(&self) -> Option<&Memory> {
+        None
+    }
+    fn stopped(&mut self, _: HashMap<PathBuf, FileHash>, _: Vec<Scope<'_>>) {}
+    fn verified(&mut self, verification: Option<&crate::model::Verification>) {
+        self.note_verification(verification);
+    }
+    fn warm(&self) -> Option<&Warm> {
+        Some(self)
+    }
+    fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic> {
+        self.save(site, &finished.written)
     }
 }

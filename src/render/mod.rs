@@ -264,8 +264,13 @@ fn statuses_stylesheet(site: &Site) -> String {
 }
 
 /// How many pages a full build renders (its progress bar's length).
-pub fn page_count(site: &Site) -> usize {
-    scopes(site).into_par_iter().map(|scope| jobs_of(site, scope).len()).sum()
+pub fn page_count(site: &Site, up_to_date: &(dyn Fn(Scope<'_>) -> bool + Sync)) -> usize {
+    scopes(site).into_par_iter().filter(|&scope| !up_to_date(scope)).map(|scope| jobs_of(site, scope).len()).sum()
+}
+
+/// The output paths of a scope's pages, in the order they are made.
+pub fn scope_pages(site: &Site, scope: Scope<'_>) -> Vec<std::path::PathBuf> {
+    jobs_of(site, scope).into_iter().map(|job| urls::output_path(&job.url(site))).collect()
 }
 
 /// The output path of every page of the site (not the assets), sorted.

@@ -1,0 +1,386 @@
+//! The warm cache (`casebook build --cache DIR`, on by default): what a build leaves on
+//! disk so that the next build, in another process (a CI job restoring the folder, an
+//! author building again), renders only what changed and takes the rest from the output
+//! it replaces.
+//!
+//! - A scope's pages (a run's, a system's) are made from its inputs alone (see
+//!   `rebuild.rs`): the casebook binary, the configuration, theme and base URL, its
+//!   system's `system.yaml`, its runs' files and what verification found in them. The
+//!   cache keeps a digest of those per scope; a scope whose digest is unchanged is not
+//!   rendered, and its files are hard links to the previous output's.
+//! - Every other file the build makes (the site's own pages, the search indexes, the
+//!   assets) is compared by a hash of its bytes with the previous output's file at the
+//!   same path: unchanged bytes are linked, not written, so the file system allocates no
+//!   inode for them.
+//! - A previous file is taken only while it is what the last build wrote: its size,
+//!   modification time and inode are as the cache recorded them. A file edited by hand in
+//!   the output, or an output another build replaced, is made again.
+//!
+//! The state is one JSON file per output folder. A missing, unreadable or foreign state
+//! makes a cold build, never an error; a state that cannot be written is a warning.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::model::{Code, Diagnostic, Location, Site, Verification};
+use crate::rebuild::FileHash;
+use crate::render::Scope;
+
+/// The state file's format: a state of another format is not read.
+const FORMAT: u32 = 1;
+
+/// The folder a build's cache goes in when the command line names none: beside the
+/// output, hidden, and ignored by git (it holds a `.gitignore` of `*`).
+pub fn default_dir(output: &Path) -> PathBuf {
+    let parent = output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    parent.join(".casebook-cache")
+}
+
+/// A file as the file system describes it: what tells that it is still the one written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct Stat {
+    len: u64,
+    /// Seconds and nanoseconds since the epoch.
+    modified: (u64, u32),
+    inode: u64,
+}
+
+impl Stat {
+    fn of(path: &Path) -> Option<Stat> {
+        let meta = std::fs::symlink_metadata(path).ok().filter(std::fs::Metadata::is_file)?;
+        let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Some(Stat { len: meta.len(), modified: (modified.as_secs(), modified.subsec_nanos()), inode })
+    }
+}
+
+/// A generated file of the output, as the last build left it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct FileEntry {
+    /// As a hex string: JSON numbers do not reach 128 bits everywhere.
+    #[serde(with = "hex_hash")]
+    hash: FileHash,
+    stat: Stat,
+}
+
+/// A scope as the last build made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct ScopeEntry {
+    /// The digest of everything its pages are made from.
+    #[serde(with = "hex_hash")]
+    inputs: FileHash,
+    /// Its pages' output paths.
+    pages: Vec<PathBuf>,
+}
+
+/// What the cache keeps of one output folder.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct State {
+    format: u32,
+    /// The output folder this state describes (absolute).
+    output: PathBuf,
+    /// By scope key (`system` or `system/run`).
+    scopes: BTreeMap<String, ScopeEntry>,
+    /// Every generated file, by its path in the output.
+    files: BTreeMap<PathBuf, FileEntry>,
+}
+
+/// The warm cache of one build: the previous build's state, and this build's inputs as
+/// they are learnt.
+#[derive(Debug)]
+pub struct Warm {
+    state_file: PathBuf,
+    dir: PathBuf,
+    /// The output folder (absolute): where the previous build's files are.
+    output: PathBuf,
+    previous: State,
+    /// The configuration, theme, base URL and binary.
+    global: FileHash,
+    /// System slug → digest of its `system.yaml`.
+    systems: HashMap<String, FileHash>,
+    /// (system, run) → digest of its files' paths and bytes; filled in parallel by `load`.
+    runs: Mutex<HashMap<(String, String), FileHash>>,
+    /// (system, run) → digest of what verification found in it.
+    verified: HashMap<(String, String), FileHash>,
+    /// Scope key → whether it is up to date, once asked.
+    answers: Mutex<HashMap<String, bool>>,
+}
+
+impl Warm {
+    /// The cache in `dir` for the output folder `output`: what the last build into it left.
+    pub fn open(dir: &Path, output: &Path) -> Warm {
+        let output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
+        let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "public".into());
+        let state_file = dir.join(format!("{name}.json"));
+        let previous = std::fs::read(&state_file)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<State>(&bytes).ok())
+            .filter(|state| state.format == FORMAT && state.output == output)
+            .unwrap_or_default();
+        Warm {
+            state_file,
+            dir: dir.to_path_buf(),
+            output,
+            previous,
+            global: 0,
+            systems: HashMap::new(),
+            runs: Mutex::default(),
+            verified: HashMap::new(),
+            answers: Mutex::default(),
+        }
+    }
+
+    /// The inputs every page is made from.
+    pub(crate) fn set_global(&mut self, config_text: &str, theme: [u8; 32], base_url: &str) {
+        let mut hasher = Xxh3::new();
+        hasher.update(&binary_digest().to_le_bytes());
+        for part in [config_text.as_bytes(), &theme, base_url.as_bytes()] {
+            hasher.update(&(part.len() as u64).to_le_bytes());
+            hasher.update(part);
+        }
+        self.global = hasher.digest128();
+    }
+
+    /// Reads a run's files (`run.yaml`, then its reports) for the digest of their paths
+    /// and bytes. A file that cannot be read leaves the run without one: it is rendered.
+    pub(crate) fn note_run(&self, system: &str, run: &str, files: &[&PathBuf]) {
+        let mut hasher = Xxh3::new();
+        for path in files {
+            let Ok(bytes) = std::fs::read(path) else { return };
+            let name = path.to_string_lossy();
+            hasher.update(&(name.len() as u64).to_le_bytes());
+            hasher.update(name.as_bytes());
+            hasher.update(&(bytes.len() as u64).to_le_bytes());
+            hasher.update(&bytes);
+        }
+        let mut runs = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        runs.insert((system.to_string(), run.to_string()), hasher.digest128());
+    }
+
+    /// The `system.yaml` text of each system.
+    pub(crate) fn note_systems(&mut self, systems: &[(String, String)]) {
+        self.systems =
+            systems.iter().map(|(slug, text)| (slug.clone(), xxhash_rust::xxh3::xxh3_128(text.as_bytes()))).collect();
+    }
+
+    /// What verification found, run by run (nothing when it did not run).
+    pub(crate) fn note_verification(&mut self, verification: Option<&Verification>) {
+        self.verified = verification
+            .map(|v| {
+                v.runs
+                    .iter()
+                    .map(|((system, run), found)| {
+                        // Its `Debug` text is all it holds; the binary's digest is in
+                        // every scope's, so the text's form cannot change under a cache.
+                        let text = format!("{found:?}");
+                        ((system.to_string(), run.to_string()), xxhash_rust::xxh3::xxh3_128(text.as_bytes()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+    }
+
+    /// The key and input digest of a run's or system's scope (`None` for the site's own
+    /// pages, which are made on every build, or a run whose files could not be read).
+    fn inputs_of(&self, scope: Scope<'_>) -> Option<(String, FileHash)> {
+        let runs = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut hasher = Xxh3::new();
+        hasher.update(&self.global.to_le_bytes());
+        let mut add_run = |system: &str, run: &str| -> Option<()> {
+            let key = (system.to_string(), run.to_string());
+            hasher.update(&(run.len() as u64).to_le_bytes());
+            hasher.update(run.as_bytes());
+            hasher.update(&runs.get(&key)?.to_le_bytes());
+            hasher.update(&self.verified.get(&key).copied().unwrap_or_default().to_le_bytes());
+            Some(())
+        };
+        let key = match scope {
+            Scope::Site => return None,
+            Scope::System(system) => {
+                for run in &system.runs {
+                    add_run(&system.slug, &run.slug)?;
+                }
+                system.slug.to_string()
+            }
+            Scope::Run(system, run) => {
+                add_run(&system.slug, &run.slug)?;
+                format!("{}/{}", system.slug, run.slug)
+            }
+        };
+        let system = match scope {
+            Scope::System(system) | Scope::Run(system, _) => system,
+            Scope::Site => unreachable!("returned above"),
+        };
+        hasher.update(&(system.slug.len() as u64).to_le_bytes());
+        hasher.update(system.slug.as_bytes());
+        hasher.update(&self.systems.get(system.slug.as_str())?.to_le_bytes());
+        Some((key, hasher.digest128()))
+    }
+
+    /// True when the previous output holds the pages of `scope` as this build would make
+    /// them: its inputs are the same, and each of its files is still the one written.
+    /// Asked once per scope: the answer is kept, so the pages counted, rendered and linked
+    /// are of the same scopes.
+    pub(crate) fn up_to_date(&self, scope: Scope<'_>) -> bool {
+        let Some((key, inputs)) = self.inputs_of(scope) else { return false };
+        let mut answers = self.answers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(&answer) = answers.get(&key) {
+            return answer;
+        }
+        let answer = self.previous.scopes.get(&key).is_some_and(|entry| {
+            entry.inputs == inputs && entry.pages.iter().all(|page| self.reusable(page, None).is_some())
+        });
+        answers.insert(key, answer);
+        answer
+    }
+
+    /// The previous output's file at `path`, when it still holds what the last build wrote
+    /// there and (when `hash` is given) those are the bytes `hash` is of. Its size,
+    /// modification time and inode tell at once; when they changed (an output restored
+    /// from a CI cache has new inodes and may have new times) its bytes are hashed again.
+    pub(crate) fn reusable(&self, path: &Path, hash: Option<FileHash>) -> Option<PathBuf> {
+        let entry = self.previous.files.get(path)?;
+        if hash.is_some_and(|hash| hash != entry.hash) {
+            return None;
+        }
+        let file = self.output.join(path);
+        let stat = Stat::of(&file)?;
+        let same = stat == entry.stat
+            || (stat.len == entry.stat.len
+                && std::fs::read(&file).is_ok_and(|bytes| crate::rebuild::hash(&bytes) == entry.hash));
+        same.then_some(file)
+    }
+
+    /// The output folder.
+    pub(crate) fn output(&self) -> &Path {
+        &self.output
+    }
+
+    /// The hash of the bytes the last build wrote at `path`.
+    pub(crate) fn hash_of(&self, path: &Path) -> Option<FileHash> {
+        self.previous.files.get(path).map(|entry| entry.hash)
+    }
+
+    /// After the output was swapped in: remembers each of its generated files (`written`,
+    /// by hash) and each scope's inputs and pages, for the next build. A warning when the
+    /// cache cannot be written: the site is whole, the next build is cold.
+    pub(crate) fn save(&self, site: &Site, written: &HashMap<PathBuf, FileHash>) -> Option<Diagnostic> {
+        let files: BTreeMap<PathBuf, FileEntry> = written
+            .par_iter()
+            .filter_map(|(path, hash)| {
+                Stat::of(&self.output.join(path)).map(|stat| (path.clone(), FileEntry { hash: *hash, stat }))
+            })
+            .collect();
+        let scopes = crate::render::scopes(site)
+            .into_iter()
+            .filter_map(|scope| {
+                let (key, inputs) = self.inputs_of(scope)?;
+                Some((key, ScopeEntry { inputs, pages: crate::render::scope_pages(site, scope) }))
+            })
+            .collect();
+        let state = State { format: FORMAT, output: self.output.clone(), scopes, files };
+        self.write(&state).err().map(|e| {
+            Diagnostic::warning(
+                Code::CacheNotWritten,
+                Location::file(&self.state_file),
+                format!("the build cache could not be written: {e}"),
+            )
+            .with_help("the site was built whole; the next build starts cold. Check that the cache folder (--cache) can be written, or pass --no-cache")
+        })
+    }
+
+    fn write(&self, state: &State) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let ignore = self.dir.join(".gitignore");
+        if !ignore.is_file() {
+            std::fs::write(&ignore, "# casebook's build cache: made again by any build.\n*\n")?;
+        }
+        let mut temporary = tempfile::NamedTempFile::new_in(&self.dir)?;
+        serde_json::to_writer(std::io::BufWriter::new(temporary.as_file_mut()), state)?;
+        temporary.persist(&self.state_file).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+/// A digest of the running casebook binary: another build of casebook may render the same
+/// inputs otherwise. Read once per process.
+fn binary_digest() -> FileHash {
+    static DIGEST: OnceLock<FileHash> = OnceLock::new();
+    *DIGEST.get_or_init(|| {
+        let bytes = std::env::current_exe().and_then(std::fs::read).unwrap_or_default();
+        let mut hasher = Xxh3::new();
+        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+        hasher.update(&bytes);
+        hasher.digest128()
+    })
+}
+
+/// A 128-bit hash as 32 hex digits.
+mod hex_hash {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(hash: &u128, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&format!("{hash:032x}"))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u128, D::Error> {
+        let text = <std::borrow::Cow<'_, str>>::deserialize(deserializer)?;
+        u128::from_str_radix(&text, 16).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_cache_is_beside_the_output() {
+        assert_eq!(default_dir(Path::new("public")), Path::new("./.casebook-cache"));
+        assert_eq!(default_dir(Path::new("/srv/site/public")), Path::new("/srv/site/.casebook-cache"));
+    }
+
+    #[test]
+    fn a_state_reads_back_as_written_and_a_foreign_one_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join("public");
+        std::fs::create_dir_all(&output).unwrap();
+        std::fs::write(output.join("a.html"), "a").unwrap();
+        let warm = Warm::open(&dir.path().join("cache"), &output);
+        let stat = Stat::of(&output.join("a.html")).unwrap();
+        let mut files = BTreeMap::new();
+        files.insert(PathBuf::from("a.html"), FileEntry { hash: u128::MAX - 7, stat });
+        let state = State { format: FORMAT, output: warm.output.clone(), scopes: BTreeMap::new(), files };
+        warm.write(&state).unwrap();
+        assert!(dir.path().join("cache/.gitignore").is_file());
+
+        let again = Warm::open(&dir.path().join("cache"), &output);
+        assert_eq!(again.hash_of(Path::new("a.html")), Some(u128::MAX - 7));
+        assert_eq!(again.reusable(Path::new("a.html"), Some(u128::MAX - 7)), Some(warm.output.join("a.html")));
+        assert_eq!(again.reusable(Path::new("a.html"), Some(1)), None, "other bytes");
+        // The file changed since: not reused, whatever its hash.
+        std::fs::write(output.join("a.html"), "ab").unwrap();
+        assert_eq!(again.reusable(Path::new("a.html"), None), None);
+        // Same bytes in a new file (a restored cache): its hash tells.
+        let entry = FileEntry { hash: crate::rebuild::hash(b"ab"), stat: Stat { len: 2, modified: (1, 0), ..stat } };
+        let mut files = BTreeMap::new();
+        files.insert(PathBuf::from("a.html"), entry);
+        warm.write(&State { format: FORMAT, output: warm.output.clone(), scopes: BTreeMap::new(), files }).unwrap();
+        let restored = Warm::open(&dir.path().join("cache"), &output);
+        assert_eq!(restored.reusable(Path::new("a.html"), None), Some(warm.output.join("a.html")));
+
+        // The same cache folder seen from another output of the same name: ignored.
+        let elsewhere = dir.path().join("other/public");
+        assert_eq!(Warm::open(&dir.path().join("cache"), &elsewhere).hash_of(Path::new("a.html")), None);
+        // A state that does not parse: a cold build.
+        std::fs::write(dir.path().join("cache/public.json"), "{").unwrap();
+        assert_eq!(Warm::open(&dir.path().join("cache"), &output).hash_of(Path::new("a.html")), None);
+    }
+}

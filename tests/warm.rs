@@ -1,0 +1,193 @@
+//! The build cache (`casebook build --cache`): a build after an edit renders only what
+//! changed, takes every unchanged file from the output it replaces as a hard link, and
+//! writes exactly what a build without a cache writes. (tests/incremental.rs checks the
+//! last after random edits.)
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use casebook::pipeline::{self, BuildOptions};
+
+/// The bundled site, copied so that a test may edit it.
+fn site_copy(dir: &Path) -> PathBuf {
+    let root = dir.join("site");
+    common::copy_tree(&common::repo().join("content"), &root.join("content"));
+    root
+}
+
+fn build(root: &Path, output: &Path, cache: Option<&Path>) -> pipeline::Outcome {
+    let mut options = BuildOptions::new(root);
+    options.output = output.to_path_buf();
+    options.cache = cache.map(Path::to_path_buf);
+    let outcome = pipeline::build(&options).unwrap();
+    let errors: Vec<String> = outcome.diagnostics.iter().filter(|d| d.is_error()).map(|d| d.to_string()).collect();
+    assert!(outcome.written, "{errors:?}");
+    outcome
+}
+
+/// Every file below `dir` with its inode.
+fn inodes(dir: &Path) -> BTreeMap<PathBuf, u64> {
+    common::files_below(dir).into_iter().map(|p| (p.clone(), std::fs::metadata(dir.join(&p)).unwrap().ino())).collect()
+}
+
+fn assert_same_bytes(a: &Path, b: &Path, when: &str) {
+    let (files_a, files_b) = (common::files_below(a), common::files_below(b));
+    assert_eq!(files_a, files_b, "{when}: the two outputs list different files");
+    for file in files_a {
+        assert!(
+            std::fs::read(a.join(&file)).unwrap() == std::fs::read(b.join(&file)).unwrap(),
+            "{when}: {file:?} differs"
+        );
+    }
+}
+
+/// The first report of a run of the bundled site (other than `run`), by path in content/.
+fn a_report_of(root: &Path, system: &str) -> PathBuf {
+    let mut reports: Vec<PathBuf> = walkdir::WalkDir::new(root.join("content").join(system))
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    reports.sort();
+    reports.remove(0)
+}
+
+#[test]
+fn an_edit_renders_its_run_again_and_links_every_other_page_from_the_previous_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = site_copy(dir.path());
+    let (out, cold, cache) = (dir.path().join("out"), dir.path().join("cold"), dir.path().join("cache"));
+    build(&root, &out, Some(&cache));
+    let before = inodes(&out);
+
+    // Nothing changed: every generated file is the previous one, linked.
+    build(&root, &out, Some(&cache));
+    build(&root, &cold, None);
+    assert_same_bytes(&out, &cold, "nothing changed");
+    let after = inodes(&out);
+    let made_again: Vec<&PathBuf> =
+        after.iter().filter(|(p, ino)| before.get(*p) != Some(ino)).map(|(p, _)| p).collect();
+    // The marker file is written by every build; nothing else.
+    assert_eq!(made_again, [Path::new(".casebook")], "files made again though nothing changed");
+
+    // One report of exia-seed edited: its run's pages are made again, fractal's are not.
+    let report = a_report_of(&root, "exia-seed");
+    let text = std::fs::read_to_string(&report).unwrap();
+    std::fs::write(&report, text.replacen("\n## ", "\nA sentence added by the test.\n\n## ", 1)).unwrap();
+    build(&root, &out, Some(&cache));
+    build(&root, &cold, None);
+    assert_same_bytes(&out, &cold, "after an edit");
+    let edited = inodes(&out);
+    let relinked =
+        |prefix: &str| edited.iter().filter(|(p, _)| p.starts_with(prefix)).all(|(p, ino)| after.get(p) == Some(ino));
+    assert!(relinked("fractal"), "a page of the system not edited was made again");
+    let run = report.parent().unwrap().file_name().unwrap();
+    let report_page = Path::new("exia-seed").join(run).join(report.file_stem().unwrap()).join("index.html");
+    assert_ne!(edited.get(&report_page), after.get(&report_page), "the edited report's page was not made again");
+    assert!(
+        std::fs::read_to_string(out.join(&report_page)).unwrap().contains("A sentence added by the test."),
+        "the edited report's page does not show the edit"
+    );
+}
+
+#[test]
+fn a_file_changed_in_the_output_by_hand_is_made_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = site_copy(dir.path());
+    let (out, cold, cache) = (dir.path().join("out"), dir.path().join("cold"), dir.path().join("cache"));
+    build(&root, &out, Some(&cache));
+    // Same length, so only the modification time and inode can tell.
+    let page = out.join("fractal/index.html");
+    let text = std::fs::read_to_string(&page).unwrap();
+    std::fs::remove_file(&page).unwrap();
+    std::fs::write(&page, text.replacen("<title>", "<title>X", 1).replacen("</title>", "/title>", 1)).unwrap();
+    let home = out.join("index.html");
+    let home_text = std::fs::read_to_string(&home).unwrap();
+    std::fs::write(&home, home_text.replacen("<title>", "<title>Y", 1).replacen("</title>", "/title>", 1)).unwrap();
+    build(&root, &out, Some(&cache));
+    build(&root, &cold, None);
+    assert_same_bytes(&out, &cold, "after hand edits of the output");
+}
+
+#[test]
+fn a_new_binary_configuration_or_base_url_makes_every_page_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = site_copy(dir.path());
+    let (out, cold, cache) = (dir.path().join("out"), dir.path().join("cold"), dir.path().join("cache"));
+    build(&root, &out, Some(&cache));
+    let config = root.join("content/casebook.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replacen("title: ", "title: Renamed ", 1)).unwrap();
+    build(&root, &out, Some(&cache));
+    build(&root, &cold, None);
+    assert_same_bytes(&out, &cold, "after a new title");
+
+    let mut options = BuildOptions::new(&root);
+    options.output = out.clone();
+    options.cache = Some(cache.clone());
+    options.base_url = Some("/pr-7/".into());
+    assert!(pipeline::build(&options).unwrap().written);
+    options.output = cold.clone();
+    options.cache = None;
+    assert!(pipeline::build(&options).unwrap().written);
+    assert_same_bytes(&out, &cold, "under another base URL");
+}
+
+#[test]
+fn the_command_line_keeps_its_cache_beside_the_output_ignored_by_git_unless_told_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = site_copy(dir.path());
+    let run = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_casebook"))
+            .args(["build", "--root"])
+            .arg(&root)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    run(&["--no-cache"]);
+    assert!(!root.join(".casebook-cache").exists(), "--no-cache wrote a cache");
+    run(&[]);
+    let ignore = std::fs::read_to_string(root.join(".casebook-cache/.gitignore")).unwrap();
+    assert!(ignore.lines().any(|line| line == "*"), "{ignore}");
+    assert!(root.join(".casebook-cache/public.json").is_file());
+
+    // A cache that cannot be written: the site is built, with a warning that says so.
+    let blocked = dir.path().join("blocked");
+    std::fs::write(&blocked, "a file, not a folder").unwrap();
+    let stderr = run(&["--cache", blocked.join("cache").to_str().unwrap()]);
+    assert!(stderr.contains("warning[cache-not-written]"), "{stderr}");
+    assert!(root.join("public/index.html").is_file());
+}
+
+#[test]
+fn an_output_restored_from_a_ci_cache_is_reused_by_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = site_copy(dir.path());
+    let (out, cold, cache) = (dir.path().join("out"), dir.path().join("cold"), dir.path().join("cache"));
+    build(&root, &out, Some(&cache));
+    // What actions/cache does: the files come back with new inodes and times.
+    let saved = dir.path().join("saved");
+    std::fs::rename(&out, &saved).unwrap();
+    common::copy_tree(&saved, &out);
+    std::fs::remove_dir_all(&saved).unwrap();
+    let restored = inodes(&out);
+    let report = a_report_of(&root, "exia-seed");
+    let text = std::fs::read_to_string(&report).unwrap();
+    std::fs::write(&report, text.replacen("\n## ", "\nAnother sentence.\n\n## ", 1)).unwrap();
+    build(&root, &out, Some(&cache));
+    build(&root, &cold, None);
+    assert_same_bytes(&out, &cold, "after a restore and an edit");
+    let now = inodes(&out);
+    let fractal: Vec<&PathBuf> = now.keys().filter(|p| p.starts_with("fractal")).collect();
+    assert!(!fractal.is_empty());
+    for path in fractal {
+        assert_eq!(now.get(path), restored.get(path), "{path:?} was made again, not linked from the restored output");
+    }
+}
