@@ -196,19 +196,20 @@ for n in "${sizes[@]}"; do
   rm -rf "$warm_site" "$out_w" "$cache_w"
   cp -a "$corpus/casebook" "$warm_site"
   warm_build=("$casebook" build --quiet --root "$warm_site" --output "$out_w" --cache "$cache_w")
-  "${warm_build[@]}"
-  edited=$(find "$warm_site/content" -name '*.md' | sort | head -1)
+  "${warm_build[@]}" >/dev/null
+  # sed, not head: under pipefail, sort killed by SIGPIPE would end the script
+  edited=$(find "$warm_site/content" -name '*.md' | sort | sed -n 1p)
   cp "$edited" "$dir/edited.orig"
   : >"$dir/e-none.time"; : >"$dir/e-one.time"
   echo "warm builds: $runs with nothing changed, $runs after a change of $(basename "$edited")"
   for ((r = 1; r <= runs; r++)); do
-    eval "$(timed "$dir/e-none.time" "${warm_build[@]}")"
+    eval "$(timed "$dir/e-none.time" "${warm_build[@]}")" >/dev/null
     if [ $((r % 2)) = 1 ]; then
       printf '\nA sentence the benchmark added (round %s).\n' "$r" >>"$edited"
     else
       cp "$dir/edited.orig" "$edited"
     fi
-    eval "$(timed "$dir/e-one.time" "${warm_build[@]}")"
+    eval "$(timed "$dir/e-one.time" "${warm_build[@]}")" >/dev/null
   done
   rm -rf "$warm_site" "$out_w" "$cache_w"
 
