@@ -91,6 +91,10 @@ struct State {
     scopes: BTreeMap<String, ScopeEntry>,
     /// Every generated file, by its path in the output.
     files: BTreeMap<PathBuf, FileEntry>,
+    /// The digest of every scope's inputs and whether the search indexes were made: the
+    /// search indexes and the manifest are made from those alone.
+    #[serde(with = "hex_hash")]
+    site: FileHash,
 }
 
 /// The warm cache of one build: the previous build's state, and this build's inputs as
@@ -112,11 +116,14 @@ pub struct Warm {
     verified: HashMap<(String, String), FileHash>,
     /// Scope key → whether it is up to date, once asked.
     answers: Mutex<HashMap<String, bool>>,
+    /// Whether this build makes the search indexes.
+    search_index: bool,
 }
 
 impl Warm {
-    /// The cache in `dir` for the output folder `output`: what the last build into it left.
-    pub fn open(dir: &Path, output: &Path) -> Warm {
+    /// The cache in `dir` for the output folder `output` (of a build that makes the search
+    /// indexes when `search_index`): what the last build into it left.
+    pub fn open(dir: &Path, output: &Path, search_index: bool) -> Warm {
         let output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
         let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "public".into());
         let state_file = dir.join(format!("{name}.json"));
@@ -135,6 +142,7 @@ impl Warm {
             runs: Mutex::default(),
             verified: HashMap::new(),
             answers: Mutex::default(),
+            search_index,
         }
     }
 
@@ -259,6 +267,33 @@ impl Warm {
         same.then_some(file)
     }
 
+    /// The digest the search indexes and the manifest are made from: every run's and
+    /// system's inputs (the configuration, binary, base URL and what verification found
+    /// among them), and whether the indexes are made. `None` when a run's files could not
+    /// be read.
+    fn site_digest(&self, site: &Site) -> Option<FileHash> {
+        let mut hasher = Xxh3::new();
+        hasher.update(&[u8::from(self.search_index)]);
+        for scope in crate::render::scopes(site).into_iter().filter(|s| !matches!(s, Scope::Site)) {
+            let (key, inputs) = self.inputs_of(scope)?;
+            hasher.update(&(key.len() as u64).to_le_bytes());
+            hasher.update(key.as_bytes());
+            hasher.update(&inputs.to_le_bytes());
+        }
+        Some(hasher.digest128())
+    }
+
+    /// The search indexes' and the manifest's files of the previous output, when nothing
+    /// they are made from changed and each is still as written: a build links them instead
+    /// of making them (a site rebuilt unchanged, such as a pull request's base).
+    pub(crate) fn unchanged_site_files(&self, site: &Site) -> Option<Vec<PathBuf>> {
+        if self.previous.files.is_empty() || self.site_digest(site) != Some(self.previous.site) {
+            return None;
+        }
+        let files: Vec<PathBuf> = self.previous.files.keys().filter(|path| made_from_site(path)).cloned().collect();
+        files.par_iter().all(|path| self.reusable(path, None).is_some()).then_some(files)
+    }
+
     /// The output folder.
     pub(crate) fn output(&self) -> &Path {
         &self.output
@@ -286,7 +321,8 @@ impl Warm {
                 Some((key, ScopeEntry { inputs, pages: crate::render::scope_pages(site, scope) }))
             })
             .collect();
-        let state = State { format: FORMAT, output: self.output.clone(), scopes, files };
+        let site = self.site_digest(site).unwrap_or_default();
+        let state = State { format: FORMAT, output: self.output.clone(), scopes, files, site };
         self.write(&state).err().map(|e| {
             Diagnostic::warning(
                 Code::CacheNotWritten,
@@ -308,6 +344,13 @@ impl Warm {
         temporary.persist(&self.state_file).map_err(|e| e.error)?;
         Ok(())
     }
+}
+
+/// True for a file of the search indexes or the manifest.
+fn made_from_site(path: &Path) -> bool {
+    path.starts_with(crate::output::BROWSER_DIR)
+        || path.starts_with(crate::output::TANTIVY_DIR)
+        || crate::publish::MANIFEST_FILES.iter().any(|file| path == Path::new(file))
 }
 
 /// A digest of the running casebook binary: another build of casebook may render the same
@@ -353,15 +396,15 @@ mod tests {
         let output = dir.path().join("public");
         std::fs::create_dir_all(&output).unwrap();
         std::fs::write(output.join("a.html"), "a").unwrap();
-        let warm = Warm::open(&dir.path().join("cache"), &output);
+        let warm = Warm::open(&dir.path().join("cache"), &output, true);
         let stat = Stat::of(&output.join("a.html")).unwrap();
         let mut files = BTreeMap::new();
         files.insert(PathBuf::from("a.html"), FileEntry { hash: u128::MAX - 7, stat });
-        let state = State { format: FORMAT, output: warm.output.clone(), scopes: BTreeMap::new(), files };
+        let state = State { format: FORMAT, output: warm.output.clone(), scopes: BTreeMap::new(), files, site: 0 };
         warm.write(&state).unwrap();
         assert!(dir.path().join("cache/.gitignore").is_file());
 
-        let again = Warm::open(&dir.path().join("cache"), &output);
+        let again = Warm::open(&dir.path().join("cache"), &output, true);
         assert_eq!(again.hash_of(Path::new("a.html")), Some(u128::MAX - 7));
         assert_eq!(again.reusable(Path::new("a.html"), Some(u128::MAX - 7)), Some(warm.output.join("a.html")));
         assert_eq!(again.reusable(Path::new("a.html"), Some(1)), None, "other bytes");
@@ -372,15 +415,16 @@ mod tests {
         let entry = FileEntry { hash: crate::rebuild::hash(b"ab"), stat: Stat { len: 2, modified: (1, 0), ..stat } };
         let mut files = BTreeMap::new();
         files.insert(PathBuf::from("a.html"), entry);
-        warm.write(&State { format: FORMAT, output: warm.output.clone(), scopes: BTreeMap::new(), files }).unwrap();
-        let restored = Warm::open(&dir.path().join("cache"), &output);
+        let state = State { format: FORMAT, output: warm.output.clone(), scopes: BTreeMap::new(), files, site: 0 };
+        warm.write(&state).unwrap();
+        let restored = Warm::open(&dir.path().join("cache"), &output, true);
         assert_eq!(restored.reusable(Path::new("a.html"), None), Some(warm.output.join("a.html")));
 
         // The same cache folder seen from another output of the same name: ignored.
         let elsewhere = dir.path().join("other/public");
-        assert_eq!(Warm::open(&dir.path().join("cache"), &elsewhere).hash_of(Path::new("a.html")), None);
+        assert_eq!(Warm::open(&dir.path().join("cache"), &elsewhere, true).hash_of(Path::new("a.html")), None);
         // A state that does not parse: a cold build.
         std::fs::write(dir.path().join("cache/public.json"), "{").unwrap();
-        assert_eq!(Warm::open(&dir.path().join("cache"), &output).hash_of(Path::new("a.html")), None);
+        assert_eq!(Warm::open(&dir.path().join("cache"), &output, true).hash_of(Path::new("a.html")), None);
     }
 }

@@ -22,6 +22,9 @@ pub fn published_base(base_url: &BaseUrl) -> String {
     format!("{}/", base_url.prefix())
 }
 
+/// The record manifest's files, by path in the output.
+pub const MANIFEST_FILES: [&str; 2] = ["records.json", "records.jsonl"];
+
 /// The record manifest (`records.json`, `records.jsonl`). It needs the site alone, so a
 /// full build writes it while the pages render.
 /// Both files are written side by side as each record is made (`emit` gives a writer
@@ -33,7 +36,7 @@ pub fn publish_manifest<E>(
     emit: &StreamedEmit<'_, E>,
 ) -> Result<(), E> {
     let base = published_base(base_url);
-    emit(&[PathBuf::from("records.json"), PathBuf::from("records.jsonl")], &|out| match out {
+    emit(&MANIFEST_FILES.map(PathBuf::from), &|out| match out {
         [json, lines] => crate::manifest::write_manifest(site, &base, verification, &mut **json, &mut **lines),
         _ => unreachable!("two files asked for"),
     })

@@ -64,8 +64,11 @@ fn an_edit_renders_its_run_again_and_links_every_other_page_from_the_previous_ou
     build(&root, &out, Some(&cache));
     let before = inodes(&out);
 
-    // Nothing changed: every generated file is the previous one, linked.
-    build(&root, &out, Some(&cache));
+    // Nothing changed: every generated file is the previous one, linked; the search
+    // indexes and the manifest are not even made.
+    let unchanged = build(&root, &out, Some(&cache));
+    let indexed = |outcome: &pipeline::Outcome| outcome.timings.iter().any(|(stage, _)| stage.contains("tantivy"));
+    assert!(!indexed(&unchanged), "{:?}", unchanged.timings);
     build(&root, &cold, None);
     assert_same_bytes(&out, &cold, "nothing changed");
     let after = inodes(&out);
@@ -78,7 +81,7 @@ fn an_edit_renders_its_run_again_and_links_every_other_page_from_the_previous_ou
     let report = a_report_of(&root, "exia-seed");
     let text = std::fs::read_to_string(&report).unwrap();
     std::fs::write(&report, text.replacen("\n## ", "\nA sentence added by the test.\n\n## ", 1)).unwrap();
-    build(&root, &out, Some(&cache));
+    assert!(indexed(&build(&root, &out, Some(&cache))), "an edit did not make the search indexes again");
     build(&root, &cold, None);
     assert_same_bytes(&out, &cold, "after an edit");
     let edited = inodes(&out);
@@ -105,6 +108,10 @@ fn a_file_changed_in_the_output_by_hand_is_made_again() {
     let text = std::fs::read_to_string(&page).unwrap();
     std::fs::remove_file(&page).unwrap();
     std::fs::write(&page, text.replacen("<title>", "<title>X", 1).replacen("</title>", "/title>", 1)).unwrap();
+    // A search index file and the manifest changed: made again, though no content did.
+    let manifest = out.join("records.jsonl");
+    let lines = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, lines.replacen('{', "[", 1)).unwrap();
     let home = out.join("index.html");
     let home_text = std::fs::read_to_string(&home).unwrap();
     std::fs::write(&home, home_text.replacen("<title>", "<title>Y", 1).replacen("</title>", "/title>", 1)).unwrap();

@@ -225,7 +225,10 @@ pub fn check_watched(options: &BuildOptions, watch: &dyn Watch) -> Result<Outcom
 pub fn build_watched(options: &BuildOptions, watch: &dyn Watch) -> Result<Outcome, PipelineError> {
     let progress = Progress { pages_ready: &mut |_| {}, superseded: &|| false, watch };
     match &options.cache {
-        Some(dir) => run(options, Kind::Build, &mut crate::cache::Warm::open(dir, &options.output), &[], progress),
+        Some(dir) => {
+            let mut warm = crate::cache::Warm::open(dir, &options.output, options.search_index);
+            run(options, Kind::Build, &mut warm, &[], progress)
+        }
         None => run(options, Kind::Build, &mut Fresh, &[], progress),
     }
 }
@@ -583,6 +586,13 @@ impl<'a> Files<'a> {
     fn put(&self, file: OutputFile) -> Result<(), PipelineError> {
         self.more.fetch_add(1, Ordering::Relaxed);
         self.output.put(file)
+    }
+
+    /// Files the previous output holds as this build would make them (the warm cache
+    /// says so): linked from it.
+    fn previous(&self, paths: &[PathBuf]) -> Result<(), PipelineError> {
+        self.more.fetch_add(paths.len(), Ordering::Relaxed);
+        self.output.link_previous(paths)
     }
 
     /// A search index's file; a rebuild's stops between files when a newer change waits.

@@ -109,6 +109,20 @@ impl<'a> Output<'a> {
         Ok(())
     }
 
+    /// Files of the previous output a warm build takes as they are (`Warm` found them
+    /// unchanged): hard links into the staging folder.
+    pub(super) fn link_previous(&self, paths: &[PathBuf]) -> Result<(), PipelineError> {
+        let (Destination::Staged(staging), Some(warm)) = (&self.destination, self.warm) else { return Ok(()) };
+        paths.par_iter().try_for_each(|path| {
+            let Some(hash) = warm.hash_of(path) else {
+                return Err(PipelineError::from(write::WriteError::ChangedDuringBuild(warm.output().join(path))));
+            };
+            staging.link(path, &warm.output().join(path))?;
+            self.record(path, Some(hash), false);
+            Ok(())
+        })
+    }
+
     /// Whether a rebuild need not write `path`: a static file takes its place, or the
     /// previous build wrote these bytes (by their hash).
     fn unchanged(&self, path: &Path, hash: &FileHash) -> bool {

@@ -29,6 +29,12 @@ pub(super) fn all_pages(cx: &PageContext<'_>, reuse: &dyn Reuse, watch: &dyn Wat
         watch.advance(1);
         cx.files.page(file)
     };
+    if let Some(files) = reuse.unchanged_site_files(cx.site).filter(|_| cx.kind == Kind::Build) {
+        // Nothing the indexes and the manifest are made from changed: linked, not made.
+        let paths = render::render(&cx.page_inputs(), &up_to_date, Pages::All, &emit)?;
+        cx.files.previous(&files)?;
+        return Ok(Made { paths, index_times: None });
+    }
     let (paths, (indexes, manifest)) = rayon::join(
         || render::render(&cx.page_inputs(), &up_to_date, Pages::All, &emit),
         || {

@@ -58,6 +58,11 @@ pub(super) trait Reuse: Sync {
     fn warm(&self) -> Option<&Warm> {
         None
     }
+    /// The search indexes' and the manifest's files, when the output holds them as this
+    /// build would make them: it links them instead.
+    fn unchanged_site_files(&self, _site: &Site) -> Option<Vec<PathBuf>> {
+        None
+    }
     /// A build was written whole; a warning when what it leaves for the next could not be kept.
     fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic>;
 }
@@ -172,6 +177,9 @@ impl Reuse for Warm {
     }
     fn warm(&self) -> Option<&Warm> {
         Some(self)
+    }
+    fn unchanged_site_files(&self, site: &Site) -> Option<Vec<PathBuf>> {
+        Warm::unchanged_site_files(self, site)
     }
     fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic> {
         self.save(site, &finished.written)
