@@ -198,3 +198,23 @@ fn an_output_restored_from_a_ci_cache_is_reused_by_its_bytes() {
         assert_eq!(now.get(path), restored.get(path), "{path:?} was made again, not linked from the restored output");
     }
 }
+
+#[test]
+fn a_static_file_in_place_of_a_page_wins_in_every_warm_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = site_copy(dir.path());
+    std::fs::create_dir_all(root.join("static/fractal")).unwrap();
+    std::fs::write(root.join("static/fractal/index.html"), "<!doctype html><title>static</title>\n").unwrap();
+    std::fs::write(root.join("static/robots.txt"), "User-agent: *\n").unwrap();
+    let (out, cold, cache) = (dir.path().join("out"), dir.path().join("cold"), dir.path().join("cache"));
+    build(&root, &out, Some(&cache));
+    build(&root, &out, Some(&cache));
+    build(&root, &cold, None);
+    assert_same_bytes(&out, &cold, "with static files in place of generated ones");
+    // The static file goes: the generated page comes back.
+    std::fs::remove_file(root.join("static/fractal/index.html")).unwrap();
+    build(&root, &out, Some(&cache));
+    build(&root, &cold, None);
+    assert_same_bytes(&out, &cold, "once the static page is gone");
+    assert!(std::fs::read_to_string(out.join("fractal/index.html")).unwrap().contains("Fractal"));
+}

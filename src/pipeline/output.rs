@@ -36,8 +36,8 @@ pub(super) struct Output<'a> {
     warm: Option<&'a Warm>,
     /// Path → hash of every generated file, when a memory is kept.
     hashes: Option<Mutex<HashMap<PathBuf, FileHash>>>,
-    /// The static files now (when a memory is kept): they take the place of generated
-    /// files of the same path.
+    /// The static files now (when a memory or a cache is kept): they take the place of
+    /// generated files of the same path.
     statics: HashMap<PathBuf, Stamp>,
     static_dir: PathBuf,
     /// The files a rebuild wrote, in the order written.
@@ -77,8 +77,10 @@ impl<'a> Output<'a> {
             Kind::Build => Destination::Staged(write::Staging::create(&options.output, &options.root)?),
             Kind::InPlace => Destination::InPlace(write::InPlace::open(&options.output)?),
         };
-        let statics = match (&destination, memory) {
-            (Destination::Nowhere, _) | (_, None) => HashMap::new(),
+        // Kept with a memory or a cache: a generated file under a static one is not in the
+        // output, so neither remembers it.
+        let statics = match (&destination, memory.is_some() || warm.is_some()) {
+            (Destination::Nowhere, _) | (_, false) => HashMap::new(),
             _ => write::static_stamps(&static_dir)?,
         };
         Ok(Output { destination, memory, warm, hashes, statics, static_dir, changed: Mutex::default() })
