@@ -89,8 +89,9 @@ struct State {
     output: PathBuf,
     /// By scope key (`system` or `system/run`).
     scopes: BTreeMap<String, ScopeEntry>,
-    /// Every generated file, by its path in the output.
-    files: BTreeMap<PathBuf, FileEntry>,
+    /// Every generated file, by its path in the output (looked up for each file a build
+    /// makes: a hash map, the state file's order does not matter).
+    files: HashMap<PathBuf, FileEntry>,
     /// The digest of every scope's inputs and whether the search indexes were made: the
     /// search indexes and the manifest are made from those alone.
     #[serde(with = "hex_hash")]
@@ -308,7 +309,7 @@ impl Warm {
     /// by hash) and each scope's inputs and pages, for the next build. A warning when the
     /// cache cannot be written: the site is whole, the next build is cold.
     pub(crate) fn save(&self, site: &Site, written: &HashMap<PathBuf, FileHash>) -> Option<Diagnostic> {
-        let files: BTreeMap<PathBuf, FileEntry> = written
+        let files: HashMap<PathBuf, FileEntry> = written
             .par_iter()
             .filter_map(|(path, hash)| {
                 Stat::of(&self.output.join(path)).map(|stat| (path.clone(), FileEntry { hash: *hash, stat }))
@@ -398,7 +399,7 @@ mod tests {
         std::fs::write(output.join("a.html"), "a").unwrap();
         let warm = Warm::open(&dir.path().join("cache"), &output, true);
         let stat = Stat::of(&output.join("a.html")).unwrap();
-        let mut files = BTreeMap::new();
+        let mut files = HashMap::new();
         files.insert(PathBuf::from("a.html"), FileEntry { hash: u128::MAX - 7, stat });
         let state = State { format: FORMAT, output: warm.output.clone(), scopes: BTreeMap::new(), files, site: 0 };
         warm.write(&state).unwrap();
@@ -413,7 +414,7 @@ mod tests {
         assert_eq!(again.reusable(Path::new("a.html"), None), None);
         // Same bytes in a new file (a restored cache): its hash tells.
         let entry = FileEntry { hash: crate::rebuild::hash(b"ab"), stat: Stat { len: 2, modified: (1, 0), ..stat } };
-        let mut files = BTreeMap::new();
+        let mut files = HashMap::new();
         files.insert(PathBuf::from("a.html"), entry);
         let state = State { format: FORMAT, output: warm.output.clone(), scopes: BTreeMap::new(), files, site: 0 };
         warm.write(&state).unwrap();

@@ -19,6 +19,35 @@ fn site_copy(dir: &Path) -> PathBuf {
     root
 }
 
+/// A copy of the bundled site with a warm output (and its cache) and a cold one.
+struct Case {
+    dir: tempfile::TempDir,
+    root: PathBuf,
+    out: PathBuf,
+    cold: PathBuf,
+    cache: PathBuf,
+}
+
+impl Case {
+    fn new() -> Case {
+        let dir = tempfile::tempdir().unwrap();
+        let root = site_copy(dir.path());
+        let (out, cold, cache) = (dir.path().join("out"), dir.path().join("cold"), dir.path().join("cache"));
+        Case { dir, root, out, cold, cache }
+    }
+
+    /// A build into `out` with the cache.
+    fn warm(&self) -> pipeline::Outcome {
+        build(&self.root, &self.out, Some(&self.cache))
+    }
+
+    /// A build from nothing into `cold`, which must hold what `out` holds.
+    fn assert_cold_build_same(&self, when: &str) {
+        build(&self.root, &self.cold, None);
+        assert_same_bytes(&self.out, &self.cold, when);
+    }
+}
+
 fn build(root: &Path, output: &Path, cache: Option<&Path>) -> pipeline::Outcome {
     let mut options = BuildOptions::new(root);
     options.output = output.to_path_buf();
@@ -58,33 +87,30 @@ fn a_report_of(root: &Path, system: &str) -> PathBuf {
 
 #[test]
 fn an_edit_renders_its_run_again_and_links_every_other_page_from_the_previous_output() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = site_copy(dir.path());
-    let (out, cold, cache) = (dir.path().join("out"), dir.path().join("cold"), dir.path().join("cache"));
-    build(&root, &out, Some(&cache));
-    let before = inodes(&out);
+    let case = Case::new();
+    let (root, out) = (&case.root, &case.out);
+    case.warm();
+    let before = inodes(out);
 
     // Nothing changed: every generated file is the previous one, linked; the search
     // indexes and the manifest are not even made.
-    let unchanged = build(&root, &out, Some(&cache));
+    let unchanged = case.warm();
     let indexed = |outcome: &pipeline::Outcome| outcome.timings.iter().any(|(stage, _)| stage.contains("tantivy"));
     assert!(!indexed(&unchanged), "{:?}", unchanged.timings);
-    build(&root, &cold, None);
-    assert_same_bytes(&out, &cold, "nothing changed");
-    let after = inodes(&out);
+    case.assert_cold_build_same("nothing changed");
+    let after = inodes(out);
     let made_again: Vec<&PathBuf> =
         after.iter().filter(|(p, ino)| before.get(*p) != Some(ino)).map(|(p, _)| p).collect();
     // The marker file is written by every build; nothing else.
     assert_eq!(made_again, [Path::new(".casebook")], "files made again though nothing changed");
 
     // One report of exia-seed edited: its run's pages are made again, fractal's are not.
-    let report = a_report_of(&root, "exia-seed");
+    let report = a_report_of(root, "exia-seed");
     let text = std::fs::read_to_string(&report).unwrap();
     std::fs::write(&report, text.replacen("\n## ", "\nA sentence added by the test.\n\n## ", 1)).unwrap();
-    assert!(indexed(&build(&root, &out, Some(&cache))), "an edit did not make the search indexes again");
-    build(&root, &cold, None);
-    assert_same_bytes(&out, &cold, "after an edit");
-    let edited = inodes(&out);
+    assert!(indexed(&case.warm()), "an edit did not make the search indexes again");
+    case.assert_cold_build_same("after an edit");
+    let edited = inodes(out);
     let relinked =
         |prefix: &str| edited.iter().filter(|(p, _)| p.starts_with(prefix)).all(|(p, ino)| after.get(p) == Some(ino));
     assert!(relinked("fractal"), "a page of the system not edited was made again");
@@ -99,49 +125,45 @@ fn an_edit_renders_its_run_again_and_links_every_other_page_from_the_previous_ou
 
 #[test]
 fn a_file_changed_in_the_output_by_hand_is_made_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = site_copy(dir.path());
-    let (out, cold, cache) = (dir.path().join("out"), dir.path().join("cold"), dir.path().join("cache"));
-    build(&root, &out, Some(&cache));
+    let case = Case::new();
+    let out = &case.out;
+    case.warm();
     // Same length, so only the modification time and inode can tell.
     let page = out.join("fractal/index.html");
     let text = std::fs::read_to_string(&page).unwrap();
     std::fs::remove_file(&page).unwrap();
     std::fs::write(&page, text.replacen("<title>", "<title>X", 1).replacen("</title>", "/title>", 1)).unwrap();
-    // A search index file and the manifest changed: made again, though no content did.
+    // The manifest changed: made again, though no content did.
     let manifest = out.join("records.jsonl");
     let lines = std::fs::read_to_string(&manifest).unwrap();
     std::fs::write(&manifest, lines.replacen('{', "[", 1)).unwrap();
     let home = out.join("index.html");
     let home_text = std::fs::read_to_string(&home).unwrap();
     std::fs::write(&home, home_text.replacen("<title>", "<title>Y", 1).replacen("</title>", "/title>", 1)).unwrap();
-    build(&root, &out, Some(&cache));
-    build(&root, &cold, None);
-    assert_same_bytes(&out, &cold, "after hand edits of the output");
+    case.warm();
+    case.assert_cold_build_same("after hand edits of the output");
 }
 
 #[test]
-fn a_new_binary_configuration_or_base_url_makes_every_page_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = site_copy(dir.path());
-    let (out, cold, cache) = (dir.path().join("out"), dir.path().join("cold"), dir.path().join("cache"));
-    build(&root, &out, Some(&cache));
+fn a_new_configuration_or_base_url_makes_every_page_again() {
+    let case = Case::new();
+    let (root, out, cache) = (&case.root, &case.out, &case.cache);
+    case.warm();
     let config = root.join("content/casebook.yaml");
     let text = std::fs::read_to_string(&config).unwrap();
     std::fs::write(&config, text.replacen("title: ", "title: Renamed ", 1)).unwrap();
-    build(&root, &out, Some(&cache));
-    build(&root, &cold, None);
-    assert_same_bytes(&out, &cold, "after a new title");
+    case.warm();
+    case.assert_cold_build_same("after a new title");
 
-    let mut options = BuildOptions::new(&root);
+    let mut options = BuildOptions::new(root);
     options.output = out.clone();
     options.cache = Some(cache.clone());
     options.base_url = Some("/pr-7/".into());
     assert!(pipeline::build(&options).unwrap().written);
-    options.output = cold.clone();
+    options.output = case.cold.clone();
     options.cache = None;
     assert!(pipeline::build(&options).unwrap().written);
-    assert_same_bytes(&out, &cold, "under another base URL");
+    assert_same_bytes(out, &case.cold, "under another base URL");
 }
 
 #[test]
@@ -175,23 +197,21 @@ fn the_command_line_keeps_its_cache_beside_the_output_ignored_by_git_unless_told
 
 #[test]
 fn an_output_restored_from_a_ci_cache_is_reused_by_its_bytes() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = site_copy(dir.path());
-    let (out, cold, cache) = (dir.path().join("out"), dir.path().join("cold"), dir.path().join("cache"));
-    build(&root, &out, Some(&cache));
+    let case = Case::new();
+    let (root, out) = (&case.root, &case.out);
+    case.warm();
     // What actions/cache does: the files come back with new inodes and times.
-    let saved = dir.path().join("saved");
-    std::fs::rename(&out, &saved).unwrap();
-    common::copy_tree(&saved, &out);
+    let saved = case.dir.path().join("saved");
+    std::fs::rename(out, &saved).unwrap();
+    common::copy_tree(&saved, out);
     std::fs::remove_dir_all(&saved).unwrap();
-    let restored = inodes(&out);
-    let report = a_report_of(&root, "exia-seed");
+    let restored = inodes(out);
+    let report = a_report_of(root, "exia-seed");
     let text = std::fs::read_to_string(&report).unwrap();
     std::fs::write(&report, text.replacen("\n## ", "\nAnother sentence.\n\n## ", 1)).unwrap();
-    build(&root, &out, Some(&cache));
-    build(&root, &cold, None);
-    assert_same_bytes(&out, &cold, "after a restore and an edit");
-    let now = inodes(&out);
+    case.warm();
+    case.assert_cold_build_same("after a restore and an edit");
+    let now = inodes(out);
     let fractal: Vec<&PathBuf> = now.keys().filter(|p| p.starts_with("fractal")).collect();
     assert!(!fractal.is_empty());
     for path in fractal {
@@ -201,20 +221,17 @@ fn an_output_restored_from_a_ci_cache_is_reused_by_its_bytes() {
 
 #[test]
 fn a_static_file_in_place_of_a_page_wins_in_every_warm_build() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = site_copy(dir.path());
+    let case = Case::new();
+    let (root, out) = (&case.root, &case.out);
     std::fs::create_dir_all(root.join("static/fractal")).unwrap();
     std::fs::write(root.join("static/fractal/index.html"), "<!doctype html><title>static</title>\n").unwrap();
     std::fs::write(root.join("static/robots.txt"), "User-agent: *\n").unwrap();
-    let (out, cold, cache) = (dir.path().join("out"), dir.path().join("cold"), dir.path().join("cache"));
-    build(&root, &out, Some(&cache));
-    build(&root, &out, Some(&cache));
-    build(&root, &cold, None);
-    assert_same_bytes(&out, &cold, "with static files in place of generated ones");
+    case.warm();
+    case.warm();
+    case.assert_cold_build_same("with static files in place of generated ones");
     // The static file goes: the generated page comes back.
     std::fs::remove_file(root.join("static/fractal/index.html")).unwrap();
-    build(&root, &out, Some(&cache));
-    build(&root, &cold, None);
-    assert_same_bytes(&out, &cold, "once the static page is gone");
+    case.warm();
+    case.assert_cold_build_same("once the static page is gone");
     assert!(std::fs::read_to_string(out.join("fractal/index.html")).unwrap().contains("Fractal"));
 }
