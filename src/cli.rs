@@ -46,15 +46,9 @@ pub enum Command {
         /// Where the sources' repositories are, with --verify.
         #[command(flatten)]
         sources: SourceArgs,
-        /// The build cache: what this build leaves so that the next one into the same
-        /// output renders only the runs and systems that changed and links every unchanged
-        /// file from the output it replaces [default: .casebook-cache beside the output,
-        /// ignored by git].
-        #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
-        cache: Option<PathBuf>,
-        /// Neither read nor write a build cache: every page is made anew.
-        #[arg(long)]
-        no_cache: bool,
+        /// The build cache.
+        #[command(flatten)]
+        cache: CacheArgs,
     },
     /// Check each quote and citation against its source at the run's frozen revision, read
     /// from a git repository on this machine: a quote at its lines, elsewhere, or not
@@ -120,6 +114,9 @@ pub enum Command {
         /// Where the sources' repositories are, with --verify.
         #[command(flatten)]
         sources: SourceArgs,
+        /// The build cache (the first build starts from it).
+        #[command(flatten)]
+        cache: CacheArgs,
     },
     /// Print the JSON Schema of a YAML file casebook reads, for an editor to check and
     /// complete it as it is typed; with no name, list them.
@@ -200,6 +197,31 @@ pub struct OutputArgs {
     /// Base URL or path the site is served under (overrides casebook.yaml).
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
+}
+
+/// Where the build cache is.
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// The build cache: what a build leaves so that the next one into the same output
+    /// (a `build`, or `serve`'s first) renders only the runs and systems that changed and
+    /// links every unchanged file from the output it replaces [default: .casebook-cache
+    /// beside the output, ignored by git].
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    cache: Option<PathBuf>,
+    /// Neither read nor write a build cache: every page is made anew.
+    #[arg(long)]
+    no_cache: bool,
+}
+
+impl CacheArgs {
+    /// The cache folder for a build into `output`, if any.
+    fn dir(&self, output: &std::path::Path) -> Option<PathBuf> {
+        match (&self.cache, self.no_cache) {
+            (_, true) => None,
+            (Some(dir), false) => Some(dir.clone()),
+            (None, false) => Some(crate::cache::default_dir(output)),
+        }
+    }
 }
 
 impl OutputArgs {
@@ -303,21 +325,18 @@ pub fn main() -> ExitCode {
         Command::Init { dir } => return init(dir),
         Command::Schema { name, write } => return schema(*name, write.as_deref()),
         Command::Search(args) => return search(args),
-        Command::Serve { common, output, port, bind, allowed_hosts, verify, sources } => {
+        Command::Serve { common, output, port, bind, allowed_hosts, verify, sources, cache } => {
             let mut options = output.options(&common.root);
+            options.cache = cache.dir(&options.output);
             options.verify = verify.then(|| sources.options(common.strict, common.quiet));
             return serve(common, options, *port, *bind, allowed_hosts);
         }
     };
     let mut options = BuildOptions::new(&common.root);
     match &cli.command {
-        Command::Build { output, previous_manifest, no_search_index, verify, sources, cache, no_cache, .. } => {
+        Command::Build { output, previous_manifest, no_search_index, verify, sources, cache, .. } => {
             options = output.options(&common.root);
-            options.cache = match (cache, no_cache) {
-                (_, true) => None,
-                (Some(dir), false) => Some(dir.clone()),
-                (None, false) => Some(crate::cache::default_dir(&options.output)),
-            };
+            options.cache = cache.dir(&options.output);
             options.previous_manifest = previous_manifest.clone();
             options.search_index = !no_search_index;
             options.verify = verify.then(|| sources.options(common.strict, common.quiet));

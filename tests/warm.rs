@@ -235,3 +235,34 @@ fn a_static_file_in_place_of_a_page_wins_in_every_warm_build() {
     case.assert_cold_build_same("once the static page is gone");
     assert!(std::fs::read_to_string(out.join("fractal/index.html")).unwrap().contains("Fractal"));
 }
+
+#[test]
+fn the_dev_servers_first_build_starts_from_the_cache_and_its_rebuilds_stay_exact() {
+    let case = Case::new();
+    let (root, out) = (&case.root, &case.out);
+    case.warm();
+    let before = inodes(out);
+    let mut options = BuildOptions::new(root);
+    options.output = out.clone();
+    options.cache = Some(case.cache.clone());
+    let mut rebuilder = pipeline::Rebuilder::new(options.clone());
+    assert!(rebuilder.rebuild(&[], &mut |_| {}).unwrap().written);
+    case.assert_cold_build_same("the dev server's first build");
+    let first = inodes(out);
+    let made_again: Vec<&PathBuf> =
+        first.iter().filter(|(p, ino)| before.get(*p) != Some(ino)).map(|(p, _)| p).collect();
+    assert_eq!(made_again, [Path::new(".casebook")], "the dev server's first build made files again");
+
+    // Its rebuilds go on as without a cache.
+    let report = a_report_of(root, "fractal");
+    let text = std::fs::read_to_string(&report).unwrap();
+    std::fs::write(&report, text.replacen("\n## ", "\nA sentence saved while serving.\n\n## ", 1)).unwrap();
+    let outcome = rebuilder.rebuild(std::slice::from_ref(&report), &mut |_| {}).unwrap();
+    assert!(outcome.written && outcome.changed.is_some(), "not a rebuild in place");
+    case.assert_cold_build_same("after a rebuild");
+
+    // A server started again takes the output its predecessor left.
+    let mut again = pipeline::Rebuilder::new(options);
+    assert!(again.rebuild(&[], &mut |_| {}).unwrap().written);
+    case.assert_cold_build_same("a second server's first build");
+}

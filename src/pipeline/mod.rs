@@ -276,9 +276,22 @@ impl Rebuilder {
         pages_ready: &mut dyn FnMut(&[PathBuf]),
         superseded: &(dyn Fn() -> bool + Sync),
     ) -> Result<Outcome, PipelineError> {
-        let kind = if self.memory.complete { Kind::InPlace } else { Kind::Build };
         let progress = Progress { pages_ready, superseded, watch: &Unwatched };
-        let result = run(&self.options, kind, &mut self.memory, changed, progress);
+        let result = match (&self.options.cache, self.memory.complete) {
+            (_, true) => run(&self.options, Kind::InPlace, &mut self.memory, changed, progress),
+            // The first build starts from the output and build cache the last left.
+            (Some(dir), false) => {
+                let warm = crate::cache::Warm::open(dir, &self.options.output, self.options.search_index);
+                run(
+                    &self.options,
+                    Kind::Build,
+                    &mut reuse::Primed { memory: &mut self.memory, warm },
+                    changed,
+                    progress,
+                )
+            }
+            (None, false) => run(&self.options, Kind::Build, &mut self.memory, changed, progress),
+        };
         if result.is_err() {
             // The output may hold part of this build: start again from a full one.
             self.memory = Memory::default();

@@ -185,3 +185,58 @@ impl Reuse for Warm {
         self.save(site, &finished.written)
     }
 }
+
+/// The dev server's first build when there is a build cache: the cache answers for the
+/// output the server starts from (what to render, what to link), and the memory is filled
+/// for the rebuilds that follow, as by any first build.
+pub(super) struct Primed<'a> {
+    pub(super) memory: &'a mut Memory,
+    pub(super) warm: Warm,
+}
+
+impl Reuse for Primed<'_> {
+    fn kept_tree(&self, changed: &[PathBuf]) -> Option<(SourceTree, Vec<Diagnostic>)> {
+        Reuse::kept_tree(&*self.memory, changed)
+    }
+    fn found_tree(&mut self, tree: &SourceTree, diagnostics: &[Diagnostic]) {
+        Reuse::found_tree(self.memory, tree, diagnostics);
+    }
+    fn inputs(&mut self, config_text: &str, theme: [u8; 32], base_url: &str) {
+        Reuse::inputs(self.memory, config_text, theme, base_url);
+        Reuse::inputs(&mut self.warm, config_text, theme, base_url);
+    }
+    fn reusable_run(&self, run: &RunFiles<'_>, changed: &[PathBuf], trusted: bool) -> Option<RememberedRun> {
+        Reuse::reusable_run(&self.warm, run, changed, trusted);
+        Reuse::reusable_run(&*self.memory, run, changed, trusted)
+    }
+    fn stamps_runs(&self) -> bool {
+        true
+    }
+    fn keep(&mut self, systems: Vec<(String, String)>, runs: Vec<((String, String), RememberedRun, bool)>) {
+        self.warm.note_systems(&systems);
+        Reuse::keep(self.memory, systems, runs);
+    }
+    fn up_to_date(&self, scope: Scope<'_>) -> bool {
+        self.warm.up_to_date(scope)
+    }
+    fn memory(&self) -> Option<&Memory> {
+        None
+    }
+    fn stopped(&mut self, written: HashMap<PathBuf, FileHash>, scopes: Vec<Scope<'_>>) {
+        Reuse::stopped(self.memory, written, scopes);
+    }
+    fn verified(&mut self, verification: Option<&crate::model::Verification>) {
+        self.warm.note_verification(verification);
+    }
+    fn warm(&self) -> Option<&Warm> {
+        Some(&self.warm)
+    }
+    fn unchanged_site_files(&self, site: &Site) -> Option<Vec<PathBuf>> {
+        self.warm.unchanged_site_files(site)
+    }
+    fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic> {
+        let warning = self.warm.save(site, &finished.written);
+        Reuse::finished(self.memory, finished, site);
+        warning
+    }
+}
