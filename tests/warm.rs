@@ -85,6 +85,12 @@ fn a_report_of(root: &Path, system: &str) -> PathBuf {
     reports.remove(0)
 }
 
+/// Edits a report: `sentence` as a paragraph before its first section.
+fn add_sentence(report: &Path, sentence: &str) {
+    let text = std::fs::read_to_string(report).unwrap();
+    std::fs::write(report, text.replacen("\n## ", &format!("\n{sentence}\n\n## "), 1)).unwrap();
+}
+
 #[test]
 fn an_edit_renders_its_run_again_and_links_every_other_page_from_the_previous_output() {
     let case = Case::new();
@@ -106,8 +112,7 @@ fn an_edit_renders_its_run_again_and_links_every_other_page_from_the_previous_ou
 
     // One report of exia-seed edited: its run's pages are made again, fractal's are not.
     let report = a_report_of(root, "exia-seed");
-    let text = std::fs::read_to_string(&report).unwrap();
-    std::fs::write(&report, text.replacen("\n## ", "\nA sentence added by the test.\n\n## ", 1)).unwrap();
+    add_sentence(&report, "A sentence added by the test.");
     assert!(indexed(&case.warm()), "an edit did not make the search indexes again");
     case.assert_cold_build_same("after an edit");
     let edited = inodes(out);
@@ -207,8 +212,7 @@ fn an_output_restored_from_a_ci_cache_is_reused_by_its_bytes() {
     std::fs::remove_dir_all(&saved).unwrap();
     let restored = inodes(out);
     let report = a_report_of(root, "exia-seed");
-    let text = std::fs::read_to_string(&report).unwrap();
-    std::fs::write(&report, text.replacen("\n## ", "\nAnother sentence.\n\n## ", 1)).unwrap();
+    add_sentence(&report, "Another sentence.");
     case.warm();
     case.assert_cold_build_same("after a restore and an edit");
     let now = inodes(out);
@@ -255,8 +259,7 @@ fn the_dev_servers_first_build_starts_from_the_cache_and_its_rebuilds_stay_exact
 
     // Its rebuilds go on as without a cache.
     let report = a_report_of(root, "fractal");
-    let text = std::fs::read_to_string(&report).unwrap();
-    std::fs::write(&report, text.replacen("\n## ", "\nA sentence saved while serving.\n\n## ", 1)).unwrap();
+    add_sentence(&report, "A sentence saved while serving.");
     let outcome = rebuilder.rebuild(std::slice::from_ref(&report), &mut |_| {}).unwrap();
     assert!(outcome.written && outcome.changed.is_some(), "not a rebuild in place");
     case.assert_cold_build_same("after a rebuild");
