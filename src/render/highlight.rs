@@ -1,22 +1,84 @@
-//! Syntax highlighting of quoted code with syntect, as class-based HTML (`hl-` prefixed
-//! classes) so that colours live in one stylesheet and follow light/dark mode. The syntax
-//! set is bat's (through two-face: syntect's defaults plus TypeScript, TOML, Dockerfile
-//! and more), loaded once per process and shared by every rendering thread.
+//! Syntax highlighting of quoted code with syntect, as compact class-based HTML: each run
+//! of text gets one short token class (`k` keyword, `s` string, …; [`TOKEN_CLASSES`]), so
+//! a quote's markup stays near the size of its text, and the colours live in one
+//! stylesheet that follows light/dark mode. syntect parses; which class a token gets is
+//! decided by syntect's own scope-selector matching, over a theme whose "colours" are the
+//! class numbers. The colours of each class come from syntect's InspiredGitHub (light)
+//! and base16-ocean.dark themes. The syntax set is bat's (through two-face: syntect's
+//! defaults plus TypeScript, TOML, Dockerfile and more), loaded once per process and
+//! shared by every rendering thread.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
-use syntect::highlighting::{Color, Theme, ThemeSet};
-use syntect::html::{css_for_theme_with_class_style, ClassStyle, ClassedHTMLGenerator};
-use syntect::parsing::SyntaxSet;
+use syntect::highlighting::{
+    Color, FontStyle, HighlightIterator, HighlightState, Highlighter, ScopeSelectors, Style, StyleModifier, Theme,
+    ThemeItem, ThemeSet,
+};
+use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxSet};
 use syntect::util::LinesWithEndings;
 
 use crate::model::color::Rgb;
 
-const CLASS_STYLE: ClassStyle = ClassStyle::SpacedPrefixed { prefix: "hl-" };
-
 static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(two_face::syntax::extra_newlines);
+
+/// The token classes: the class written in the page, the scopes it covers (syntect's
+/// selector syntax: the most specific selector matching a token's scope stack wins, as in
+/// a theme), and the scope whose colour each theme gives it. A token no selector matches
+/// is written without a span, in the code panel's text colour.
+const TOKEN_CLASSES: &[(&str, &str, &str)] = &[
+    ("c", "comment, punctuation.definition.comment", "comment.line"),
+    ("s", "string, punctuation.definition.string, constant.other.symbol", "string.quoted.double"),
+    ("n", "constant.numeric", "constant.numeric"),
+    ("b", "constant, variable.other.constant, support.constant", "constant.language"),
+    ("k", "keyword, storage", "keyword.control"),
+    ("o", "keyword.operator", "keyword.operator"),
+    (
+        "t",
+        "entity.name.class, entity.name.type, support.type, support.class, entity.other.inherited-class",
+        "entity.name.class",
+    ),
+    ("f", "entity.name.function", "entity.name.function"),
+    ("fc", "variable.function, support.function.any-method, meta.require", "variable.function"),
+    ("fb", "support.function", "support.function"),
+    ("v", "variable", "variable.other"),
+    ("l", "variable.language", "variable.language"),
+    ("g", "entity.name.tag", "entity.name.tag"),
+    ("a", "entity.other.attribute-name", "entity.other.attribute-name"),
+    ("h", "markup.heading, entity.name.section", "markup.heading"),
+    ("mb", "markup.bold", "markup.bold"),
+    ("mi", "markup.italic", "markup.italic"),
+    ("x", "invalid", "invalid.illegal"),
+];
+
+/// A theme whose colour for a token is its class: red channel `i + 1` for
+/// `TOKEN_CLASSES[i]`, black (0) for no class.
+static CLASS_THEME: LazyLock<Theme> = LazyLock::new(|| Theme {
+    scopes: TOKEN_CLASSES
+        .iter()
+        .enumerate()
+        .map(|(i, (_, selectors, _))| ThemeItem {
+            scope: ScopeSelectors::from_str(selectors).expect("the token classes' selectors parse"),
+            style: StyleModifier { foreground: Some(class_colour(i + 1)), background: None, font_style: None },
+        })
+        .collect(),
+    ..Theme::default()
+});
+
+static CLASSIFIER: LazyLock<Highlighter<'static>> = LazyLock::new(|| Highlighter::new(&CLASS_THEME));
+
+fn class_colour(number: usize) -> Color {
+    Color { r: u8::try_from(number).expect("fewer than 256 token classes"), g: 0, b: 0, a: 0xff }
+}
+
+/// The class of a token styled by [`CLASSIFIER`], or `None` for plain text.
+fn class_of(style: Style) -> Option<&'static str> {
+    let number = usize::from(style.foreground.r);
+    number.checked_sub(1).map(|i| TOKEN_CLASSES[i].0)
+}
 
 /// True when `language` (a fence name or extension) has a grammar.
 pub(super) fn knows_language(language: &str) -> bool {
@@ -30,14 +92,63 @@ pub(super) fn highlight(code: &str, language: Option<&str>) -> String {
     let Some(syntax) = syntax else {
         return crate::markup::escape(code);
     };
-    let mut generator = ClassedHTMLGenerator::new_with_class_style(syntax, &SYNTAXES, CLASS_STYLE);
+    let mut parser = ParseState::new(syntax);
+    let mut state = HighlightState::new(&CLASSIFIER, ScopeStack::new());
+    let mut html = Spans::with_capacity(code.len() + code.len() / 2);
     for line in LinesWithEndings::from(code) {
-        if generator.parse_html_for_line_which_includes_newline(line).is_err() {
+        let Ok(ops) = parser.parse_line(line, &SYNTAXES) else {
             // A grammar failure must not lose the quote: show it plain.
             return crate::markup::escape(code);
+        };
+        for (style, text) in HighlightIterator::new(&mut state, &ops, line, &CLASSIFIER) {
+            html.push(class_of(style), text);
+        }
+        html.end_line();
+    }
+    html.out
+}
+
+/// HTML of highlighted tokens, written as they come: a run of one class is one span, white
+/// space joins the span before it, and no span crosses a line.
+struct Spans {
+    out: String,
+    open: Option<&'static str>,
+}
+
+impl Spans {
+    fn with_capacity(capacity: usize) -> Self {
+        Spans { out: String::with_capacity(capacity), open: None }
+    }
+
+    fn push(&mut self, class: Option<&'static str>, text: &str) {
+        let body = text.trim_end_matches(['\n', '\r']);
+        if !body.is_empty() {
+            let blank = body.bytes().all(|b| b == b' ' || b == b'\t');
+            if class != self.open && !(blank && self.open.is_some()) {
+                self.close();
+                if let Some(class) = class {
+                    let _ = write!(self.out, "<span class=\"{class}\">");
+                }
+                self.open = class;
+            }
+            pulldown_cmark_escape::escape_html_body_text(&mut self.out, body).expect("writing to a String cannot fail");
+        }
+        if body.len() < text.len() {
+            self.close();
+            self.out.push_str(&text[body.len()..]);
         }
     }
-    generator.finalize()
+
+    /// The end of a line: its span closes.
+    fn end_line(&mut self) {
+        self.close();
+    }
+
+    fn close(&mut self) {
+        if self.open.take().is_some() {
+            self.out.push_str("</span>");
+        }
+    }
 }
 
 /// The highlighted code of one run while its pages render. A quote shows on its report's
@@ -97,19 +208,43 @@ const DARK_CODE_BACKGROUND: Rgb = Rgb(0x1e, 0x21, 0x25);
 
 static STYLESHEET: LazyLock<String> = LazyLock::new(|| {
     let themes = ThemeSet::load_defaults();
-    let css = |name: &str, background: Rgb| {
-        let theme = readable(themes.themes[name].clone(), background);
-        css_for_theme_with_class_style(&theme, CLASS_STYLE).unwrap_or_default()
-    };
-    let light = css("InspiredGitHub", LIGHT_CODE_BACKGROUND);
-    let dark = css("base16-ocean.dark", DARK_CODE_BACKGROUND);
+    let light = class_rules(&themes.themes["InspiredGitHub"], LIGHT_CODE_BACKGROUND);
+    let dark = class_rules(&themes.themes["base16-ocean.dark"], DARK_CODE_BACKGROUND);
     // Each theme under its own scheme: a class only the light theme colours must not keep
     // its light colour on the dark panel.
     format!(
         "/* Generated by casebook from syntect's InspiredGitHub and base16-ocean.dark themes. */\n\
-         @media (prefers-color-scheme: light) {{\n{light}\n}}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"
+         @media (prefers-color-scheme: light) {{\n{light}}}\n@media (prefers-color-scheme: dark) {{\n{dark}}}\n"
     )
 });
+
+/// A rule per token class that `theme` shows unlike plain text: the colour (made
+/// readable on `background`) and font style it gives the class's scope.
+fn class_rules(theme: &Theme, background: Rgb) -> String {
+    let theme = readable(theme.clone(), background);
+    let highlighter = Highlighter::new(&theme);
+    let plain = highlighter.get_default();
+    let mut css = String::new();
+    for (class, _, scope) in TOKEN_CLASSES {
+        let style = highlighter.style_for_stack(&[Scope::new(scope).expect("the token classes' scopes parse")]);
+        if style.foreground == plain.foreground && style.font_style == plain.font_style {
+            continue;
+        }
+        let Color { r, g, b, .. } = style.foreground;
+        let _ = write!(css, "pre.code .{class} {{ color: #{r:02x}{g:02x}{b:02x};");
+        for (flag, declaration) in [
+            (FontStyle::BOLD, " font-weight: bold;"),
+            (FontStyle::ITALIC, " font-style: italic;"),
+            (FontStyle::UNDERLINE, " text-decoration: underline;"),
+        ] {
+            if style.font_style.contains(flag) {
+                css.push_str(declaration);
+            }
+        }
+        css.push_str(" }\n");
+    }
+    css
+}
 
 /// `theme` with every text colour at least 4.5:1 against `background` (WCAG AA): some of
 /// syntect's colours (comments, numbers) are lighter than that on a light panel.
@@ -139,13 +274,17 @@ mod tests {
         let (light, dark) = css.split_once("@media (prefers-color-scheme: dark)").unwrap();
         for (part, background) in [(light, LIGHT_CODE_BACKGROUND), (dark, DARK_CODE_BACKGROUND)] {
             let colours: Vec<Rgb> = part
-                .split("\n color: ")
+                .split(" color: ")
                 .skip(1)
                 .filter_map(|rest| Rgb::parse(&rest[..rest.find(';').unwrap()]))
                 .collect();
-            assert!(colours.len() > 10, "{part}");
+            assert!(colours.len() > 8, "{part}");
             for colour in colours {
                 assert!(colour.contrast(background) >= 4.5, "{colour} on {background}");
+            }
+            // The classes a reader meets in every quote are coloured in both schemes.
+            for class in ["c", "s", "n", "k", "f"] {
+                assert!(part.contains(&format!("pre.code .{class} {{")), "no rule for .{class}: {part}");
             }
         }
         // The panel colours are the stylesheet's.
@@ -155,10 +294,36 @@ mod tests {
     }
 
     #[test]
-    fn python_is_highlighted_with_classes_and_escaped() {
-        let html = highlight("x = \"<script>\"  # note\n", Some("python"));
-        assert!(html.contains("class=\"hl-"), "{html}");
-        assert!(html.contains("&lt;script&gt;") && !html.contains("<script>"), "{html}");
+    fn python_is_highlighted_with_one_short_class_per_run_and_escaped() {
+        let html = highlight("def f(x):\n    return \"<script>\"  # note\n", Some("python"));
+        assert_eq!(
+            html,
+            "<span class=\"k\">def </span><span class=\"f\">f</span>(<span class=\"v\">x</span>):\n    \
+             <span class=\"k\">return </span><span class=\"s\">\"&lt;script&gt;\"  </span><span class=\"c\"># note</span>\n"
+        );
+    }
+
+    #[test]
+    fn every_class_a_quote_can_get_has_a_selector_and_a_scope_that_parse() {
+        let mut seen = std::collections::HashSet::new();
+        for (i, (class, selectors, scope)) in TOKEN_CLASSES.iter().enumerate() {
+            assert!(seen.insert(class), "{class} twice");
+            assert!(ScopeSelectors::from_str(selectors).is_ok(), "{selectors}");
+            assert!(Scope::new(scope).is_ok(), "{scope}");
+            // The representative scope is of its own class.
+            let style = CLASSIFIER.style_for_stack(&[Scope::new(scope).unwrap()]);
+            assert_eq!(class_of(style), Some(*class), "{scope}");
+            assert_eq!(class_of(Style { foreground: class_colour(i + 1), ..style }), Some(*class));
+        }
+    }
+
+    #[test]
+    fn lines_keep_their_endings_outside_spans_and_nothing_is_lost() {
+        let code = "fn main() {\r\n    let s = \"a\\nb\";\r\n}\n";
+        let html = highlight(code, Some("rust"));
+        assert!(!html.contains("\n</span>") && !html.contains("\r</span>"), "{html}");
+        let text: String = html.split('<').map(|part| part.split_once('>').map_or(part, |(_, text)| text)).collect();
+        assert_eq!(text.replace("&quot;", "\""), code);
     }
 
     #[test]
