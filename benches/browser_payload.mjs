@@ -38,7 +38,7 @@ await page.waitForLoadState("networkidle");
 await page.waitForTimeout(500);
 // Filter data is fetched only after the results are shown (to count facets within them).
 const after = fetched.slice(before);
-const isFacets = (f) => f.url.endsWith("/facets.json");
+const isFacets = (f) => f.url.endsWith("/facets.json.gz");
 const queryFiles = after.filter((f) => !isFacets(f));
 const queryBytes = sum(queryFiles);
 const countBytes = sum(after.filter(isFacets));

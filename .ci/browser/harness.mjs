@@ -35,8 +35,9 @@ const TYPES = {
   ".svg": "image/svg+xml", ".xml": "application/xml", ".txt": "text/plain; charset=utf-8", ".wasm": "application/wasm",
 };
 
-/** Serves `root` on an ephemeral loopback port; resolves to { url, close }. */
-export function serve(root, headers) {
+/** Serves `root` on an ephemeral loopback port; resolves to { url, close }. With
+ * `gzipEncoded`, `.gz` files go out with `Content-Encoding: gzip`, as some hosts send them. */
+export function serve(root, headers, { gzipEncoded = false } = {}) {
   const server = createServer((request, response) => {
     const path = decodeURIComponent(new URL(request.url, "http://x").pathname);
     let file = normalize(join(root, path));
@@ -49,7 +50,8 @@ export function serve(root, headers) {
       else response.writeHead(404, headers).end("not found");
       return;
     }
-    response.writeHead(200, { "Content-Type": TYPES[extname(file)] ?? "application/octet-stream", ...headers });
+    const encoding = gzipEncoded && file.endsWith(".gz") ? { "Content-Encoding": "gzip" } : {};
+    response.writeHead(200, { "Content-Type": TYPES[extname(file)] ?? "application/octet-stream", ...encoding, ...headers });
     response.end(readFileSync(file));
   });
   return new Promise((done) => server.listen(0, "127.0.0.1", () => {

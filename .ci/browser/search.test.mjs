@@ -126,6 +126,24 @@ test("each relevance query finds its record in the top three", async () => {
   await page.close();
 });
 
+test("a host that sends the index gzip-encoded gives the same results", async () => {
+  // The browser inflates such files itself; the page must not inflate them again.
+  const encoded = await serve(site.root, { "Content-Security-Policy": netlifyPolicy() }, { gzipEncoded: true });
+  try {
+    const page = await watchedPage(context, problems);
+    await page.goto(`${encoded.url}${BASE}search/?q=${encodeURIComponent("20 turns")}`);
+    await page.waitForSelector("#search[data-ready]");
+    await page.waitForFunction(() => [...document.querySelectorAll("#search-results a")].some((a) => a.textContent.startsWith("OBJ-04")));
+    // The facet data (also a .gz file) is fetched once results are shown; a file the
+    // page could not read would be a script error, which `after` fails on.
+    await page.waitForLoadState("networkidle");
+    await page.waitForSelector("#search-facets input");
+    await page.close();
+  } finally {
+    encoded.close();
+  }
+});
+
 test("an exact ID ranks its record first", async () => {
   const page = await openSearch("MEM-OBJ-raw");
   assert.ok((await titles(page))[0].startsWith("MEM-OBJ-raw — "), (await titles(page)).join("\n"));

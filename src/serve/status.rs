@@ -165,7 +165,7 @@ mod tests {
         assert_eq!(url_of("/", Path::new("fractal/index.html")), "/fractal/");
         assert_eq!(url_of("/", Path::new("index.html")), "/");
         assert_eq!(url_of("/preview/", Path::new("records.json")), "/preview/records.json");
-        let files = ["fractal/index.html".into(), "search/browser/t/3.txt".into()];
+        let files = ["fractal/index.html".into(), "search/browser/t/3.txt.gz".into()];
         assert_eq!(page_urls("/", &files), ["/fractal/"]);
     }
 

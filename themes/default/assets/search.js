@@ -30,12 +30,22 @@ root.hidden = false;
 const fetched = new Map();
 function load(path, as) {
   if (!fetched.has(path)) {
-    fetched.set(path, fetch(bundle + path).then((r) => {
+    fetched.set(path, fetch(bundle + path).then(async (r) => {
       if (!r.ok) throw new Error(`${path}: ${r.status}`);
-      return as === "json" ? r.json() : r.text();
+      const text = await inflated(r);
+      return as === "json" ? JSON.parse(text) : text;
     }));
   }
   return fetched.get(path);
+}
+
+// The index's .gz files are gzipped by the build; a host that sent one with
+// Content-Encoding: gzip had the browser inflate it already, so the bytes decide.
+async function inflated(response) {
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return new TextDecoder().decode(bytes);
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Response(stream).text();
 }
 
 let meta;
@@ -49,7 +59,7 @@ try {
   // Nothing more to do: the module stops here, without an error.
   await new Promise(() => {});
 }
-if (meta.format !== "casebook.browser-search/1") throw new Error(`unknown search index format ${meta.format}`);
+if (meta.format !== "casebook.browser-search/2") throw new Error(`unknown search index format ${meta.format}`);
 const stopWords = new Set(meta.stop_words);
 
 // The same tokenising as the build (src/index/browser.rs): words are runs of letters
@@ -95,7 +105,7 @@ function chunkOf(term) {
 const parsedChunks = new Map();
 async function termChunk(n) {
   if (!parsedChunks.has(n)) {
-    const text = await load(`t/${n}.txt`);
+    const text = await load(`t/${n}.txt.gz`);
     const terms = new Map();
     for (const line of text.split("\n")) {
       const tab = line.indexOf("\t");
@@ -238,7 +248,7 @@ async function match(query) {
 let facetData = null;
 async function facets() {
   if (!facetData) {
-    const raw = await load("facets.json", "json");
+    const raw = await load("facets.json.gz", "json");
     const expandRuns = (runs) => {
       const out = new Int32Array(meta.documents);
       let at = 0;
@@ -375,7 +385,7 @@ async function run() {
 }
 
 async function shownDoc(n) {
-  const group = await load(`d/${Math.floor(n / meta.docs_per_chunk)}.json`, "json");
+  const group = await load(`d/${Math.floor(n / meta.docs_per_chunk)}.json.gz`, "json");
   return group[n % meta.docs_per_chunk];
 }
 
