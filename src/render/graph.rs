@@ -132,8 +132,8 @@ impl<'r> RunGraph<'r> {
     }
 
     /// The record `id` and the records it links with (none, for a record alone): its
-    /// direct neighbours, most cited first, then theirs while there is room, up to
-    /// `bound` records in all. Drawn are the edges that touch it and those that bring in
+    /// direct neighbours, most cited first, then the neighbours of its published ones
+    /// while there is room, up to `bound` records in all. Drawn are the edges that touch it and those that bring in
     /// the second ring; edges within a ring would tangle the picture, and are on the
     /// records' own pages.
     pub(crate) fn neighbourhood(&self, id: &RecordId, bound: usize) -> Option<Selection> {
@@ -145,8 +145,11 @@ impl<'r> RunGraph<'r> {
         }
         let first: BTreeSet<usize> = direct.iter().copied().take(bound.saturating_sub(1)).collect();
         let left_out = direct.len() - first.len();
+        // An unpublished record has no text of its own: its other neighbours only cite
+        // it too, which its own page lists. The second ring grows from published ones.
         let mut second: Vec<usize> = first
             .iter()
+            .filter(|&&n| self.records[n].is_published())
             .flat_map(|&n| self.neighbours(n))
             .filter(|n| *n != centre && !first.contains(n))
             .collect::<BTreeSet<usize>>()
@@ -562,6 +565,24 @@ mod tests {
         let drawing = Drawing { id: "b", title: "t", description: "d" };
         assert_eq!(draw(&graph, &bounded, &drawing, &|r| r.id.to_string()).matches("<path class=\"edge").count(), 1);
         assert_eq!(ids(&graph, &[bounded.centre.unwrap()]), ["OBJ-01"]);
+    }
+
+    #[test]
+    fn the_second_ring_does_not_grow_from_an_unpublished_record() {
+        // OBJ-01 and OBJ-02 both cite RT-RTE-x, which is not published: it is OBJ-01's
+        // neighbour, but OBJ-02 is only a co-citer, not drawn; OBJ-03, cited by OBJ-01's
+        // published neighbour OBJ-04, is.
+        let run_yaml = format!("{RUN}unpublished:\n  - name: runtime report\n    ids: [\"RT-*\"]\n");
+        let report = "# Memory\n\n## OBJ-01 One\n\nUses RT-RTE-x and OBJ-04.\n\n## OBJ-02 Two\n\nUses RT-RTE-x.\n\n\
+             ## OBJ-03 Three\n\nAlone.\n\n## OBJ-04 Four\n\nFeeds OBJ-03.\n";
+        let (run, diagnostics) = run_of(&run_yaml, &[("memory", report)]);
+        assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+        let graph = RunGraph::of(&run);
+        let selection = graph.neighbourhood(&RecordId::new("OBJ-01"), 8).unwrap();
+        assert_eq!(ids(&graph, &selection.nodes), ["OBJ-01", "OBJ-03", "OBJ-04", "RT-RTE-x"]);
+        // From its own page, both citers are drawn, and OBJ-01's published neighbour.
+        let hub = graph.neighbourhood(&RecordId::new("RT-RTE-x"), 8).unwrap();
+        assert_eq!(ids(&graph, &hub.nodes), ["OBJ-01", "OBJ-02", "OBJ-04", "RT-RTE-x"]);
     }
 
     #[test]
