@@ -1311,21 +1311,27 @@ fn limits_of(system: &System, run: &Run, record: &Record, linker: &Linker<'_>) -
     }
     cited.extend(record.quotes.iter().map(|at| run.reports[at.report].quotes[at.index].path.as_str()));
     let mut out = RecordLimits::default();
+    let mut by_path: BTreeMap<&str, Vec<ReportLimits>> = BTreeMap::new();
     for (i, report) in run.reports.iter().enumerate() {
         for limit in &report.limits {
             if limit.mentions.contains(&record.id) {
                 let because = Some(format!("it names {}", record.id));
                 out.naming.push(LimitView { because, ..limit_view(system, run, i, limit, linker) });
             } else if let Some(path) = limit.paths.iter().find(|p| cited.contains(&p.as_str())) {
-                out.by_path.push(LimitMention {
+                let mention = LimitMention {
                     handle: limit.handle.clone(),
                     derived: !limit.handle_given,
                     url: format!("{}#{}", urls::report(&system.slug, &run.slug, &report.slug), limit.anchor),
-                    path: path.clone(),
-                });
+                };
+                let reports = by_path.entry(path).or_default();
+                match reports.last_mut() {
+                    Some(last) if last.report == report.slug.as_str() => last.limits.push(mention),
+                    _ => reports.push(ReportLimits { report: report.slug.to_string(), limits: vec![mention] }),
+                }
             }
         }
     }
+    out.by_path = by_path.into_iter().map(|(path, reports)| PathLimits { path: path.to_string(), reports }).collect();
     out
 }
 

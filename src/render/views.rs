@@ -435,11 +435,30 @@ pub struct LimitView {
 pub struct RecordLimits {
     /// Those that name the record, in full.
     pub naming: Vec<LimitView>,
-    /// Those that concern a file the record cites, by handle.
-    pub by_path: Vec<LimitMention>,
+    /// Those that concern a file the record cites, by handle: per file (in path order),
+    /// per report (in reading order).
+    pub by_path: Vec<PathLimits>,
 }
 
-/// A limit named by its handle, with the file it shares with the record.
+/// The limits that concern one file the record cites.
+#[derive(Debug, Serialize)]
+pub struct PathLimits {
+    /// The file.
+    pub path: String,
+    /// Its limits, by report: a handle is a report's own (`L2` may be in several).
+    pub reports: Vec<ReportLimits>,
+}
+
+/// Some limits of one report, by handle.
+#[derive(Debug, Serialize)]
+pub struct ReportLimits {
+    /// The report's short name (its slug).
+    pub report: String,
+    /// Its limits.
+    pub limits: Vec<LimitMention>,
+}
+
+/// A limit named by its handle.
 #[derive(Debug, Serialize)]
 pub struct LimitMention {
     /// Its handle.
@@ -448,8 +467,6 @@ pub struct LimitMention {
     pub derived: bool,
     /// Its anchor on its report page.
     pub url: String,
-    /// The file it concerns, which the record cites too.
-    pub path: String,
 }
 
 /// A report's limits, on the run page.
