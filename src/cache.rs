@@ -32,7 +32,7 @@ use crate::rebuild::FileHash;
 use crate::render::Scope;
 
 /// The state file's format: a state of another format is not read.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// The folder a build's cache goes in when the command line names none: beside the
 /// output, hidden, and ignored by git (it holds a `.gitignore` of `*`).
@@ -96,6 +96,9 @@ struct State {
     /// search indexes and the manifest are made from those alone.
     #[serde(with = "hex_hash")]
     site: FileHash,
+    /// The search indexes' parts (tantivy segments by group of runs), keyed by the
+    /// digests of their runs' scopes.
+    index_parts: crate::index::IndexParts,
 }
 
 /// The warm cache of one build: the previous build's state, and this build's inputs as
@@ -119,6 +122,8 @@ pub struct Warm {
     answers: Mutex<HashMap<String, bool>>,
     /// Whether this build makes the search indexes.
     search_index: bool,
+    /// The search indexes' parts this build made (the previous build's when it made none).
+    index_parts: Option<crate::index::IndexParts>,
 }
 
 impl Warm {
@@ -144,7 +149,23 @@ impl Warm {
             verified: HashMap::new(),
             answers: Mutex::default(),
             search_index,
+            index_parts: None,
         }
+    }
+
+    /// The search indexes' parts the previous build made.
+    pub(crate) fn previous_index_parts(&self) -> &crate::index::IndexParts {
+        &self.previous.index_parts
+    }
+
+    /// The search indexes' parts this build made.
+    pub(crate) fn set_index_parts(&mut self, parts: crate::index::IndexParts) {
+        self.index_parts = Some(parts);
+    }
+
+    /// The digest of what a run's pages (and search documents) are made from.
+    pub(crate) fn inputs_of_run(&self, system: &crate::model::System, run: &crate::model::Run) -> Option<FileHash> {
+        self.inputs_of(Scope::Run(system, run)).map(|(_, digest)| digest)
     }
 
     /// The inputs every page is made from.
@@ -323,7 +344,9 @@ impl Warm {
             })
             .collect();
         let site = self.site_digest(site).unwrap_or_default();
-        let state = State { format: FORMAT, output: self.output.clone(), scopes, files, site };
+        // A build that linked its indexes whole made no parts: the previous ones hold.
+        let index_parts = self.index_parts.clone().unwrap_or_else(|| self.previous.index_parts.clone());
+        let state = State { format: FORMAT, output: self.output.clone(), scopes, files, site, index_parts };
         self.write(&state).err().map(|e| {
             Diagnostic::warning(
                 Code::CacheNotWritten,
@@ -401,7 +424,7 @@ mod tests {
         let stat = Stat::of(&output.join("a.html")).unwrap();
         let mut files = HashMap::new();
         files.insert(PathBuf::from("a.html"), FileEntry { hash: u128::MAX - 7, stat });
-        let state = State { format: FORMAT, output: warm.output.clone(), scopes: BTreeMap::new(), files, site: 0 };
+        let state = State { format: FORMAT, output: warm.output.clone(), files, ..State::default() };
         warm.write(&state).unwrap();
         assert!(dir.path().join("cache/.gitignore").is_file());
 
@@ -416,7 +439,7 @@ mod tests {
         let entry = FileEntry { hash: crate::rebuild::hash(b"ab"), stat: Stat { len: 2, modified: (1, 0), ..stat } };
         let mut files = HashMap::new();
         files.insert(PathBuf::from("a.html"), entry);
-        let state = State { format: FORMAT, output: warm.output.clone(), scopes: BTreeMap::new(), files, site: 0 };
+        let state = State { format: FORMAT, output: warm.output.clone(), files, ..State::default() };
         warm.write(&state).unwrap();
         let restored = Warm::open(&dir.path().join("cache"), &output, true);
         assert_eq!(restored.reusable(Path::new("a.html"), None), Some(warm.output.join("a.html")));

@@ -13,8 +13,10 @@
 //! - Every file written is remembered by a hash of its bytes: a rebuild writes only files
 //!   whose bytes changed and deletes the files no longer made.
 //!
-//! Pages made from the whole site (home, statuses), the manifest, feeds and both search
-//! indexes are made again on every rebuild; only their unchanged files are not rewritten.
+//! Pages made from the whole site (home, statuses), the manifest, feeds and the browser
+//! search index are made again on every rebuild; only their unchanged files are not
+//! rewritten. The tantivy index keeps the segments of each group of runs that did not
+//! change (`index::IndexParts`, keyed by `run_token`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -78,6 +80,8 @@ pub struct Memory {
     pub(crate) complete: bool,
     /// The source tree the last build found, with its diagnostics.
     tree: Option<(crate::discover::SourceTree, Vec<Diagnostic>)>,
+    /// The search indexes' parts the last build made, keyed by [`Memory::run_token`]s.
+    index_parts: crate::index::IndexParts,
 }
 
 impl Memory {
@@ -146,6 +150,28 @@ impl Memory {
             kept.insert(key, run);
         }
         self.runs = kept;
+    }
+
+    /// What a run's search documents are made from, as versions: the configuration,
+    /// theme and base URL, its system's `system.yaml`, and its files (`None` for a run
+    /// this memory does not hold).
+    pub(crate) fn run_token(&self, system: &str, run: &str) -> Option<u128> {
+        let run = self.runs.get(&(system.to_string(), run.to_string()))?.version;
+        let system = self.systems.get(system)?.1;
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        for version in [self.global_version, system, run] {
+            hasher.update(&version.to_le_bytes());
+        }
+        Some(hasher.digest128())
+    }
+
+    /// The search indexes' parts the last build made.
+    pub(crate) fn index_parts(&self) -> &crate::index::IndexParts {
+        &self.index_parts
+    }
+
+    pub(crate) fn set_index_parts(&mut self, parts: crate::index::IndexParts) {
+        self.index_parts = parts;
     }
 
     /// The version of a run (0 for a run this memory does not hold).

@@ -60,7 +60,9 @@ impl Site {
         let mut site = Site { systems: Vec::new(), next_number: 1, template_marker: None, broken: false };
         for (slug, name) in [("alpha", "Alpha"), ("beta", "Beta")] {
             let mut runs = Vec::new();
-            for run in ["r1", "r2"] {
+            // Runs in three groups of the search indexes (`index::begins_group`): a rebuild keeps
+            // the tantivy segments of the groups it did not touch.
+            for run in ["r1", "r5"] {
                 let reports = (1..=2).map(|r| site.new_report(&format!("report-{r}"), 3)).collect();
                 runs.push(Run { slug: run.to_string(), reports });
             }
@@ -454,9 +456,10 @@ fn a_rebuild_renders_only_what_changed() {
     options.output = root.join("public");
     let mut rebuilder = Rebuilder::new(options);
     assert!(rebuilder.rebuild(&[], &mut |_| {}).unwrap().written);
-    let untouched = root.join("public/beta/r2/records/OBJ-19.html");
+    let untouched = root.join("public/beta/r5/records/OBJ-19.html");
     let edited = root.join("public/alpha/r1/records/OBJ-1.html");
     let untouched_time = std::fs::metadata(&untouched).unwrap().modified().unwrap();
+    let segments_before = segment_times(&root.join("public"));
     let edited_text = std::fs::read_to_string(&edited).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(20));
     let mut site = site;
@@ -483,6 +486,39 @@ fn a_rebuild_renders_only_what_changed() {
     );
     let now = std::fs::read_to_string(&edited).unwrap();
     assert!(now.contains("a new label") && !edited_text.contains("a new label"));
+    // The tantivy segments of the two groups without alpha/r1 are left as they were; the
+    // edited group's segment is new.
+    let segments_after = segment_times(&root.join("public"));
+    let kept: Vec<&String> = segments_after.keys().filter(|s| segments_before.contains_key(*s)).collect();
+    assert_eq!((segments_before.len(), segments_after.len(), kept.len()), (3, 3, 2), "{segments_after:?}");
+    for segment in kept {
+        assert_eq!(segments_before[segment], segments_after[segment], "segment {segment} was written again");
+    }
+}
+
+/// The generated site's runs fall in three groups of the search indexes.
+#[test]
+fn the_generated_site_has_several_index_groups() {
+    let site = Site::new();
+    let runs: Vec<(&str, &str)> =
+        site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| (s.slug.as_str(), r.slug.as_str()))).collect();
+    let groups = 1 + runs.iter().skip(1).filter(|(system, run)| casebook::index::begins_group(system, run)).count();
+    assert_eq!(groups, 3, "the proptest should cover kept and rebuilt groups of the search indexes");
+}
+
+/// The tantivy segments of the output at `out`, by name, with the modification times of
+/// their files.
+fn segment_times(out: &Path) -> BTreeMap<String, Vec<std::time::SystemTime>> {
+    let dir = out.join("search/tantivy");
+    let mut segments: BTreeMap<String, Vec<std::time::SystemTime>> = BTreeMap::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if name != "meta" {
+            segments.entry(name).or_default().push(std::fs::metadata(&path).unwrap().modified().unwrap());
+        }
+    }
+    segments
 }
 
 /// The first build of a rebuilder (a full build, swapped in whole) goes to the end even

@@ -129,6 +129,32 @@ fn an_edit_renders_its_run_again_and_links_every_other_page_from_the_previous_ou
 }
 
 #[test]
+fn an_edit_makes_the_search_index_segments_of_its_group_of_runs_and_links_the_others() {
+    let case = Case::new();
+    let (root, out) = (&case.root, &case.out);
+    // A system whose run begins a group of its own (`index::begins_group`): the bundled
+    // runs make one group, lab/r1 another.
+    let bundled_runs = [("exia-seed", "c7497ac"), ("fractal", "6a226e7"), ("fractal", "aas-2026-08-20-fractal-01")];
+    assert!(bundled_runs.iter().skip(1).all(|(system, run)| !casebook::index::begins_group(system, run)));
+    assert!(casebook::index::begins_group("lab", "r1"));
+    common::copy_tree(&root.join("content/fractal/aas-2026-08-20-fractal-01"), &root.join("content/lab/r1"));
+    std::fs::write(root.join("content/lab/system.yaml"), "name: Lab\n").unwrap();
+    case.warm();
+    let segments = |inodes: &BTreeMap<PathBuf, u64>| -> BTreeMap<PathBuf, u64> {
+        inodes.iter().filter(|(p, _)| p.starts_with("search/tantivy")).map(|(p, i)| (p.clone(), *i)).collect()
+    };
+    let before = segments(&inodes(out));
+    assert_eq!(before.len(), 2 * 6 + 1, "two segments and meta.json: {before:?}");
+
+    add_sentence(&a_report_of(root, "lab"), "A sentence added by the test.");
+    case.warm();
+    case.assert_cold_build_same("after an edit of lab/r1");
+    let after = segments(&inodes(out));
+    let linked: Vec<&PathBuf> = after.iter().filter(|(p, i)| before.get(*p) == Some(i)).map(|(p, _)| p).collect();
+    assert_eq!(linked.len(), 6, "the bundled runs' segment is linked, lab's made again: {after:?}");
+}
+
+#[test]
 fn a_file_changed_in_the_output_by_hand_is_made_again() {
     let case = Case::new();
     let out = &case.out;

@@ -30,7 +30,7 @@ use crate::urls;
 
 pub use analysis::{analyse, BrowserTerms, TantivyText, Vocabulary};
 pub use browser::BrowserIndex;
-pub use tantivy_index::{Fields, TantivyIndex};
+pub use tantivy_index::{Fields, Segment, TantivyIndex};
 
 /// A failure of an indexer (never of the content).
 #[derive(Debug, thiserror::Error)]
@@ -158,6 +158,10 @@ fn subject_document(system: &System, run: &Run, subject: &SubjectFindings) -> Se
 /// holds the documents of these runs only, never the site's.
 const RUNS_PER_BATCH: usize = 8;
 
+/// About how many runs make one group: the runs of a group make their own tantivy
+/// segments, which a later build keeps while none of the group's runs changed.
+const RUNS_PER_GROUP: u64 = 8;
+
 /// The time each index took, summed over its batches.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct IndexTimes {
@@ -167,38 +171,190 @@ pub struct IndexTimes {
     pub browser: Duration,
 }
 
+/// What a build's indexes leave for the next build: the tantivy segments of each group of
+/// runs, by a key of the group's runs and what their documents are made from
+/// ([`Tokens`]). The segments' files are in the output.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IndexParts {
+    /// Group key (32 hex digits) → the group.
+    pub groups: std::collections::BTreeMap<String, GroupPart>,
+}
+
+/// A group of runs as the indexes left it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct GroupPart {
+    /// Its runs, `system/run`, in order.
+    pub runs: Vec<String>,
+    /// Its tantivy segments.
+    pub segments: Vec<Segment>,
+}
+
+impl IndexParts {
+    /// The same parts under the keys another kind of token gives their runs (the dev
+    /// server's first build, made with the build cache's tokens, keeps them for its
+    /// rebuilds, which tell runs by versions); a group with a run `token` does not know
+    /// is left out.
+    pub fn rekeyed(&self, token: &dyn Fn(&str, &str) -> Option<u128>) -> IndexParts {
+        let groups = self
+            .groups
+            .values()
+            .filter_map(|group| {
+                let runs = group.runs.iter().map(|key| {
+                    let (system, run) = key.split_once('/')?;
+                    Some((system, run, token(system, run)?))
+                });
+                Some((group_key(runs)?, group.clone()))
+            })
+            .collect();
+        IndexParts { groups }
+    }
+}
+
+/// What the indexes ask the previous build: for a run, a token that is the same only
+/// while its documents are (its files, its system's name, the configuration, the base URL
+/// and the binary are the same); and whether a file it wrote is still in the output.
+pub trait Tokens: Sync {
+    /// The run's token, or `None` when it cannot be told (its documents are made).
+    fn run_token(&self, system: &System, run: &Run) -> Option<u128>;
+    /// Whether the output still holds `path` as the previous build wrote it.
+    fn holds(&self, path: &std::path::Path) -> bool;
+}
+
+/// The indexes made: their times, the parts a next build may keep, and the files kept
+/// from the previous output (not made again: they stay, or are linked).
+#[derive(Debug, Default)]
+pub struct Indexed {
+    /// The time each index took.
+    pub times: IndexTimes,
+    /// For the next build.
+    pub parts: IndexParts,
+    /// Files of the previous output this build's indexes are made of.
+    pub kept: Vec<std::path::PathBuf>,
+}
+
+/// The runs of `site` in site order, in groups: a group begins at each run whose key
+/// hashes to a multiple of [`RUNS_PER_GROUP`] (and at the first). Where a group begins
+/// depends on its first run alone, so an edited, added or removed run changes its own
+/// group and no other.
+fn groups(site: &Site) -> Vec<Vec<(&System, &Run)>> {
+    let mut groups: Vec<Vec<(&System, &Run)>> = Vec::new();
+    for system in &site.systems {
+        for run in &system.runs {
+            match groups.last_mut() {
+                Some(group) if !begins_group(&system.slug, &run.slug) => group.push((system, run)),
+                _ => groups.push(vec![(system, &**run)]),
+            }
+        }
+    }
+    groups
+}
+
+/// Whether the run `system/run` begins a group of runs of the search indexes (the first
+/// run of a site always does).
+pub fn begins_group(system: &str, run: &str) -> bool {
+    xxhash_rust::xxh3::xxh3_64(format!("{system}/{run}").as_bytes()) % RUNS_PER_GROUP == 0
+}
+
+/// The key of a group: its runs (system and run slugs) and their tokens; `None` when a
+/// token is unknown.
+fn group_key<'a>(runs: impl Iterator<Item = Option<(&'a str, &'a str, u128)>>) -> Option<String> {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for run in runs {
+        let (system, run, token) = run?;
+        for part in [system, run] {
+            hasher.update(&(part.len() as u64).to_le_bytes());
+            hasher.update(part.as_bytes());
+        }
+        hasher.update(&token.to_le_bytes());
+    }
+    Some(format!("{:032x}", hasher.digest128()))
+}
+
 /// Makes both search indexes of `site` and hands their files to `emit`: the documents of
 /// a few runs at a time, added to the tantivy index and the browser index side by side.
+/// A group of runs whose segments `previous` holds (and the output still has) keeps them.
 pub fn search_indexes<E: From<IndexError> + Send>(
     site: &Site,
     base_url: &str,
+    previous: (&IndexParts, &dyn Tokens),
     emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
-) -> Result<IndexTimes, E> {
-    let runs: Vec<(&System, &Run)> = site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| (s, &**r))).collect();
-    let mut tantivy = TantivyIndex::new(base_url)?;
-    let mut browser = BrowserIndex::default();
-    let vocabulary = Vocabulary::default();
-    let mut times = IndexTimes::default();
-    for group in runs.chunks(RUNS_PER_BATCH) {
-        // Shared (`Arc`): the tantivy index reads each in place while the browser index
-        // reads it too.
-        let docs: Vec<Arc<SearchDoc>> =
-            group.par_iter().flat_map_iter(|(system, run)| run_documents(system, run)).map(Arc::new).collect();
-        let (texts, terms): (Vec<_>, Vec<_>) = docs.par_iter().map(|d| analysis::analyse(d, &vocabulary)).unzip();
-        let ((added, tantivy_time), (shown, browser_time)) =
-            rayon::join(|| timed(|| tantivy.add(&docs, texts, emit)), || timed(|| browser.add(&docs, terms, emit)));
-        added?;
-        shown?;
-        times.tantivy += tantivy_time;
-        times.browser += browser_time;
+) -> Result<Indexed, E> {
+    let (parts, tokens) = previous;
+    let mut indexes = Indexes {
+        tantivy: TantivyIndex::new(base_url)?,
+        browser: BrowserIndex::default(),
+        vocabulary: Vocabulary::default(),
+        indexed: Indexed::default(),
+    };
+    for group in groups(site) {
+        let runs = group
+            .iter()
+            .map(|(system, run)| Some((system.slug.as_str(), run.slug.as_str(), tokens.run_token(system, run)?)));
+        let key = group_key(runs);
+        let kept = key
+            .as_ref()
+            .and_then(|key| parts.groups.get(key))
+            .map(|group| &group.segments)
+            .filter(|segments| segments.iter().flat_map(|s| &s.files).all(|path| tokens.holds(path)));
+        let segments = indexes.group(&group, kept, emit)?;
+        if let Some(key) = key {
+            let runs = group.iter().map(|(system, run)| format!("{}/{}", system.slug, run.slug)).collect();
+            indexes.indexed.parts.groups.insert(key, GroupPart { runs, segments });
+        }
     }
+    let Indexes { tantivy, browser, vocabulary, mut indexed } = indexes;
     let ((written, tantivy_time), (shown, browser_time)) =
         rayon::join(|| timed(|| tantivy.finish(emit)), || timed(|| browser.finish(vocabulary, emit)));
     written?;
     shown?;
-    times.tantivy += tantivy_time;
-    times.browser += browser_time;
-    Ok(times)
+    indexed.times.tantivy += tantivy_time;
+    indexed.times.browser += browser_time;
+    Ok(indexed)
+}
+
+/// Both indexes while documents are added.
+struct Indexes {
+    tantivy: TantivyIndex,
+    browser: BrowserIndex,
+    vocabulary: Vocabulary,
+    indexed: Indexed,
+}
+
+impl Indexes {
+    /// Adds a group of runs' documents, a few runs at a time, to the browser index, and to
+    /// the tantivy index unless it keeps the group's segments (`kept`). Gives the group's
+    /// segments.
+    fn group<E: From<IndexError> + Send>(
+        &mut self,
+        group: &[(&System, &Run)],
+        kept: Option<&Vec<Segment>>,
+        emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
+    ) -> Result<Vec<Segment>, E> {
+        if let Some(segments) = kept {
+            self.tantivy.keep(segments);
+            self.indexed.kept.extend(segments.iter().flat_map(|s| s.files.iter().cloned()));
+        }
+        for batch in group.chunks(RUNS_PER_BATCH) {
+            // Shared (`Arc`): the tantivy index reads each in place while the browser index
+            // reads it too.
+            let docs: Vec<Arc<SearchDoc>> =
+                batch.par_iter().flat_map_iter(|(system, run)| run_documents(system, run)).map(Arc::new).collect();
+            let (texts, terms): (Vec<_>, Vec<_>) =
+                docs.par_iter().map(|d| analysis::analyse(d, &self.vocabulary)).unzip();
+            let (tantivy, browser) = (&mut self.tantivy, &mut self.browser);
+            let add_tantivy = || if kept.is_some() { Ok(()) } else { tantivy.add(&docs, texts, emit) };
+            let ((added, tantivy_time), (shown, browser_time)) =
+                rayon::join(|| timed(add_tantivy), || timed(|| browser.add(&docs, terms, emit)));
+            added?;
+            shown?;
+            self.indexed.times.tantivy += tantivy_time;
+            self.indexed.times.browser += browser_time;
+        }
+        match kept {
+            Some(segments) => Ok(segments.clone()),
+            None => self.tantivy.end_group(emit),
+        }
+    }
 }
 
 /// Runs `f`, and says how long it took.
@@ -659,6 +815,125 @@ pub fn plain_text(markdown: &str) -> String {
 mod tests {
     use super::*;
     use crate::model::Slug;
+    use std::collections::{BTreeMap, HashMap, HashSet};
+    use std::path::PathBuf;
+
+    /// A site of one system per name in `systems`, each with the runs `runs`, each run one
+    /// report declaring a record.
+    fn site_of(systems: &[&str], runs: &[&str]) -> Site {
+        let systems = systems
+            .iter()
+            .map(|system| System {
+                slug: Slug::parse(system).unwrap(),
+                name: system.to_uppercase(),
+                repository: None,
+                summary: None,
+                runs: runs
+                    .iter()
+                    .map(|slug| {
+                        let report = format!("# Report\n\n## OBJ-01 Object of {system} {slug}\n\nIt keeps turns.\n");
+                        let (mut run, _) = crate::testing::run_of("revision: abc\n", &[("memory", report.as_str())]);
+                        run.slug = Slug::parse(slug).unwrap();
+                        Arc::new(run)
+                    })
+                    .collect(),
+            })
+            .collect();
+        Site {
+            title: "Lab".into(),
+            statuses: Vec::new(),
+            kinds: Default::default(),
+            families: Default::default(),
+            systems,
+            source_url: None,
+        }
+    }
+
+    /// The previous build as a test tells it: a token per run, and the files it holds.
+    struct Previous {
+        tokens: HashMap<String, u128>,
+        files: HashSet<PathBuf>,
+    }
+
+    impl Tokens for Previous {
+        fn run_token(&self, system: &System, run: &Run) -> Option<u128> {
+            self.tokens.get(&format!("{}/{}", system.slug, run.slug)).copied()
+        }
+        fn holds(&self, path: &std::path::Path) -> bool {
+            self.files.contains(path)
+        }
+    }
+
+    /// The files the indexes of `site` emit, and what they made, given `previous`.
+    fn index(site: &Site, parts: &IndexParts, previous: &Previous) -> (BTreeMap<PathBuf, Vec<u8>>, Indexed) {
+        let files = std::sync::Mutex::new(BTreeMap::new());
+        let emit = |file: OutputFile| -> Result<(), IndexError> {
+            files.lock().unwrap().insert(file.path, file.bytes);
+            Ok(())
+        };
+        let indexed = search_indexes(site, "/", (parts, previous), &emit).unwrap();
+        (files.into_inner().unwrap(), indexed)
+    }
+
+    #[test]
+    fn a_group_of_runs_that_did_not_change_keeps_its_segments_and_the_others_are_made() {
+        // alpha/r5 and beta/r5 begin groups: [alpha/r1], [alpha/r5, beta/r1], [beta/r5].
+        let site = site_of(&["alpha", "beta"], &["r1", "r5"]);
+        assert_eq!(groups(&site).iter().map(Vec::len).collect::<Vec<_>>(), [1, 2, 1]);
+        let keys = ["alpha/r1", "alpha/r5", "beta/r1", "beta/r5"];
+        let mut previous =
+            Previous { tokens: keys.iter().map(|k| (k.to_string(), 1)).collect(), files: HashSet::new() };
+        let (cold, first) = index(&site, &IndexParts::default(), &previous);
+        assert!(first.kept.is_empty());
+        assert_eq!(first.parts.groups.len(), 3);
+        let tantivy = |files: &BTreeMap<PathBuf, Vec<u8>>| -> Vec<PathBuf> {
+            files.keys().filter(|p| p.starts_with(crate::output::TANTIVY_DIR)).cloned().collect()
+        };
+        assert_eq!(tantivy(&cold).len(), 3 * 6 + 1, "a segment per group, and meta.json: {:?}", tantivy(&cold));
+        previous.files = cold.keys().cloned().collect();
+
+        // beta/r5 changed: its group is made, the two others are kept, and the index is the
+        // one a build from nothing makes.
+        previous.tokens.insert("beta/r5".into(), 2);
+        let (warm, second) = index(&site, &first.parts, &previous);
+        let made: Vec<PathBuf> = tantivy(&warm);
+        assert_eq!(made.len(), 6 + 1, "{made:?}");
+        assert_eq!(second.kept.len(), 2 * 6);
+        let mut all: Vec<PathBuf> = made.iter().chain(&second.kept).cloned().collect();
+        all.sort();
+        assert_eq!(all, tantivy(&cold), "the same files, kept or made");
+        for path in &made {
+            assert_eq!(warm[path], cold[path], "{path:?}");
+        }
+        assert_eq!(second.parts.groups.len(), 3);
+        let kept_groups = second.parts.groups.keys().filter(|k| first.parts.groups.contains_key(*k)).count();
+        assert_eq!(kept_groups, 2);
+
+        // A file of a kept group no longer in the output: that group is made again.
+        let gone = second.kept[0].clone();
+        previous.files.remove(&gone);
+        let (_, third) = index(&site, &second.parts, &previous);
+        assert_eq!(third.kept.len(), 2 * 6, "only the groups with all their files are kept");
+        assert!(!third.kept.contains(&gone));
+        // Unknown tokens: nothing is kept, nothing is left for the next build.
+        let (_, fresh) = index(&site, &second.parts, &Previous { tokens: HashMap::new(), files: previous.files });
+        assert!(fresh.kept.is_empty() && fresh.parts.groups.is_empty());
+    }
+
+    #[test]
+    fn parts_rekeyed_for_other_tokens_are_found_by_them() {
+        let site = site_of(&["alpha", "beta"], &["r1", "r5"]);
+        let keys = ["alpha/r1", "alpha/r5", "beta/r1", "beta/r5"];
+        let previous = Previous { tokens: keys.iter().map(|k| (k.to_string(), 1)).collect(), files: HashSet::new() };
+        let (cold, first) = index(&site, &IndexParts::default(), &previous);
+        let rekeyed = first.parts.rekeyed(&|system, run| Some(u128::try_from(system.len() + run.len()).unwrap() + 7));
+        let other = Previous {
+            tokens: keys.iter().map(|k| (k.to_string(), u128::try_from(k.len()).unwrap() + 6)).collect(),
+            files: cold.keys().cloned().collect(),
+        };
+        let (_, second) = index(&site, &rekeyed, &other);
+        assert_eq!(second.kept.len(), 3 * 6, "every group found under its new key");
+    }
 
     #[test]
     fn sections_split_at_headings_with_their_lines() {

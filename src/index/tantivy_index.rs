@@ -348,10 +348,25 @@ pub struct TantivyIndex {
     files: RamDirectory,
     /// The segment being written, made at its first document.
     writer: Option<SingleSegmentIndexWriter<IndexedDoc>>,
-    /// The segments written, and each one's name in the output (its UUID in `meta.json`).
-    segments: Vec<(tantivy::SegmentMeta, String)>,
+    /// The segments of the index, in order: written, or kept from the last build.
+    segments: Vec<Segment>,
+    /// How many of `segments` the current group made ([`TantivyIndex::end_group`]).
+    group_start: usize,
     /// [`SEGMENT_BUDGET`], but for tests.
     segment_budget: usize,
+}
+
+/// A segment of the index as the output holds it: its name (a hash of its files, also
+/// its id in `meta.json`), its documents, and its files' paths in the output. A build
+/// keeps the segments of the runs that did not change ([`TantivyIndex::keep`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Segment {
+    /// 32 hex digits.
+    pub name: String,
+    /// Its documents.
+    pub docs: u32,
+    /// Its files, below the output.
+    pub files: Vec<PathBuf>,
 }
 
 impl TantivyIndex {
@@ -378,6 +393,7 @@ impl TantivyIndex {
             files,
             writer: None,
             segments: Vec::new(),
+            group_start: 0,
             segment_budget: SEGMENT_BUDGET,
         })
     }
@@ -443,29 +459,52 @@ impl TantivyIndex {
             written.push(name);
         }
         let stable = hex::encode(&hasher.finalize()[..16]);
+        let mut files = Vec::with_capacity(written.len());
         for name in written {
             let bytes =
                 directory.atomic_read(Path::new(&name)).map_err(|e| IndexError::Io(std::io::Error::other(e)))?;
             directory.delete(Path::new(&name)).map_err(|e| IndexError::Io(std::io::Error::other(e)))?;
-            emit(OutputFile {
-                path: PathBuf::from(TANTIVY_DIR).join(format!("{stable}{}", &name[uuid.len()..])),
-                bytes,
-            })?;
+            let path = PathBuf::from(TANTIVY_DIR).join(format!("{stable}{}", &name[uuid.len()..]));
+            files.push(path.clone());
+            emit(OutputFile { path, bytes })?;
         }
-        self.segments.push((segment, stable));
+        self.segments.push(Segment { name: stable, docs: segment.max_doc(), files });
         Ok(())
+    }
+
+    /// Ends a group of documents: the next document begins a segment. Gives the segments
+    /// the group made, for a later build to keep while the group's documents are the same.
+    pub fn end_group<E: From<IndexError>>(
+        &mut self,
+        emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
+    ) -> Result<Vec<Segment>, E> {
+        self.close_segment(emit)?;
+        let made = self.segments[self.group_start..].to_vec();
+        self.group_start = self.segments.len();
+        Ok(made)
+    }
+
+    /// Takes `segments` as they are in the output (a group whose documents did not change
+    /// since the build that wrote them), in the place of the group's documents.
+    pub fn keep(&mut self, segments: &[Segment]) {
+        debug_assert!(self.writer.is_none(), "a group ended before another is kept");
+        self.segments.extend_from_slice(segments);
+        self.group_start = self.segments.len();
     }
 
     /// Writes the last segment, then `meta.json`, which names each segment as the output does.
     pub fn finish<E: From<IndexError>>(mut self, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
         self.close_segment(emit)?;
-        let (segments, stable): (Vec<_>, Vec<_>) = std::mem::take(&mut self.segments).into_iter().unzip();
-        // `meta.json` writes a segment's UUID hyphenated.
-        let renames: Vec<(String, String)> = segments
+        // Each segment under its name: the files' names and the id `meta.json` gives it.
+        let segments = self
+            .segments
             .iter()
-            .zip(&stable)
-            .map(|(segment, stable)| (hyphenated(&segment.id().uuid_string()), hyphenated(stable)))
-            .collect();
+            .map(|segment| {
+                let id = tantivy::index::SegmentId::from_uuid_string(&segment.name)
+                    .map_err(|e| IndexError::Io(std::io::Error::other(e.to_string())))?;
+                Ok(self.index.new_segment_meta(id, segment.docs))
+            })
+            .collect::<Result<Vec<_>, IndexError>>()?;
         let meta = tantivy::IndexMeta {
             index_settings: self.index.settings().clone(),
             segments,
@@ -475,9 +514,6 @@ impl TantivyIndex {
         };
         let mut json = serde_json::to_string_pretty(&meta).map_err(|e| IndexError::Io(e.into()))?;
         json.push('\n');
-        for (uuid, stable) in renames {
-            json = json.replace(&uuid, &stable);
-        }
         emit(OutputFile { path: PathBuf::from(TANTIVY_DIR).join("meta.json"), bytes: json.into_bytes() })
     }
 }
@@ -598,11 +634,6 @@ fn kept_text<'a>(text: &'a str, left_out: &[std::ops::Range<usize>]) -> std::bor
         return std::borrow::Cow::Borrowed(text);
     }
     std::borrow::Cow::Owned(super::own_parts(text, left_out).collect())
-}
-
-/// `0123…` (32 hex digits) → `01234567-89ab-cdef-0123-456789abcdef`.
-fn hyphenated(simple: &str) -> String {
-    format!("{}-{}-{}-{}-{}", &simple[..8], &simple[8..12], &simple[12..16], &simple[16..20], &simple[20..])
 }
 
 #[cfg(test)]

@@ -364,6 +364,7 @@ fn run(
         files: &files,
         verification: verification.as_ref(),
         kind,
+        reuse: &*reuse,
     };
     let made = match kind {
         Kind::InPlace => pages::changed_pages(&cx, &*reuse, changed, progress, &mut clock)?,
@@ -376,21 +377,19 @@ fn run(
     watch.stage("publishing", 0);
     let published =
         publish_stage(&cx, made, previous.as_ref(), &redirects, &mut diagnostics, &mut summary, &mut clock)?;
-    let Some(Made { paths, index_times }) = published else {
+    let Some(Made { mut paths, indexed }) = published else {
         let written = files.output.into_written_in_place();
         return Ok(stopped(written, reuse, &site, clock, diagnostics, summary, inputs.base_url));
     };
-    if let Some(times) = index_times {
-        clock.laps.push(("  tantivy index", times.tantivy));
-        clock.laps.push(("  browser index", times.browser));
-    }
+    let index_parts = indexed.map(|indexed| indexed.account(&mut clock, &mut paths));
     summary.files = paths.len() + files.more();
     // A rebuild writes into the output itself: nothing once an error is known.
     let written = kind != Kind::Check && !diagnostics.iter().any(Diagnostic::is_error);
     let mut changed_files = None;
     if written {
         watch.stage("writing", 0);
-        let finished = files.output.finish(paths)?;
+        let mut finished = files.output.finish(paths)?;
+        finished.index_parts = index_parts;
         changed_files = finished.changed.clone();
         diagnostics.extend(reuse.finished(finished, &site));
         clock.lap("write");
@@ -400,6 +399,17 @@ fn run(
     outcome.changed = changed_files;
     outcome.verification = verification;
     Ok(outcome)
+}
+
+impl crate::index::Indexed {
+    /// The indexes' times as laps, and the files they kept among the build's (a rebuild
+    /// leaves them as they are, a warm build links them); gives the parts for the next build.
+    fn account(self, clock: &mut Stopwatch, paths: &mut Vec<PathBuf>) -> crate::index::IndexParts {
+        clock.laps.push(("  tantivy index", self.times.tantivy));
+        clock.laps.push(("  browser index", self.times.browser));
+        paths.extend(self.kept);
+        self.parts
+    }
 }
 
 /// The verify stage, when the options ask for it: `sources_dir` of casebook.yaml (below
@@ -433,7 +443,7 @@ fn publish_stage(
     summary: &mut Summary,
     clock: &mut Stopwatch,
 ) -> Result<Option<Made>, PipelineError> {
-    let Made { mut paths, mut index_times } = made;
+    let Made { mut paths, mut indexed } = made;
     paths.extend(render::page_paths(cx.site));
     paths.sort();
     paths.dedup();
@@ -444,7 +454,7 @@ fn publish_stage(
     // A rebuild writes into the output itself: nothing more once an error is known.
     let clean = !diagnostics.iter().any(Diagnostic::is_error);
     if !clean && cx.kind != Kind::Check {
-        return Ok(Some(Made { paths, index_times }));
+        return Ok(Some(Made { paths, indexed }));
     }
     if in_place {
         match publish::publish_manifest(cx.site, cx.base_url, cx.verification, &|p, w| cx.files.put_streamed(p, w)) {
@@ -457,11 +467,11 @@ fn publish_stage(
     if in_place && clean {
         match pages::indexes(cx) {
             Err(PipelineError::Superseded) => return Ok(None),
-            made => index_times = made?,
+            made => indexed = made?,
         }
         clock.lap("search indexes");
     }
-    Ok(Some(Made { paths, index_times }))
+    Ok(Some(Made { paths, indexed }))
 }
 
 /// The discover stage: the source tree, found now or kept from the last build (after
@@ -655,6 +665,8 @@ struct PageContext<'a> {
     files: &'a Files<'a>,
     verification: Option<&'a crate::model::Verification>,
     kind: Kind,
+    /// What the previous build left (the search indexes keep what did not change).
+    reuse: &'a dyn Reuse,
 }
 
 impl PageContext<'_> {

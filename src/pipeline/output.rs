@@ -50,6 +50,8 @@ pub(crate) struct Finished {
     pub(crate) statics: HashMap<PathBuf, Stamp>,
     /// What a rebuild wrote or removed; `None` for a build that replaced the folder.
     pub(crate) changed: Option<Vec<PathBuf>>,
+    /// The search indexes' parts, when the build made the indexes.
+    pub(crate) index_parts: Option<crate::index::IndexParts>,
 }
 
 /// Where a build writes, as `run` is told.
@@ -235,7 +237,7 @@ impl<'a> Output<'a> {
         }
         // A generated file under a static one is not in the output.
         written.retain(|path, _| !self.statics.contains_key(path));
-        Ok(Finished { written, statics: self.statics, changed: changed_files })
+        Ok(Finished { written, statics: self.statics, changed: changed_files, index_parts: None })
     }
 }
 

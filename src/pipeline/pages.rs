@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::index::{self, IndexTimes};
+use crate::index::{self, Indexed};
 use crate::progress::Watch;
 use crate::publish;
 use crate::render::{self, Pages, Scope};
@@ -12,11 +12,11 @@ use crate::render::{self, Pages, Scope};
 use super::reuse::Reuse;
 use super::{Kind, PageContext, PipelineError, Progress, Stopwatch};
 
-/// What the pages stage made: the paths of the files rendered (sorted), and the time each
-/// search index took when they were made alongside.
+/// What the pages stage made: the paths of the files rendered (sorted), and the search
+/// indexes when they were made alongside.
 pub(super) struct Made {
     pub(super) paths: Vec<PathBuf>,
-    pub(super) index_times: Option<IndexTimes>,
+    pub(super) indexed: Option<Indexed>,
 }
 
 /// A full build (or `check`): every page, with the search indexes and the manifest
@@ -33,7 +33,7 @@ pub(super) fn all_pages(cx: &PageContext<'_>, reuse: &dyn Reuse, watch: &dyn Wat
         // Nothing the indexes and the manifest are made from changed: linked, not made.
         let paths = render::render(&cx.page_inputs(), &up_to_date, Pages::All, &emit)?;
         cx.files.previous(&files)?;
-        return Ok(Made { paths, index_times: None });
+        return Ok(Made { paths, indexed: None });
     }
     let (paths, (indexes, manifest)) = rayon::join(
         || render::render(&cx.page_inputs(), &up_to_date, Pages::All, &emit),
@@ -45,9 +45,9 @@ pub(super) fn all_pages(cx: &PageContext<'_>, reuse: &dyn Reuse, watch: &dyn Wat
             )
         },
     );
-    let index_times = indexes?;
+    let indexed = indexes?;
     manifest?;
-    Ok(Made { paths: paths?, index_times })
+    Ok(Made { paths: paths?, indexed })
 }
 
 /// A rebuild: first the pages made from the edited reports (the page the author has open),
@@ -80,15 +80,30 @@ pub(super) fn changed_pages(
     if (progress.superseded)() {
         return Ok(None);
     }
-    Ok(Some(Made { paths, index_times: None }))
+    Ok(Some(Made { paths, indexed: None }))
 }
 
 /// The two search indexes, when the build writes them: they are output only and can say
-/// nothing about the content, so `check` does not make them.
-pub(super) fn indexes(cx: &PageContext<'_>) -> Result<Option<IndexTimes>, PipelineError> {
+/// nothing about the content, so `check` does not make them. The groups of runs whose
+/// tantivy segments the previous build made from the same inputs keep them.
+pub(super) fn indexes(cx: &PageContext<'_>) -> Result<Option<Indexed>, PipelineError> {
     if cx.kind == Kind::Check || !cx.options.search_index {
         return Ok(None);
     }
     let published_base = publish::published_base(cx.site_base_url());
-    Ok(Some(index::search_indexes(cx.site, &published_base, &|file| cx.files.put_index(file))?))
+    let none = index::IndexParts::default();
+    let previous = (cx.reuse.index_parts().unwrap_or(&none), &ReuseTokens(cx.reuse) as &dyn index::Tokens);
+    Ok(Some(index::search_indexes(cx.site, &published_base, previous, &|file| cx.files.put_index(file))?))
+}
+
+/// The previous build as the indexes ask it.
+struct ReuseTokens<'a>(&'a dyn Reuse);
+
+impl index::Tokens for ReuseTokens<'_> {
+    fn run_token(&self, system: &crate::model::System, run: &crate::model::Run) -> Option<u128> {
+        self.0.run_token(system, run)
+    }
+    fn holds(&self, path: &std::path::Path) -> bool {
+        self.0.holds(path)
+    }
 }

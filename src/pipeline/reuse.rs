@@ -3,11 +3,12 @@
 //! server's rebuilds keep a [`Memory`] (in `rebuild.rs`), which answers for itself.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cache::Warm;
 use crate::discover::SourceTree;
-use crate::model::{Diagnostic, Site};
+use crate::index::IndexParts;
+use crate::model::{Diagnostic, Run, Site, System};
 use crate::rebuild::{FileHash, Memory, RememberedRun, Stamp};
 use crate::render::Scope;
 
@@ -62,6 +63,20 @@ pub(super) trait Reuse: Sync {
     /// build would make them: it links them instead.
     fn unchanged_site_files(&self, _site: &Site) -> Option<Vec<PathBuf>> {
         None
+    }
+    /// The search indexes' parts the last build made (its tantivy segments, by group of
+    /// runs), when they are known.
+    fn index_parts(&self) -> Option<&IndexParts> {
+        None
+    }
+    /// A token of what a run's search documents are made from: the same only while they
+    /// are (`None`: not known, they are made).
+    fn run_token(&self, _system: &System, _run: &Run) -> Option<u128> {
+        None
+    }
+    /// Whether the output holds `path` as the last build wrote it.
+    fn holds(&self, _path: &Path) -> bool {
+        false
     }
     /// A build was written whole; a warning when what it leaves for the next could not be kept.
     fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic>;
@@ -136,7 +151,22 @@ impl Reuse for Memory {
         self.rendered_all(scopes);
     }
 
+    fn index_parts(&self) -> Option<&IndexParts> {
+        Some(Memory::index_parts(self))
+    }
+
+    fn run_token(&self, system: &System, run: &Run) -> Option<u128> {
+        Memory::run_token(self, system.slug.as_str(), run.slug.as_str())
+    }
+
+    fn holds(&self, path: &Path) -> bool {
+        self.hash_of(path).is_some()
+    }
+
     fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic> {
+        if let Some(parts) = finished.index_parts {
+            self.set_index_parts(parts);
+        }
         self.set_written(finished.written);
         self.set_statics(finished.statics);
         self.rendered_all(crate::render::scopes(site));
@@ -181,7 +211,19 @@ impl Reuse for Warm {
     fn unchanged_site_files(&self, site: &Site) -> Option<Vec<PathBuf>> {
         Warm::unchanged_site_files(self, site)
     }
+    fn index_parts(&self) -> Option<&IndexParts> {
+        Some(self.previous_index_parts())
+    }
+    fn run_token(&self, system: &System, run: &Run) -> Option<u128> {
+        self.inputs_of_run(system, run)
+    }
+    fn holds(&self, path: &Path) -> bool {
+        self.reusable(path, None).is_some()
+    }
     fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic> {
+        if let Some(parts) = finished.index_parts {
+            self.set_index_parts(parts);
+        }
         self.save(site, &finished.written)
     }
 }
@@ -234,7 +276,22 @@ impl Reuse for Primed<'_> {
     fn unchanged_site_files(&self, site: &Site) -> Option<Vec<PathBuf>> {
         self.warm.unchanged_site_files(site)
     }
-    fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic> {
+    fn index_parts(&self) -> Option<&IndexParts> {
+        Reuse::index_parts(&self.warm)
+    }
+    fn run_token(&self, system: &System, run: &Run) -> Option<u128> {
+        Reuse::run_token(&self.warm, system, run)
+    }
+    fn holds(&self, path: &Path) -> bool {
+        Reuse::holds(&self.warm, path)
+    }
+    fn finished(&mut self, mut finished: Finished, site: &Site) -> Option<Diagnostic> {
+        if let Some(parts) = finished.index_parts.take() {
+            // The memory's rebuilds tell runs by their versions, not by the cache's digests.
+            let memory = &*self.memory;
+            finished.index_parts = Some(parts.rekeyed(&|system, run| memory.run_token(system, run)));
+            self.warm.set_index_parts(parts);
+        }
         let warning = self.warm.save(site, &finished.written);
         Reuse::finished(self.memory, finished, site);
         warning
