@@ -51,23 +51,26 @@ fn main() {
     let mut best: [(Duration, Duration); 4] = [(Duration::MAX, Duration::MAX); 4];
     let mut sizes = [0usize; 2];
     for _ in 0..rounds {
-        let (docs, wall, cpu) = timed(|| {
+        let (per_run, wall, cpu) = timed(|| {
             runs.iter()
-                .flat_map(|(system, run)| index::run_documents(system, run))
-                .map(std::sync::Arc::new)
+                .map(|(system, run)| {
+                    index::run_documents(system, run).into_iter().map(std::sync::Arc::new).collect::<Vec<_>>()
+                })
                 .collect::<Vec<_>>()
         });
+        let docs: Vec<_> = per_run.iter().flatten().cloned().collect();
         best[0] = (best[0].0.min(wall), best[0].1.min(cpu));
-        let vocabulary = index::Vocabulary::default();
+        // The browser index numbers the terms it is given in its own vocabulary.
+        let mut browser = index::BrowserIndex::default();
         let ((texts, terms), wall, cpu) = timed(|| {
             std::thread::scope(|s| {
-                s.spawn(|| docs.iter().map(|d| index::analyse(d, &vocabulary)).unzip::<_, _, Vec<_>, Vec<_>>())
+                s.spawn(|| docs.iter().map(|d| index::analyse(d, browser.vocabulary())).unzip::<_, _, Vec<_>, Vec<_>>())
                     .join()
                     .expect("analysed")
             })
         });
         best[1] = (best[1].0.min(wall), best[1].1.min(cpu));
-        let (mut texts, mut terms, mut vocabulary) = (Some(texts), Some(terms), Some(vocabulary));
+        let (mut texts, mut terms) = (Some(texts), Some(terms));
         // `INDEX_BUILD_ONLY=tantivy` or `browser`: time that index alone (for a profiler).
         let only = std::env::var("INDEX_BUILD_ONLY").ok();
         for which in 0..2 {
@@ -85,9 +88,16 @@ fn main() {
                     tantivy.add(&docs, texts.take().expect("once"), &count)?;
                     tantivy.finish(&count)
                 } else {
-                    let mut browser = index::BrowserIndex::default();
-                    browser.add(&docs, terms.take().expect("once"), &count)?;
-                    browser.finish(vocabulary.take().expect("once"), &count)
+                    let mut terms = terms.take().expect("once").into_iter();
+                    let mut keys = Vec::with_capacity(runs.len());
+                    for ((system, run), docs) in runs.iter().zip(&per_run) {
+                        let key = format!("{}/{}", system.slug, run.slug);
+                        let run_terms: Vec<_> = terms.by_ref().take(docs.len()).collect();
+                        browser.add_run(&key, None, docs, run_terms, &count)?;
+                        keys.push(key);
+                    }
+                    browser.arrange(&keys);
+                    browser.finish(&count).map(|_| ())
                 }
             });
             result.expect("the index is made");

@@ -82,6 +82,10 @@ pub struct Memory {
     tree: Option<(crate::discover::SourceTree, Vec<Diagnostic>)>,
     /// The search indexes' parts the last build made, keyed by [`Memory::run_token`]s.
     index_parts: crate::index::IndexParts,
+    /// The browser index as the last build left it (its runs' tokens are `run_token`s).
+    browser: std::sync::Mutex<crate::index::BrowserIndex>,
+    /// Each run's part of the manifest as the last build made it (by `run_token`s).
+    manifest_parts: std::sync::Mutex<crate::publish::ManifestParts>,
 }
 
 impl Memory {
@@ -172,6 +176,37 @@ impl Memory {
 
     pub(crate) fn set_index_parts(&mut self, parts: crate::index::IndexParts) {
         self.index_parts = parts;
+    }
+
+    /// The browser index the last build left, for the next to update.
+    pub(crate) fn browser_index(&self) -> &std::sync::Mutex<crate::index::BrowserIndex> {
+        &self.browser
+    }
+
+    /// The browser index, its runs' tokens given anew as this memory tells them (after a
+    /// first build made with the build cache's tokens).
+    pub(crate) fn retokened_browser(&self) -> crate::index::BrowserIndex {
+        let mut browser = std::mem::take(&mut *self.browser.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        browser.retoken(&|system, run| self.run_token(system, run));
+        browser
+    }
+
+    pub(crate) fn set_browser_index(&mut self, browser: crate::index::BrowserIndex) {
+        self.browser = std::sync::Mutex::new(browser);
+    }
+
+    /// Each run's part of the manifest the last build made, for the next to update.
+    pub(crate) fn manifest_parts(&self) -> &std::sync::Mutex<crate::publish::ManifestParts> {
+        &self.manifest_parts
+    }
+
+    /// Gives the manifest parts this memory's tokens (after a first build made with the
+    /// build cache's tokens).
+    pub(crate) fn retoken_manifest_parts(&mut self) {
+        let mut parts =
+            std::mem::take(self.manifest_parts.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner));
+        parts.retoken(&|system, run| self.run_token(system, run));
+        *self.manifest_parts.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner) = parts;
     }
 
     /// The version of a run (0 for a run this memory does not hold).

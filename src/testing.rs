@@ -40,3 +40,34 @@ pub(crate) fn run_of(run_yaml: &str, reports: &[(&str, &str)]) -> (Run, Vec<Diag
     crate::model::sort_diagnostics(&mut diagnostics);
     (run, diagnostics)
 }
+
+/// A site of one system per name in `systems`, each with the runs `runs`, each run one
+/// report declaring a record.
+pub(crate) fn site_of(systems: &[&str], runs: &[&str]) -> crate::model::Site {
+    let systems = systems
+        .iter()
+        .map(|system| crate::model::System {
+            slug: Slug::parse(system).unwrap(),
+            name: system.to_uppercase(),
+            repository: None,
+            summary: None,
+            runs: runs
+                .iter()
+                .map(|slug| {
+                    let report = format!("# Report\n\n## OBJ-01 Object of {system} {slug}\n\nIt keeps turns.\n");
+                    let (mut run, _) = run_of("revision: abc\n", &[("memory", report.as_str())]);
+                    run.slug = Slug::parse(slug).unwrap();
+                    Arc::new(run)
+                })
+                .collect(),
+        })
+        .collect();
+    crate::model::Site {
+        title: "Lab".into(),
+        statuses: Vec::new(),
+        kinds: Default::default(),
+        families: Default::default(),
+        systems,
+        source_url: None,
+    }
+}

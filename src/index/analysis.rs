@@ -105,8 +105,9 @@ impl Default for Vocabulary {
     }
 }
 
+/// The text of every term of a [`Vocabulary`], by number.
 #[derive(Default)]
-struct Terms {
+pub(super) struct Terms {
     /// The text of every term, one after another.
     text: String,
     /// Where each term's text is in `text`.
@@ -116,7 +117,8 @@ struct Terms {
 }
 
 impl Terms {
-    fn get(&self, n: u32) -> &str {
+    /// The text of term `n`.
+    pub(super) fn get(&self, n: u32) -> &str {
         let (start, end) = self.spans[n as usize];
         &self.text[start as usize..end as usize]
     }
@@ -147,25 +149,9 @@ impl Vocabulary {
         self.terms.lock().expect("no thread panicked holding the vocabulary").get(n).to_string()
     }
 
-    /// Term numbers sorted by their text (byte order), with the text.
-    pub(super) fn sorted(self) -> SortedTerms {
-        let terms = self.terms.into_inner().expect("no thread panicked holding the vocabulary");
-        let mut order: Vec<u32> = (0..terms.spans.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| terms.get(a).cmp(terms.get(b)));
-        SortedTerms { terms, order }
-    }
-}
-
-/// The terms of a [`Vocabulary`] in byte order.
-pub(super) struct SortedTerms {
-    terms: Terms,
-    order: Vec<u32>,
-}
-
-impl SortedTerms {
-    /// Each term's number and text, in byte order.
-    pub(super) fn iter(&self) -> impl Iterator<Item = (u32, &str)> {
-        self.order.iter().map(|&n| (n, self.terms.get(n)))
+    /// Every term's text, while no term is being added.
+    pub(super) fn texts(&mut self) -> &Terms {
+        self.terms.get_mut().expect("no thread panicked holding the vocabulary")
     }
 }
 

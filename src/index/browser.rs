@@ -7,15 +7,15 @@
 //! `docs/performance.md`). This index is built in one pass over the documents, in time and
 //! memory linear in their text, and a query fetches only what it shows.
 //!
-//! Files (the format is `casebook.browser-search/1`, described in `docs/search.md`):
+//! Files (the format is `casebook.browser-search/3`, described in `docs/search.md`):
 //!
-//! - `meta.json`: the document count, the first term of each term chunk, and the facet
-//!   totals shown before any query;
-//! - `t/N.txt.gz`: term chunks, terms in byte order, one line each: the term, a tab, and
-//!   its postings (a letter `A`–`Z` for the document's score level, then the distance
-//!   from the previous document's number in base 36);
-//! - `d/N.json.gz`: documents in groups of [`DOCS_PER_CHUNK`]: URL, title, where it is,
-//!   and the start of its text for snippets;
+//! - `meta.json`: the document count, the first term of each term chunk, each run's first
+//!   document number, and the facet totals shown before any query;
+//! - `t/<first term in hex>.txt.gz`: term chunks, terms in byte order, one line each: the
+//!   term, a tab, and its postings (a letter `A`–`Z` for the document's score level,
+//!   then the distance from the previous document's number in base 36);
+//! - `d/<system>/<run>/N.json.gz`: a run's documents in groups of [`DOCS_PER_CHUNK`]:
+//!   URL, title, where it is, and the start of its text for snippets;
 //! - `facets.json.gz`: each document's system, kind and statuses, run-length encoded in
 //!   document order, for counts within results and for filtering.
 //!
@@ -24,17 +24,28 @@
 //! gains little on them. The page inflates them itself (and takes them as they are when a
 //! host sent them with `Content-Encoding: gzip` and the browser already did).
 //!
+//! **Made by parts.** The index is held as each run's part (its documents' terms,
+//! lengths and facets), and every file is a function of the site's content alone: a run's
+//! documents are numbered from a multiple of [`DOCS_PER_CHUNK`] (a run that gains or
+//! loses a document moves no other run's numbers unless it crosses one); the BM25 levels
+//! use the average length rounded to a step of an eighth of an octave; a term chunk ends
+//! where a term's hash says (the likelier the longer its line), so a changed term changes
+//! its own chunk and no other. The dev server keeps the index between rebuilds
+//! ([`BrowserIndex::take_part`]): a rebuild analyses the runs that changed and writes the
+//! chunks that hold a term they changed.
+//!
 //! Tokenising (in [`super::analysis`]) is shared with the browser and must stay identical
 //! to `search.js`: words are runs of letters and digits, lower-cased; compounds are runs
 //! of letters, digits and `_ . / -` that hold a joiner, without joiners at either end
 //! (`files_modified`, `session.py`, `MEM-OBJ-raw`); a few English function words are left
 //! out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use serde::Serialize;
@@ -44,144 +55,230 @@ use super::{DocType, SearchDoc};
 use crate::output::{OutputFile, BROWSER_DIR};
 
 /// The format name in `meta.json`; `search.js` refuses any other.
-const FORMAT: &str = "casebook.browser-search/2";
-/// Documents per `d/N.json.gz`: ten results fetch at most ten small files.
-const DOCS_PER_CHUNK: usize = 16;
-/// A term chunk is closed once it holds this many bytes (a term with longer postings
-/// has a chunk to itself).
+const FORMAT: &str = "casebook.browser-search/3";
+/// Documents per `d/…/N.json.gz`: ten results fetch at most ten small files. A run's
+/// documents are numbered from a multiple of it.
+const DOCS_PER_CHUNK: u32 = 16;
+/// The size a term chunk has on average: a term begins a chunk with the probability of
+/// its line's share of this ([`begins_chunk`]).
 const TERM_CHUNK_BYTES: usize = 24 * 1024;
+/// No chunk grows past this, but by a term whose line is longer alone.
+const MAX_CHUNK_BYTES: usize = 4 * TERM_CHUNK_BYTES;
 /// Characters of a document's text kept for snippets.
 const SNIPPET_SOURCE_CHARS: usize = 1000;
 
-/// The browser index being made: documents are added a batch at a time, in site order
-/// (reports are left out: their sections stand for them), and [`BrowserIndex::finish`]
-/// writes the term chunks and facets. URLs are root-relative; the search page adds the
-/// base path.
+/// The browser index of a site, as its runs' parts, and what it wrote last (kept by the
+/// dev server from one rebuild to the next). A build adds the parts of the runs whose
+/// documents changed ([`BrowserIndex::add_run`]), says which runs the site has now, in
+/// order ([`BrowserIndex::arrange`]), and writes what changed ([`BrowserIndex::finish`]).
 #[derive(Default)]
 pub struct BrowserIndex {
-    /// Each term's postings, by its number in the [`Vocabulary`] (its text is there
-    /// once: a site has millions of terms).
-    postings: Vec<RawPostings>,
+    /// Every term of the parts, numbered (a term keeps its number while the index lives).
+    vocabulary: Vocabulary,
+    /// The runs' parts, by slot.
+    slots: Vec<Option<RunPart>>,
+    /// Slot by run key (`system/run`).
+    by_key: HashMap<String, usize>,
+    /// The runs of the site, in order, by slot.
+    order: Vec<usize>,
+    /// By term number: the slots whose part has the term.
+    term_runs: Vec<smallvec::SmallVec<[u32; 4]>>,
+    /// Terms whose postings changed since the last `finish`.
+    dirty: rustc_hash::FxHashSet<u32>,
+    /// Terms that got their first posting since the last `finish`.
+    new_terms: Vec<u32>,
+    /// Every term with postings, in byte order (as of the last `finish`).
+    sorted: Vec<u32>,
+    /// By term number: its line's length as last written (0: not known).
+    line_len: Vec<u32>,
+    /// What the last `finish` wrote: each chunk's first term and its number of terms, the
+    /// average length the levels were made with, and each slot's first document.
+    written: Option<Written>,
+}
+
+impl std::fmt::Debug for BrowserIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrowserIndex").field("runs", &self.order.len()).field("terms", &self.sorted.len()).finish()
+    }
+}
+
+/// What a `finish` wrote, which the next one compares with.
+struct Written {
+    chunks: Vec<(u32, u32)>,
+    average: f64,
+    starts: HashMap<usize, u32>,
+}
+
+/// A run's documents, as the index holds them.
+struct RunPart {
+    /// `system/run`: the folder of its document files.
+    key: String,
+    /// What its documents were made from (see `super::Tokens`), when known.
+    token: Option<u128>,
     /// Each document's length in terms, for BM25's normalisation.
     lengths: Vec<u32>,
-    /// The next `d/N.json` as far as it is written: documents added but not yet emitted
-    /// (fewer than a chunk), each as the JSON of its [`ShownDoc`].
-    unshown: Vec<u8>,
-    /// Documents in `unshown`.
-    unshown_docs: usize,
-    /// `d/N.json` files written.
-    shown_chunks: usize,
-    facets: FacetValues,
+    /// Each document's facet values.
+    facets: Vec<DocFacets>,
+    /// Its terms, sorted, each with where its postings start in `postings`.
+    terms: Vec<(u32, u32)>,
+    /// Postings, by term: the document's number in the run and its occurrences packed,
+    /// as `number << 8 | occurrences`.
+    postings: Vec<u32>,
+    /// Its document files.
+    files: Vec<PathBuf>,
+}
+
+impl RunPart {
+    /// The postings of `term` in this run, if it has it.
+    fn postings_of(&self, term: u32) -> &[u32] {
+        match self.terms.binary_search_by_key(&term, |&(t, _)| t) {
+            Ok(i) => {
+                let start = self.terms[i].1 as usize;
+                let end = self.terms.get(i + 1).map_or(self.postings.len(), |&(_, s)| s as usize);
+                &self.postings[start..end]
+            }
+            Err(_) => &[],
+        }
+    }
+}
+
+/// A document's facet values: its system, its kind (records), its statuses.
+struct DocFacets {
+    system: Arc<str>,
+    kind: Option<Box<str>>,
+    statuses: Box<[Box<str>]>,
 }
 
 impl BrowserIndex {
-    /// Adds `docs` with their terms ([`super::analyse`]; `None` for reports: their
-    /// sections stand for them), handing each full `d/N.json` to `emit`.
-    pub fn add<E>(
+    /// The vocabulary documents are analysed with for this index.
+    pub fn vocabulary(&self) -> &Vocabulary {
+        &self.vocabulary
+    }
+
+    /// True when the index holds `key`'s documents as made from `token`.
+    pub fn has_run(&self, key: &str, token: Option<u128>) -> bool {
+        token.is_some() && self.by_key.get(key).is_some_and(|&slot| self.part(slot).token == token)
+    }
+
+    /// The same parts, each run's token given anew by `token` (`system`, `run`): the dev
+    /// server's first build, made with the build cache's tokens, is kept for rebuilds
+    /// that tell runs by their versions.
+    pub fn retoken(&mut self, token: &dyn Fn(&str, &str) -> Option<u128>) {
+        for part in self.slots.iter_mut().flatten() {
+            part.token = part.key.split_once('/').and_then(|(system, run)| token(system, run));
+        }
+    }
+
+    fn part(&self, slot: usize) -> &RunPart {
+        self.slots[slot].as_ref().expect("a slot in use holds a part")
+    }
+
+    /// Sets the documents of the run `key` (`docs`, with their `terms` from
+    /// [`super::analyse`]; `None` for reports, whose sections stand for them), made from
+    /// `token`, handing its document files to `emit`.
+    pub fn add_run<E>(
         &mut self,
+        key: &str,
+        token: Option<u128>,
         docs: &[Arc<SearchDoc>],
         terms: Vec<Option<BrowserTerms>>,
         emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
     ) -> Result<(), E> {
-        let docs: Vec<&SearchDoc> = docs.iter().map(|d| &**d).filter(|d| d.doc_type != DocType::Report).collect();
-        for BrowserTerms { terms, length } in terms.into_iter().flatten() {
-            let number = u32::try_from(self.lengths.len()).expect("fewer than 4 billion documents");
-            self.lengths.push(length);
-            for term in terms {
-                let at = term.term as usize;
-                if at >= self.postings.len() {
-                    self.postings.resize_with(at + 1, RawPostings::default);
-                }
-                self.postings[at].push(number, term.occurrences);
+        let shown: Vec<&SearchDoc> = docs.iter().map(|d| &**d).filter(|d| d.doc_type != DocType::Report).collect();
+        let mut by_term: Vec<(u32, u32)> = Vec::new();
+        let mut lengths = Vec::with_capacity(shown.len());
+        for (number, BrowserTerms { terms, length }) in terms.into_iter().flatten().enumerate() {
+            let number = u32::try_from(number).expect("fewer than 16 million documents in a run");
+            lengths.push(length);
+            by_term.extend(terms.into_iter().map(|t| (t.term, number << 8 | u32::from(t.occurrences.packed()))));
+        }
+        by_term.sort_unstable();
+        let mut part = RunPart {
+            key: key.to_string(),
+            token,
+            lengths,
+            facets: shown.iter().map(|d| DocFacets::of(d)).collect(),
+            terms: Vec::new(),
+            postings: Vec::with_capacity(by_term.len()),
+            files: Vec::new(),
+        };
+        for (term, posting) in by_term {
+            if part.terms.last().is_none_or(|&(t, _)| t != term) {
+                part.terms.push((term, u32::try_from(part.postings.len()).expect("fewer than 4 billion postings")));
             }
+            part.postings.push(posting);
         }
         let mut text = String::with_capacity(SNIPPET_SOURCE_CHARS + 8);
-        for d in &docs {
-            self.facets.add(d);
-            // Each full chunk goes; the rest waits for the next batch.
-            self.unshown.push(if self.unshown_docs == 0 { b'[' } else { b',' });
-            serde_json::to_writer(&mut self.unshown, &ShownDoc::of(d, &mut text)).expect("documents serialise");
-            self.unshown_docs += 1;
-            if self.unshown_docs == DOCS_PER_CHUNK {
-                self.emit_shown(emit)?;
+        for (k, group) in shown.chunks(DOCS_PER_CHUNK as usize).enumerate() {
+            let mut bytes = Vec::with_capacity(group.len() * (SNIPPET_SOURCE_CHARS + 256));
+            bytes.push(b'[');
+            for (i, d) in group.iter().enumerate() {
+                if i > 0 {
+                    bytes.push(b',');
+                }
+                serde_json::to_writer(&mut bytes, &ShownDoc::of(d, &mut text)).expect("documents serialise");
             }
+            bytes.push(b']');
+            let file = gzipped(format!("d/{key}/{k}.json.gz"), &bytes);
+            part.files.push(file.path.clone());
+            emit(file)?;
         }
+        self.put(part);
         Ok(())
     }
 
-    /// Emits the documents added and not yet emitted, as the next `d/N.json`.
-    fn emit_shown<E>(&mut self, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<(), E> {
-        let mut bytes =
-            std::mem::replace(&mut self.unshown, Vec::with_capacity(DOCS_PER_CHUNK * (SNIPPET_SOURCE_CHARS + 256)));
-        bytes.push(b']');
-        emit(gzipped(format!("d/{}.json.gz", self.shown_chunks), &bytes))?;
-        self.shown_chunks += 1;
-        self.unshown_docs = 0;
-        Ok(())
-    }
-
-    /// Writes the term chunks (the terms' text is in `vocabulary`, which numbered the
-    /// terms of the documents added), the last documents, the facets and `meta.json`.
-    pub fn finish<E>(
-        mut self,
-        vocabulary: Vocabulary,
-        emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
-    ) -> Result<(), E> {
-        if self.unshown_docs > 0 {
-            self.emit_shown(emit)?;
-        }
-        let documents = self.lengths.len();
-        let average_len = (self.lengths.iter().map(|&n| f64::from(n)).sum::<f64>() / documents.max(1) as f64).max(1.0);
-        let sorted = vocabulary.sorted();
-        // Reports' words are numbered too, and may be in no document of this index.
-        let terms = sorted
-            .iter()
-            .filter_map(|(n, term)| self.postings.get(n as usize).filter(|p| !p.bytes.is_empty()).map(|p| (term, p)));
-
-        let mut chunk_starts = Vec::new();
-        let mut chunk = String::new();
-        for (term, list) in terms {
-            if chunk.is_empty() {
-                chunk_starts.push(term.to_string());
+    /// Takes `part` in the place of the run's part, if any: the terms either has change.
+    fn put(&mut self, part: RunPart) {
+        let slot = match self.by_key.get(&part.key) {
+            Some(&slot) => {
+                self.forget(slot);
+                slot
             }
-            chunk.push_str(term);
-            chunk.push('\t');
-            list.encode(&self.lengths, average_len, &mut chunk);
-            chunk.push('\n');
-            if chunk.len() >= TERM_CHUNK_BYTES {
-                emit(gzipped(format!("t/{}.txt.gz", chunk_starts.len() - 1), std::mem::take(&mut chunk).as_bytes()))?;
+            None => {
+                let slot = self.slots.iter().position(Option::is_none).unwrap_or_else(|| {
+                    self.slots.push(None);
+                    self.slots.len() - 1
+                });
+                self.by_key.insert(part.key.clone(), slot);
+                slot
             }
-        }
-        if !chunk.is_empty() {
-            emit(gzipped(format!("t/{}.txt.gz", chunk_starts.len() - 1), chunk.as_bytes()))?;
-        }
-
-        let facets = self.facets.finish();
-        let meta = Meta {
-            format: FORMAT,
-            documents,
-            docs_per_chunk: DOCS_PER_CHUNK,
-            term_chunks: chunk_starts,
-            stop_words: &STOP_WORDS,
-            totals: facets.totals(),
         };
-        emit(file("meta.json".to_string(), serde_json::to_vec(&meta).expect("meta serialises")))?;
-        emit(gzipped("facets.json.gz".to_string(), &serde_json::to_vec(&facets).expect("facets serialise")))
+        let number = u32::try_from(slot).expect("fewer than 4 billion runs");
+        for &(term, _) in &part.terms {
+            let at = term as usize;
+            if at >= self.term_runs.len() {
+                self.term_runs.resize_with(at + 1, Default::default);
+            }
+            if self.term_runs[at].is_empty() {
+                self.new_terms.push(term);
+            }
+            self.term_runs[at].push(number);
+            self.dirty.insert(term);
+        }
+        self.slots[slot] = Some(part);
     }
-}
 
-fn file(name: String, bytes: Vec<u8>) -> OutputFile {
-    OutputFile { path: PathBuf::from(BROWSER_DIR).join(name), bytes }
-}
+    /// Takes the part in `slot` out of the terms' lists (they change).
+    fn forget(&mut self, slot: usize) {
+        let Some(part) = self.slots[slot].take() else { return };
+        let number = u32::try_from(slot).expect("fewer than 4 billion runs");
+        for &(term, _) in &part.terms {
+            self.term_runs[term as usize].retain(|s| *s != number);
+            self.dirty.insert(term);
+        }
+    }
 
-/// The file `name` holding `bytes` gzipped: at the fastest level (the next levels save
-/// a tenth more for three times the time), with no name and no time in the header, so
-/// the same bytes give the same file.
-fn gzipped(name: String, bytes: &[u8]) -> OutputFile {
-    let mut encoder =
-        flate2::GzBuilder::new().mtime(0).write(Vec::with_capacity(bytes.len() / 3 + 64), flate2::Compression::fast());
-    encoder.write_all(bytes).expect("writing to memory cannot fail");
-    file(name, encoder.finish().expect("writing to memory cannot fail"))
+    /// The runs of the site, in order (`system/run`): their parts were added now or by an
+    /// earlier build; the parts of runs no longer in the site go.
+    pub fn arrange(&mut self, keys: &[String]) {
+        self.order = keys.iter().map(|key| self.by_key[key]).collect();
+        let gone: Vec<(String, usize)> =
+            self.by_key.iter().filter(|(key, _)| !keys.contains(key)).map(|(key, &slot)| (key.clone(), slot)).collect();
+        for (key, slot) in gone {
+            self.forget(slot);
+            self.by_key.remove(&key);
+        }
+    }
 }
 
 /// Times in the text counted in postings at most (the level hardly grows beyond).
@@ -222,49 +319,285 @@ impl Occurrences {
     }
 }
 
-/// A term's postings while documents are added: for each document, its [`Occurrences`]
-/// packed in a byte, then the gap from the previous document as a LEB128 number. They
-/// become levels once the average length is known ([`RawPostings::encode`]).
-#[derive(Default)]
-struct RawPostings {
-    /// Most terms occur in a few documents: their postings fit in place.
-    bytes: smallvec::SmallVec<[u8; 16]>,
-    last: u32,
+impl BrowserIndex {
+    /// Writes what changed since the last `finish` (everything, the first time): the term
+    /// chunks that hold a term whose postings changed, the facets and `meta.json`. Gives
+    /// the term chunks of the previous output it keeps as they are.
+    pub fn finish<E: Send>(&mut self, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<Vec<PathBuf>, E> {
+        let numbering = self.numbering();
+        let all_dirty =
+            self.written.as_ref().is_none_or(|w| w.average != numbering.average || w.starts != numbering.starts);
+        self.sort_terms();
+        let mut vocabulary = std::mem::take(&mut self.vocabulary);
+        let texts = vocabulary.texts();
+        let lines = Lines { index: self, numbering: &numbering };
+        // The lines of the terms whose postings changed (every term's, the first time).
+        let fresh: Vec<Option<String>> = self
+            .sorted
+            .par_iter()
+            .map(|&term| {
+                (all_dirty || self.dirty.contains(&term)).then(|| {
+                    let mut line = String::new();
+                    lines.write(term, texts.get(term), &mut line);
+                    line
+                })
+            })
+            .collect();
+        let chunks = self.chunks(texts, &fresh);
+        let before: rustc_hash::FxHashSet<(u32, u32)> =
+            self.written.as_ref().map(|w| w.chunks.iter().copied().collect()).unwrap_or_default();
+        // The chunks to write (those with a changed term, or new), written in parallel.
+        let name = |first: u32| format!("t/{}.txt.gz", hex::encode(texts.get(first)));
+        let made: Vec<Option<OutputFile>> = chunks
+            .par_iter()
+            .map(|chunk| {
+                if !chunk.changed && before.contains(&(chunk.first, chunk.count)) {
+                    return None;
+                }
+                let mut text = String::with_capacity(TERM_CHUNK_BYTES + 1024);
+                let range = chunk.at..chunk.at + chunk.count as usize;
+                for (&term, line) in self.sorted[range.clone()].iter().zip(&fresh[range]) {
+                    match line {
+                        Some(line) => text.push_str(line),
+                        None => lines.write(term, texts.get(term), &mut text),
+                    }
+                }
+                Some(gzipped(name(chunk.first), text.as_bytes()))
+            })
+            .collect();
+        let mut kept = Vec::new();
+        for (chunk, file) in chunks.iter().zip(made) {
+            match file {
+                Some(file) => emit(file)?,
+                None => kept.push(PathBuf::from(BROWSER_DIR).join(name(chunk.first))),
+            }
+        }
+        let term_chunks: Vec<String> = chunks.iter().map(|c| texts.get(c.first).to_string()).collect();
+        for (&term, line) in self.sorted.iter().zip(&fresh) {
+            if let Some(line) = line {
+                self.line_len[term as usize] = u32::try_from(line.len()).expect("a line under 4 GB");
+            }
+        }
+        self.vocabulary = vocabulary;
+        self.emit_meta(&numbering, term_chunks, emit)?;
+        self.dirty.clear();
+        let chunks = chunks.iter().map(|c| (c.first, c.count)).collect();
+        self.written = Some(Written { chunks, average: numbering.average, starts: numbering.starts });
+        Ok(kept)
+    }
+
+    /// The term chunks, where their terms' hashes say ([`begins_chunk`]), given each
+    /// term's line if it changed (`fresh`, in the order of `sorted`).
+    fn chunks(&self, texts: &super::analysis::Terms, fresh: &[Option<String>]) -> Vec<Chunk> {
+        let mut chunks: Vec<Chunk> = Vec::new();
+        let (mut size, mut previous_len) = (0usize, 0usize);
+        for (at, (&term, line)) in self.sorted.iter().zip(fresh).enumerate() {
+            let len = line.as_ref().map_or(self.line_len[term as usize] as usize, String::len);
+            let begins = chunks.is_empty()
+                || previous_len >= TERM_CHUNK_BYTES
+                || size + len > MAX_CHUNK_BYTES
+                || begins_chunk(texts.get(term), len);
+            if begins {
+                chunks.push(Chunk { first: term, at, count: 0, changed: false });
+                size = 0;
+            }
+            let chunk = chunks.last_mut().expect("a chunk begun");
+            chunk.count += 1;
+            chunk.changed |= line.is_some();
+            size += len;
+            previous_len = len;
+        }
+        chunks
+    }
+
+    /// `meta.json` and the facets.
+    fn emit_meta<E>(
+        &self,
+        numbering: &Numbering,
+        term_chunks: Vec<String>,
+        emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
+    ) -> Result<(), E> {
+        let facets = self.facets(numbering);
+        let runs: Vec<(&str, u32, usize)> = self
+            .order
+            .iter()
+            .map(|&slot| (self.part(slot).key.as_str(), numbering.starts[&slot], self.part(slot).lengths.len()))
+            .collect();
+        let meta = Meta {
+            format: FORMAT,
+            documents: numbering.documents,
+            numbered: numbering.numbered,
+            docs_per_chunk: DOCS_PER_CHUNK,
+            term_chunks,
+            runs,
+            stop_words: &STOP_WORDS,
+            totals: facets.totals(),
+        };
+        emit(file("meta.json".to_string(), serde_json::to_vec(&meta).expect("meta serialises")))?;
+        emit(gzipped("facets.json.gz".to_string(), &serde_json::to_vec(&facets).expect("facets serialise")))
+    }
+
+    /// Each run's first document number (a multiple of [`DOCS_PER_CHUNK`]), the numbers
+    /// given, the documents and the average length the levels are made with.
+    fn numbering(&self) -> Numbering {
+        let mut starts = HashMap::with_capacity(self.order.len());
+        let (mut next, mut documents, mut total) = (0u32, 0usize, 0f64);
+        for &slot in &self.order {
+            let part = self.part(slot);
+            starts.insert(slot, next);
+            let docs = u32::try_from(part.lengths.len()).expect("fewer than 4 billion documents");
+            next += docs.div_ceil(DOCS_PER_CHUNK) * DOCS_PER_CHUNK;
+            documents += part.lengths.len();
+            total += part.lengths.iter().map(|&n| f64::from(n)).sum::<f64>();
+        }
+        let mut places = vec![(u32::MAX, u32::MAX); self.slots.len()];
+        for (i, &slot) in self.order.iter().enumerate() {
+            places[slot] = (u32::try_from(i).expect("fewer than 4 billion runs"), starts[&slot]);
+        }
+        Numbering { starts, places, numbered: next, documents, average: rounded_average(total, documents) }
+    }
+
+    /// Every term with postings, in byte order: the new ones merged in, the ones that
+    /// lost their last posting left out.
+    fn sort_terms(&mut self) {
+        let mut new = std::mem::take(&mut self.new_terms);
+        let term_runs = &self.term_runs;
+        new.retain(|&t| !term_runs[t as usize].is_empty());
+        new.sort_unstable();
+        new.dedup();
+        if self.line_len.len() < term_runs.len() {
+            self.line_len.resize(term_runs.len(), 0);
+        }
+        let texts = self.vocabulary.texts();
+        new.sort_unstable_by(|&a, &b| texts.get(a).cmp(texts.get(b)));
+        let old = std::mem::take(&mut self.sorted);
+        let mut merged = Vec::with_capacity(old.len() + new.len());
+        let (mut i, mut j) = (0, 0);
+        while i < old.len() || j < new.len() {
+            let take_new = i == old.len() || (j < new.len() && texts.get(new[j]) < texts.get(old[i]));
+            let term = if take_new {
+                j += 1;
+                new[j - 1]
+            } else {
+                i += 1;
+                old[i - 1]
+            };
+            // A term met anew while still in the list is there once.
+            if merged.last() != Some(&term) && !term_runs[term as usize].is_empty() {
+                merged.push(term);
+            }
+        }
+        self.sorted = merged;
+    }
+
+    /// Every document's facet values, in number order (the numbers between runs none).
+    fn facets(&self, numbering: &Numbering) -> Facets {
+        let mut values = FacetValues::default();
+        for &slot in &self.order {
+            values.pad_to(numbering.starts[&slot]);
+            for doc in &self.part(slot).facets {
+                values.add(doc);
+            }
+        }
+        values.pad_to(numbering.numbered);
+        values.finish()
+    }
+
+    /// The document files of the runs whose parts were not added by this build (an
+    /// earlier build wrote them): the output holds them as this build would write them.
+    pub fn kept_document_files(&self, added_now: &rustc_hash::FxHashSet<String>) -> Vec<PathBuf> {
+        self.order
+            .iter()
+            .map(|&slot| self.part(slot))
+            .filter(|part| !added_now.contains(&part.key))
+            .flat_map(|part| part.files.iter().cloned())
+            .collect()
+    }
 }
 
-impl RawPostings {
-    /// Adds a document (numbers only grow).
-    fn push(&mut self, doc: u32, occurrences: Occurrences) {
-        self.bytes.push(occurrences.packed());
-        let mut gap = doc - self.last;
-        while gap >= 0x80 {
-            self.bytes.push((gap & 0x7f) as u8 | 0x80);
-            gap >>= 7;
-        }
-        self.bytes.push(gap as u8);
-        self.last = doc;
-    }
+/// A term chunk: its first term, where its terms are in `sorted` and how many, and
+/// whether a term's postings changed.
+struct Chunk {
+    first: u32,
+    at: usize,
+    count: u32,
+    changed: bool,
+}
 
-    /// The postings as the chunk files hold them: for each document, a letter `A`–`Z` for
-    /// its level, then the gap from the previous document in base 36.
-    fn encode(&self, lengths: &[u32], average_len: f64, out: &mut String) {
-        let mut bytes = self.bytes.iter().copied();
-        let mut doc = 0u32;
-        while let Some(packed) = bytes.next() {
-            let mut gap = 0u32;
-            for shift in (0..).step_by(7) {
-                let byte = bytes.next().expect("a gap follows each document");
-                gap |= u32::from(byte & 0x7f) << shift;
-                if byte < 0x80 {
-                    break;
-                }
+/// How the documents are numbered in one build.
+struct Numbering {
+    /// Each run's first number, by slot.
+    starts: HashMap<usize, u32>,
+    /// By slot: each run's place in the site and first number (`u32::MAX`: none).
+    places: Vec<(u32, u32)>,
+    /// The numbers given.
+    numbered: u32,
+    documents: usize,
+    average: f64,
+}
+
+/// Writes terms' lines, for one build's numbering.
+struct Lines<'a> {
+    index: &'a BrowserIndex,
+    numbering: &'a Numbering,
+}
+
+impl Lines<'_> {
+    /// The line of `term` (`text`) in its chunk: the term, a tab, its postings in the
+    /// order of the documents' numbers, and a newline.
+    fn write(&self, term: u32, text: &str, out: &mut String) {
+        out.push_str(text);
+        out.push('\t');
+        let places = &self.numbering.places;
+        let mut slots: smallvec::SmallVec<[usize; 8]> =
+            self.index.term_runs[term as usize].iter().map(|&s| s as usize).collect();
+        slots.sort_unstable_by_key(|&slot| places[slot].0);
+        let mut last = 0u32;
+        for slot in slots {
+            let part = self.index.part(slot);
+            let start = places[slot].1;
+            for &posting in part.postings_of(term) {
+                let number = posting >> 8;
+                let doc = start + number;
+                let occurrences = Occurrences::unpacked((posting & 0xff) as u8);
+                let level = occurrences.level(f64::from(part.lengths[number as usize]), self.numbering.average);
+                out.push(char::from(b'A' + (level - 1)));
+                push_base36(doc - last, out);
+                last = doc;
             }
-            doc += gap;
-            let level = Occurrences::unpacked(packed).level(f64::from(lengths[doc as usize]), average_len);
-            out.push(char::from(b'A' + (level - 1)));
-            push_base36(gap, out);
         }
+        out.push('\n');
     }
+}
+
+/// The average length the levels are made with: the documents' average rounded to a
+/// step of an eighth of an octave (about 9 %), so that an edit seldom changes it (and
+/// with it, every level).
+fn rounded_average(total: f64, documents: usize) -> f64 {
+    let average = (total / documents.max(1) as f64).max(1.0);
+    (2f64).powf((average.log2() * 8.0).round() / 8.0)
+}
+
+/// Whether `term`, whose line is `len` bytes, begins a term chunk: when its hash is
+/// below the line's share of [`TERM_CHUNK_BYTES`], so that chunks are about that size
+/// and where one begins depends on that term alone.
+fn begins_chunk(term: &str, len: usize) -> bool {
+    let hash = xxhash_rust::xxh3::xxh3_64(term.as_bytes());
+    (hash as f64 / u64::MAX as f64) < len as f64 / TERM_CHUNK_BYTES as f64
+}
+
+fn file(name: String, bytes: Vec<u8>) -> OutputFile {
+    OutputFile { path: PathBuf::from(BROWSER_DIR).join(name), bytes }
+}
+
+/// The file `name` holding `bytes` gzipped: at the fastest level (the next levels save
+/// a tenth more for three times the time), with no name and no time in the header, so
+/// the same bytes give the same file.
+fn gzipped(name: String, bytes: &[u8]) -> OutputFile {
+    let mut encoder =
+        flate2::GzBuilder::new().mtime(0).write(Vec::with_capacity(bytes.len() / 3 + 64), flate2::Compression::fast());
+    encoder.write_all(bytes).expect("writing to memory cannot fail");
+    file(name, encoder.finish().expect("writing to memory cannot fail"))
 }
 
 fn push_base36(mut n: u32, out: &mut String) {
@@ -284,9 +617,15 @@ fn push_base36(mut n: u32, out: &mut String) {
 #[derive(Serialize)]
 struct Meta<'a> {
     format: &'static str,
+    /// Documents (for BM25's idf).
     documents: usize,
-    docs_per_chunk: usize,
+    /// Document numbers given: each run's begin at a multiple of `docs_per_chunk`.
+    numbered: u32,
+    docs_per_chunk: u32,
     term_chunks: Vec<String>,
+    /// Each run's key (`system/run`: its document files' folder), first number and
+    /// documents, in order.
+    runs: Vec<(&'a str, u32, usize)>,
     stop_words: &'a [&'a str],
     totals: BTreeMap<&'static str, BTreeMap<String, usize>>,
 }
@@ -338,6 +677,18 @@ struct FacetValues {
 
 /// A document without a kind (not a record).
 const NO_KIND: u32 = u32::MAX;
+/// A number between runs, which no document has.
+const NO_SYSTEM: u32 = u32::MAX;
+
+impl DocFacets {
+    fn of(d: &SearchDoc) -> Self {
+        DocFacets {
+            system: Arc::from(d.system_name.as_str()),
+            kind: d.kind.as_deref().map(Box::from),
+            statuses: d.statuses.iter().map(|s| Box::from(s.as_str())).collect(),
+        }
+    }
+}
 
 #[derive(Default)]
 struct Interner {
@@ -370,9 +721,9 @@ impl Interner {
 }
 
 impl FacetValues {
-    fn add(&mut self, d: &SearchDoc) {
+    fn add(&mut self, d: &DocFacets) {
         let number = |n: usize| u32::try_from(n).expect("fewer than 4 billion values");
-        let system = number(self.systems.number(&d.system_name));
+        let system = number(self.systems.number(&d.system));
         let kind = d.kind.as_deref().map_or(NO_KIND, |k| number(self.kinds.number(k)));
         let set: Vec<usize> = d.statuses.iter().map(|v| self.statuses.number(v)).collect();
         if self.status_sets.is_empty() {
@@ -389,6 +740,16 @@ impl FacetValues {
         self.docs.push((system, kind, number(set)));
     }
 
+    /// Numbers up to `number` that no document has (between runs): no values.
+    fn pad_to(&mut self, number: u32) {
+        if self.status_sets.is_empty() {
+            self.status_sets.push(Vec::new());
+        }
+        while self.docs.len() < number as usize {
+            self.docs.push((NO_SYSTEM, NO_KIND, 0));
+        }
+    }
+
     fn finish(self) -> Facets {
         let (systems, system_place) = self.systems.sorted();
         let (kinds, kind_place) = self.kinds.sorted();
@@ -402,6 +763,12 @@ impl FacetValues {
         ]);
         let (mut system, mut kind, mut status) = (Vec::new(), Vec::new(), Vec::new());
         for (s, k, set) in self.docs {
+            if s == NO_SYSTEM {
+                push_run(&mut system, -1);
+                push_run(&mut kind, -1);
+                push_run(&mut status, 0);
+                continue;
+            }
             let s = system_place[s as usize];
             counts.get_mut("system").expect("present")[s] += 1;
             push_run(&mut system, s as i64);
@@ -422,7 +789,8 @@ impl FacetValues {
 }
 
 /// Each document's facet values by number, run-length encoded as `[value, count, …]` in
-/// document order (`-1`: none). Statuses are sets, numbered in `status_sets`.
+/// document order (`-1`: none; a number no document has is `-1`, `-1` and the empty set).
+/// Statuses are sets, numbered in `status_sets`.
 #[derive(Serialize)]
 struct Facets {
     values: BTreeMap<&'static str, Vec<String>>,
@@ -454,27 +822,61 @@ fn push_run(runs: &mut Vec<i64>, value: i64) {
 mod tests {
     use super::*;
 
+    /// A part of `docs` documents of `length` terms, where term 0 has `postings`
+    /// (document number, occurrences).
+    fn part(key: &str, docs: usize, length: u32, postings: &[(u32, Occurrences)]) -> RunPart {
+        let facets =
+            (0..docs).map(|_| DocFacets { system: Arc::from("Lab"), kind: None, statuses: Box::new([]) }).collect();
+        RunPart {
+            key: key.into(),
+            token: Some(1),
+            lengths: vec![length; docs],
+            facets,
+            terms: vec![(0, 0)],
+            postings: postings.iter().map(|&(doc, o)| doc << 8 | u32::from(o.packed())).collect(),
+            files: Vec::new(),
+        }
+    }
+
     #[test]
-    fn postings_are_levels_and_gaps() {
+    fn a_line_is_levels_and_gaps_across_runs_numbered_from_multiples_of_sixteen() {
         let none = Occurrences::default();
         let all = Occurrences { body: 40, id: true, id_part: true, title: true, path: true };
         let once = Occurrences { body: 1, ..none };
-        let mut postings = RawPostings::default();
-        // Gaps of 0, 5, 36 and 200 (two bytes of LEB128).
-        for (doc, occurrences) in [(0, none), (5, all), (41, once), (241, once)] {
-            postings.push(doc, occurrences);
-        }
-        let lengths = vec![10; 242];
-        let mut encoded = String::new();
-        postings.encode(&lengths, 10.0, &mut encoded);
-        let letter = |o: Occurrences| char::from(b'A' + o.level(10.0, 10.0) - 1);
-        assert_eq!(encoded, format!("{}0{}5{}10{}5k", letter(none), letter(all), letter(once), letter(once)));
+        let mut index = BrowserIndex::default();
+        // Run a: documents 0 and 5 (of 17: the next run begins at 32); run b: its 4th.
+        index.put(part("lab/a", 17, 10, &[(0, none), (5, all)]));
+        index.put(part("lab/b", 4, 10, &[(3, once)]));
+        index.arrange(&["lab/a".to_string(), "lab/b".to_string()]);
+        let numbering = index.numbering();
+        assert_eq!((numbering.documents, numbering.numbered), (21, 48));
+        assert_eq!(numbering.average, rounded_average(210.0, 21));
+        let mut line = String::new();
+        Lines { index: &index, numbering: &numbering }.write(0, "term", &mut line);
+        let letter = |o: Occurrences| char::from(b'A' + o.level(10.0, numbering.average) - 1);
+        // Gaps: 0, 5, then 35 − 5 = 30 (`u` in base 36).
+        assert_eq!(line, format!("term\t{}0{}5{}u\n", letter(none), letter(all), letter(once)));
         assert_eq!(letter(none), 'A');
-        assert_eq!(
-            encoded.chars().nth(2),
-            Some('Y'),
-            "every place, and the text 15 times (counted at most): {encoded}"
-        );
+        assert_eq!(line.chars().nth(7), Some('Y'), "every place, and the text 15 times (counted at most): {line}");
+    }
+
+    #[test]
+    fn the_average_is_rounded_to_an_eighth_of_an_octave() {
+        assert_eq!(rounded_average(0.0, 0), 1.0);
+        let a = rounded_average(1000.0, 10);
+        assert!((a - 100.0).abs() / 100.0 < 0.05, "{a}");
+        // A document more or less moves it seldom.
+        assert_eq!(rounded_average(100_010.0, 1000), rounded_average(100_000.0, 1000));
+    }
+
+    #[test]
+    fn a_chunk_begins_at_a_term_with_the_odds_of_its_line() {
+        let words: Vec<String> = (0..20_000).map(|n| format!("word{n}")).collect();
+        let begun = words.iter().filter(|w| begins_chunk(w, 240)).count();
+        // 1 % of lines of 240 bytes begin a chunk: about 200 of 20,000.
+        assert!((150..250).contains(&begun), "{begun}");
+        assert!(words.iter().all(|w| begins_chunk(w, TERM_CHUNK_BYTES)), "a line of a chunk's size begins one");
+        assert_eq!(begins_chunk("session", 300), begins_chunk("session", 300), "the same every time");
     }
 
     #[test]

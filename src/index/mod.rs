@@ -220,6 +220,18 @@ pub trait Tokens: Sync {
     fn holds(&self, path: &std::path::Path) -> bool;
 }
 
+/// What the indexes take from the previous build: its tantivy segments by group, the
+/// tokens to tell unchanged runs by, and the browser index as it left it (the dev server
+/// keeps it; any other build starts from an empty one).
+pub struct Previous<'a> {
+    /// The tantivy segments, by group.
+    pub parts: &'a IndexParts,
+    /// Runs' tokens, and the files the output holds.
+    pub tokens: &'a dyn Tokens,
+    /// The browser index, made again where runs changed.
+    pub browser: &'a mut BrowserIndex,
+}
+
 /// The indexes made: their times, the parts a next build may keep, and the files kept
 /// from the previous output (not made again: they stay, or are linked).
 #[derive(Debug, Default)]
@@ -272,61 +284,82 @@ fn group_key<'a>(runs: impl Iterator<Item = Option<(&'a str, &'a str, u128)>>) -
 
 /// Makes both search indexes of `site` and hands their files to `emit`: the documents of
 /// a few runs at a time, added to the tantivy index and the browser index side by side.
-/// A group of runs whose segments `previous` holds (and the output still has) keeps them.
+/// A group of runs whose segments `previous` holds (and the output still has) keeps them;
+/// a run whose part the browser index holds, made from the same inputs, keeps it. A run
+/// both keep is not read at all.
 pub fn search_indexes<E: From<IndexError> + Send>(
     site: &Site,
     base_url: &str,
-    previous: (&IndexParts, &dyn Tokens),
+    previous: Previous<'_>,
     emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
 ) -> Result<Indexed, E> {
-    let (parts, tokens) = previous;
+    let Previous { parts, tokens, browser } = previous;
     let mut indexes = Indexes {
         tantivy: TantivyIndex::new(base_url)?,
-        browser: BrowserIndex::default(),
-        vocabulary: Vocabulary::default(),
+        browser,
         indexed: Indexed::default(),
+        added: rustc_hash::FxHashSet::default(),
     };
+    let mut keys = Vec::new();
     for group in groups(site) {
-        let runs = group
+        let runs: Vec<GroupRun<'_>> = group
             .iter()
-            .map(|(system, run)| Some((system.slug.as_str(), run.slug.as_str(), tokens.run_token(system, run)?)));
-        let key = group_key(runs);
+            .map(|&(system, run)| GroupRun {
+                system,
+                run,
+                key: format!("{}/{}", system.slug, run.slug),
+                token: tokens.run_token(system, run),
+            })
+            .collect();
+        keys.extend(runs.iter().map(|r| r.key.clone()));
+        let key = group_key(runs.iter().map(|r| Some((r.system.slug.as_str(), r.run.slug.as_str(), r.token?))));
         let kept = key
             .as_ref()
             .and_then(|key| parts.groups.get(key))
             .map(|group| &group.segments)
             .filter(|segments| segments.iter().flat_map(|s| &s.files).all(|path| tokens.holds(path)));
-        let segments = indexes.group(&group, kept, emit)?;
+        let segments = indexes.group(&runs, kept, emit)?;
         if let Some(key) = key {
-            let runs = group.iter().map(|(system, run)| format!("{}/{}", system.slug, run.slug)).collect();
+            let runs = runs.into_iter().map(|r| r.key).collect();
             indexes.indexed.parts.groups.insert(key, GroupPart { runs, segments });
         }
     }
-    let Indexes { tantivy, browser, vocabulary, mut indexed } = indexes;
-    let ((written, tantivy_time), (shown, browser_time)) =
-        rayon::join(|| timed(|| tantivy.finish(emit)), || timed(|| browser.finish(vocabulary, emit)));
+    let Indexes { tantivy, browser, mut indexed, added } = indexes;
+    browser.arrange(&keys);
+    indexed.kept.extend(browser.kept_document_files(&added));
+    let ((written, tantivy_time), (chunks, browser_time)) =
+        rayon::join(|| timed(|| tantivy.finish(emit)), || timed(|| browser.finish(emit)));
     written?;
-    shown?;
+    indexed.kept.extend(chunks?);
     indexed.times.tantivy += tantivy_time;
     indexed.times.browser += browser_time;
     Ok(indexed)
 }
 
-/// Both indexes while documents are added.
-struct Indexes {
-    tantivy: TantivyIndex,
-    browser: BrowserIndex,
-    vocabulary: Vocabulary,
-    indexed: Indexed,
+/// A run of a group, with its key and token.
+struct GroupRun<'a> {
+    system: &'a System,
+    run: &'a Run,
+    key: String,
+    token: Option<u128>,
 }
 
-impl Indexes {
-    /// Adds a group of runs' documents, a few runs at a time, to the browser index, and to
-    /// the tantivy index unless it keeps the group's segments (`kept`). Gives the group's
-    /// segments.
+/// Both indexes while documents are added.
+struct Indexes<'b> {
+    tantivy: TantivyIndex,
+    browser: &'b mut BrowserIndex,
+    indexed: Indexed,
+    /// The runs whose browser parts this build made.
+    added: rustc_hash::FxHashSet<String>,
+}
+
+impl Indexes<'_> {
+    /// Adds a group of runs' documents, a few runs at a time, to the tantivy index unless
+    /// it keeps the group's segments (`kept`), and to the browser index where it does not
+    /// hold the run's part. Gives the group's segments.
     fn group<E: From<IndexError> + Send>(
         &mut self,
-        group: &[(&System, &Run)],
+        runs: &[GroupRun<'_>],
         kept: Option<&Vec<Segment>>,
         emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
     ) -> Result<Vec<Segment>, E> {
@@ -334,17 +367,31 @@ impl Indexes {
             self.tantivy.keep(segments);
             self.indexed.kept.extend(segments.iter().flat_map(|s| s.files.iter().cloned()));
         }
-        for batch in group.chunks(RUNS_PER_BATCH) {
+        let to_read: Vec<&GroupRun<'_>> =
+            runs.iter().filter(|r| kept.is_none() || !self.browser.has_run(&r.key, r.token)).collect();
+        for batch in to_read.chunks(RUNS_PER_BATCH) {
             // Shared (`Arc`): the tantivy index reads each in place while the browser index
             // reads it too.
-            let docs: Vec<Arc<SearchDoc>> =
-                batch.par_iter().flat_map_iter(|(system, run)| run_documents(system, run)).map(Arc::new).collect();
-            let (texts, terms): (Vec<_>, Vec<_>) =
-                docs.par_iter().map(|d| analysis::analyse(d, &self.vocabulary)).unzip();
-            let (tantivy, browser) = (&mut self.tantivy, &mut self.browser);
+            let per_run: Vec<Vec<Arc<SearchDoc>>> =
+                batch.par_iter().map(|r| run_documents(r.system, r.run).into_iter().map(Arc::new).collect()).collect();
+            let docs: Vec<Arc<SearchDoc>> = per_run.iter().flatten().cloned().collect();
+            let vocabulary = self.browser.vocabulary();
+            let (texts, terms): (Vec<_>, Vec<_>) = docs.par_iter().map(|d| analysis::analyse(d, vocabulary)).unzip();
+            let (tantivy, browser, added) = (&mut self.tantivy, &mut *self.browser, &mut self.added);
             let add_tantivy = || if kept.is_some() { Ok(()) } else { tantivy.add(&docs, texts, emit) };
+            let add_browser = || -> Result<(), E> {
+                let mut terms = terms.into_iter();
+                for (r, docs) in batch.iter().zip(&per_run) {
+                    let run_terms: Vec<_> = terms.by_ref().take(docs.len()).collect();
+                    if !browser.has_run(&r.key, r.token) {
+                        browser.add_run(&r.key, r.token, docs, run_terms, emit)?;
+                        added.insert(r.key.clone());
+                    }
+                }
+                Ok(())
+            };
             let ((added, tantivy_time), (shown, browser_time)) =
-                rayon::join(|| timed(add_tantivy), || timed(|| browser.add(&docs, terms, emit)));
+                rayon::join(|| timed(add_tantivy), || timed(add_browser));
             added?;
             shown?;
             self.indexed.times.tantivy += tantivy_time;
@@ -818,36 +865,7 @@ mod tests {
     use std::collections::{BTreeMap, HashMap, HashSet};
     use std::path::PathBuf;
 
-    /// A site of one system per name in `systems`, each with the runs `runs`, each run one
-    /// report declaring a record.
-    fn site_of(systems: &[&str], runs: &[&str]) -> Site {
-        let systems = systems
-            .iter()
-            .map(|system| System {
-                slug: Slug::parse(system).unwrap(),
-                name: system.to_uppercase(),
-                repository: None,
-                summary: None,
-                runs: runs
-                    .iter()
-                    .map(|slug| {
-                        let report = format!("# Report\n\n## OBJ-01 Object of {system} {slug}\n\nIt keeps turns.\n");
-                        let (mut run, _) = crate::testing::run_of("revision: abc\n", &[("memory", report.as_str())]);
-                        run.slug = Slug::parse(slug).unwrap();
-                        Arc::new(run)
-                    })
-                    .collect(),
-            })
-            .collect();
-        Site {
-            title: "Lab".into(),
-            statuses: Vec::new(),
-            kinds: Default::default(),
-            families: Default::default(),
-            systems,
-            source_url: None,
-        }
-    }
+    use crate::testing::site_of;
 
     /// The previous build as a test tells it: a token per run, and the files it holds.
     struct Previous {
@@ -864,14 +882,25 @@ mod tests {
         }
     }
 
-    /// The files the indexes of `site` emit, and what they made, given `previous`.
+    /// The files the indexes of `site` emit, and what they made, given `previous` (and a
+    /// browser index made from nothing).
     fn index(site: &Site, parts: &IndexParts, previous: &Previous) -> (BTreeMap<PathBuf, Vec<u8>>, Indexed) {
+        index_with(site, parts, previous, &mut BrowserIndex::default())
+    }
+
+    fn index_with(
+        site: &Site,
+        parts: &IndexParts,
+        tokens: &Previous,
+        browser: &mut BrowserIndex,
+    ) -> (BTreeMap<PathBuf, Vec<u8>>, Indexed) {
         let files = std::sync::Mutex::new(BTreeMap::new());
         let emit = |file: OutputFile| -> Result<(), IndexError> {
             files.lock().unwrap().insert(file.path, file.bytes);
             Ok(())
         };
-        let indexed = search_indexes(site, "/", (parts, previous), &emit).unwrap();
+        let previous = super::Previous { parts, tokens, browser };
+        let indexed = search_indexes(site, "/", previous, &emit).unwrap();
         (files.into_inner().unwrap(), indexed)
     }
 
@@ -918,6 +947,72 @@ mod tests {
         // Unknown tokens: nothing is kept, nothing is left for the next build.
         let (_, fresh) = index(&site, &second.parts, &Previous { tokens: HashMap::new(), files: previous.files });
         assert!(fresh.kept.is_empty() && fresh.parts.groups.is_empty());
+    }
+
+    /// `site` with the report of `system/run` replaced by `report`.
+    fn with_report(site: &mut Site, system: &str, run: &str, report: &str) {
+        let system = site.systems.iter_mut().find(|s| s.slug.as_str() == system).unwrap();
+        let at = system.runs.iter().position(|r| r.slug.as_str() == run).unwrap();
+        let (mut new, _) = crate::testing::run_of("revision: abc\n", &[("memory", report)]);
+        new.slug = Slug::parse(run).unwrap();
+        system.runs[at] = Arc::new(new);
+    }
+
+    #[test]
+    fn a_browser_index_kept_between_builds_writes_what_one_made_from_nothing_writes() {
+        let mut site = site_of(&["alpha", "beta", "gamma"], &["r1", "r5"]);
+        let keys: Vec<String> =
+            ["alpha", "beta", "gamma"].iter().flat_map(|s| ["r1", "r5"].map(|r| format!("{s}/{r}"))).collect();
+        let mut previous = Previous { tokens: keys.iter().map(|k| (k.clone(), 1)).collect(), files: HashSet::new() };
+        let mut kept = BrowserIndex::default();
+        let (first, _) = index_with(&site, &IndexParts::default(), &previous, &mut kept);
+        previous.files = first.keys().cloned().collect();
+        let browser = |files: &BTreeMap<PathBuf, Vec<u8>>| -> BTreeMap<PathBuf, Vec<u8>> {
+            files
+                .iter()
+                .filter(|(p, _)| p.starts_with(crate::output::BROWSER_DIR))
+                .map(|(p, b)| (p.clone(), b.clone()))
+                .collect()
+        };
+        let edits: [(&str, &str, String); 3] = [
+            // A sentence more: the run's document files and the chunks of its new words.
+            ("beta", "r1", "# Report\n\n## OBJ-01 Object of beta r1\n\nIt keeps turns and a zeppelin.\n".into()),
+            // Records added (the run's numbers grow past a multiple of 16, moving later runs).
+            (
+                "alpha",
+                "r5",
+                (1..=20).map(|n| format!("## OBJ-{n:02} Object {n}\n\nItem {n} keeps turns.\n\n")).collect(),
+            ),
+            // Back to one record.
+            ("alpha", "r5", "# Report\n\n## OBJ-01 Object of alpha r5\n\nIt keeps turns.\n".into()),
+        ];
+        for (round, (system, run, report)) in edits.iter().enumerate() {
+            with_report(&mut site, system, run, report);
+            previous.tokens.insert(format!("{system}/{run}"), round as u128 + 2);
+            let (made, indexed) = index_with(&site, &IndexParts::default(), &previous, &mut kept);
+            let (cold, _) = index(&site, &IndexParts::default(), &previous);
+            let cold = browser(&cold);
+            let made = browser(&made);
+            // What it made and what it kept are the files made from nothing, with their bytes.
+            let kept_files: Vec<&PathBuf> =
+                indexed.kept.iter().filter(|p| p.starts_with(crate::output::BROWSER_DIR)).collect();
+            let mut all: Vec<&PathBuf> = made.keys().chain(kept_files.iter().copied()).collect();
+            all.sort();
+            assert_eq!(all, cold.keys().collect::<Vec<_>>(), "round {round}");
+            for (path, bytes) in &made {
+                assert!(cold[path] == *bytes, "round {round}: {path:?} differs");
+            }
+            for path in &kept_files {
+                assert!(previous.files.contains(*path), "round {round}: {path:?} kept but never written");
+            }
+            // Only the edited run's document files are written again.
+            let documents: Vec<&PathBuf> = made.keys().filter(|p| p.to_string_lossy().contains("/d/")).collect();
+            assert!(
+                documents.iter().all(|p| p.to_string_lossy().contains(&format!("/d/{system}/{run}/"))),
+                "{documents:?}"
+            );
+            previous.files.extend(made.keys().cloned());
+        }
     }
 
     #[test]

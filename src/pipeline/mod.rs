@@ -457,7 +457,7 @@ fn publish_stage(
         return Ok(Some(Made { paths, indexed }));
     }
     if in_place {
-        match publish::publish_manifest(cx.site, cx.base_url, cx.verification, &|p, w| cx.files.put_streamed(p, w)) {
+        match pages::manifest(cx) {
             Err(PipelineError::Superseded) => return Ok(None),
             done => done?,
         }

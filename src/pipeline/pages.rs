@@ -37,13 +37,7 @@ pub(super) fn all_pages(cx: &PageContext<'_>, reuse: &dyn Reuse, watch: &dyn Wat
     }
     let (paths, (indexes, manifest)) = rayon::join(
         || render::render(&cx.page_inputs(), &up_to_date, Pages::All, &emit),
-        || {
-            let base_url = cx.site_base_url();
-            rayon::join(
-                || indexes(cx),
-                || publish::publish_manifest(cx.site, base_url, cx.verification, &|p, w| cx.files.put_streamed(p, w)),
-            )
-        },
+        || rayon::join(|| indexes(cx), || manifest(cx)),
     );
     let indexed = indexes?;
     manifest?;
@@ -92,8 +86,21 @@ pub(super) fn indexes(cx: &PageContext<'_>) -> Result<Option<Indexed>, PipelineE
     }
     let published_base = publish::published_base(cx.site_base_url());
     let none = index::IndexParts::default();
-    let previous = (cx.reuse.index_parts().unwrap_or(&none), &ReuseTokens(cx.reuse) as &dyn index::Tokens);
+    let tokens = ReuseTokens(cx.reuse);
+    // The dev server keeps its browser index from one rebuild to the next; any other
+    // build makes one from nothing.
+    let mut fresh = index::BrowserIndex::default();
+    let mut kept = cx.reuse.browser().map(|kept| kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    let browser = kept.as_deref_mut().unwrap_or(&mut fresh);
+    let previous = index::Previous { parts: cx.reuse.index_parts().unwrap_or(&none), tokens: &tokens, browser };
     Ok(Some(index::search_indexes(cx.site, &published_base, previous, &|file| cx.files.put_index(file))?))
+}
+
+/// The record manifest: the dev server keeps each run's part between rebuilds.
+pub(super) fn manifest(cx: &PageContext<'_>) -> Result<(), PipelineError> {
+    let token = |system: &crate::model::System, run: &crate::model::Run| cx.reuse.run_token(system, run);
+    let kept = cx.reuse.manifest_parts().map(|parts| (parts, &token as &publish::RunToken<'_>));
+    publish::publish_manifest(cx.site, cx.site_base_url(), cx.verification, kept, &|p, w| cx.files.put_streamed(p, w))
 }
 
 /// The previous build as the indexes ask it.

@@ -78,6 +78,16 @@ pub(super) trait Reuse: Sync {
     fn holds(&self, _path: &Path) -> bool {
         false
     }
+    /// The browser index as the last build left it, kept between builds (the dev
+    /// server's), which this build updates.
+    fn browser(&self) -> Option<&std::sync::Mutex<crate::index::BrowserIndex>> {
+        None
+    }
+    /// Each run's part of the manifest as the last build made it, kept between builds
+    /// (the dev server's), which this build updates.
+    fn manifest_parts(&self) -> Option<&std::sync::Mutex<crate::publish::ManifestParts>> {
+        None
+    }
     /// A build was written whole; a warning when what it leaves for the next could not be kept.
     fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic>;
 }
@@ -161,6 +171,14 @@ impl Reuse for Memory {
 
     fn holds(&self, path: &Path) -> bool {
         self.hash_of(path).is_some()
+    }
+
+    fn browser(&self) -> Option<&std::sync::Mutex<crate::index::BrowserIndex>> {
+        Some(self.browser_index())
+    }
+
+    fn manifest_parts(&self) -> Option<&std::sync::Mutex<crate::publish::ManifestParts>> {
+        Some(Memory::manifest_parts(self))
     }
 
     fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic> {
@@ -285,11 +303,20 @@ impl Reuse for Primed<'_> {
     fn holds(&self, path: &Path) -> bool {
         Reuse::holds(&self.warm, path)
     }
+    fn browser(&self) -> Option<&std::sync::Mutex<crate::index::BrowserIndex>> {
+        Some(self.memory.browser_index())
+    }
+    fn manifest_parts(&self) -> Option<&std::sync::Mutex<crate::publish::ManifestParts>> {
+        Some(self.memory.manifest_parts())
+    }
     fn finished(&mut self, mut finished: Finished, site: &Site) -> Option<Diagnostic> {
         if let Some(parts) = finished.index_parts.take() {
             // The memory's rebuilds tell runs by their versions, not by the cache's digests.
             let memory = &*self.memory;
             finished.index_parts = Some(parts.rekeyed(&|system, run| memory.run_token(system, run)));
+            let browser = memory.retokened_browser();
+            self.memory.set_browser_index(browser);
+            self.memory.retoken_manifest_parts();
             self.warm.set_index_parts(parts);
         }
         let warning = self.warm.save(site, &finished.written);

@@ -59,7 +59,7 @@ try {
   // Nothing more to do: the module stops here, without an error.
   await new Promise(() => {});
 }
-if (meta.format !== "casebook.browser-search/2") throw new Error(`unknown search index format ${meta.format}`);
+if (meta.format !== "casebook.browser-search/3") throw new Error(`unknown search index format ${meta.format}`);
 const stopWords = new Set(meta.stop_words);
 
 // The same tokenising as the build (src/index/browser.rs): words are runs of letters
@@ -102,10 +102,16 @@ function chunkOf(term) {
   return found;
 }
 
+// A term chunk's file is named after its first term, in hex (of its UTF-8 bytes).
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+function chunkFile(n) {
+  return `t/${Array.from(new TextEncoder().encode(meta.term_chunks[n]), (b) => HEX[b]).join("")}.txt.gz`;
+}
+
 const parsedChunks = new Map();
 async function termChunk(n) {
   if (!parsedChunks.has(n)) {
-    const text = await load(`t/${n}.txt.gz`);
+    const text = await load(chunkFile(n));
     const terms = new Map();
     for (const line of text.split("\n")) {
       const tab = line.indexOf("\t");
@@ -250,7 +256,7 @@ async function facets() {
   if (!facetData) {
     const raw = await load("facets.json.gz", "json");
     const expandRuns = (runs) => {
-      const out = new Int32Array(meta.documents);
+      const out = new Int32Array(meta.numbered);
       let at = 0;
       for (let i = 0; i < runs.length; i += 2) { out.fill(runs[i], at, at + runs[i + 1]); at += runs[i + 1]; }
       return out;
@@ -365,7 +371,7 @@ async function run() {
   }
   let { ranked, partial, terms } = query
     ? await match(query)
-    : { ranked: Array.from({ length: meta.documents }, (_, i) => i), partial: false, terms: [] };
+    : { ranked: meta.runs.flatMap(([, start, docs]) => Array.from({ length: docs }, (_, i) => start + i)), partial: false, terms: [] };
   const data = filtering() || facetData ? await facets() : null;
   if (mine !== generation) return;
   const all = ranked;
@@ -384,9 +390,17 @@ async function run() {
   renderFacets(countsWithin(counted, all));
 }
 
+// A document's run (meta.runs: [key, first number, documents], in number order) holds
+// its text in groups of docs_per_chunk, from its first number.
 async function shownDoc(n) {
-  const group = await load(`d/${Math.floor(n / meta.docs_per_chunk)}.json.gz`, "json");
-  return group[n % meta.docs_per_chunk];
+  let lo = 0, hi = meta.runs.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (meta.runs[mid][1] <= n) lo = mid; else hi = mid - 1;
+  }
+  const [key, start] = meta.runs[lo];
+  const group = await load(`d/${key}/${Math.floor((n - start) / meta.docs_per_chunk)}.json.gz`, "json");
+  return group[(n - start) % meta.docs_per_chunk];
 }
 
 // The stretch of text that holds the most of the query's words, with the matches marked.
