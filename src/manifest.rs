@@ -223,7 +223,20 @@ pub fn evidence_entries<'a>(
     site: &'a Site,
     verification: &'a crate::model::Verification,
 ) -> impl Iterator<Item = EvidenceEntry> + 'a {
-    site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| (s, r))).flat_map(move |(system, run)| {
+    site.systems
+        .iter()
+        .flat_map(|s| s.runs.iter().map(move |r| (s, &**r)))
+        .flat_map(move |(system, run)| run_evidence(system, run, verification))
+}
+
+/// The quotes and citations of one run with their verdicts, in the order of its reports,
+/// then a report's quotes and its citations.
+fn run_evidence<'a>(
+    system: &'a System,
+    run: &'a Run,
+    verification: &'a crate::model::Verification,
+) -> impl Iterator<Item = EvidenceEntry> + 'a {
+    {
         let verdicts = verification.runs.get(&(system.slug.clone(), run.slug.clone()));
         run.reports.iter().enumerate().flat_map(move |(r, report)| {
             let owner = |o: Option<crate::model::Owner>| {
@@ -281,7 +294,7 @@ pub fn evidence_entries<'a>(
             });
             quotes.chain(citations)
         })
-    })
+    }
 }
 
 fn quote_verdict(e: &mut EvidenceEntry, verdict: &crate::model::QuoteVerdict) {
@@ -531,18 +544,85 @@ fn hex(bytes: &[u8]) -> String {
     hex::encode(bytes)
 }
 
-/// Writes `records.json` (to `json`) and `records.jsonl` (to `lines`) of `site`, built
-/// for `base_url`, one record at a time, each record made once: the JSON of [`manifest`]
-/// with each record, finding and evidence entry on a line of its own (compact, so the
-/// manifest costs little more than its data, and line tools and diffs still see one item
-/// per line), and one record per line. The manifest is never held whole (a large site's
-/// is far larger than its pages).
+/// An array of `records.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// `records`.
+    Records,
+    /// `findings`.
+    Findings,
+    /// `evidence` (verified builds only).
+    Evidence,
+}
+
+/// A run's share of one array of `records.json`: its items serialised one per line, joined
+/// by `,\n` (for a site published at `base_url`, with what `verification` found in it).
+pub fn run_lines(
+    system: &System,
+    run: &Run,
+    base_url: &str,
+    verification: Option<&crate::model::Verification>,
+    section: Section,
+) -> Vec<u8> {
+    let base = base_url.trim_end_matches('/');
+    let mut lines = Vec::new();
+    match section {
+        Section::Records => {
+            for record in run.records.values() {
+                push_line(&mut lines, &entry(system, run, record, base));
+            }
+        }
+        Section::Findings => {
+            for report in &run.reports {
+                for finding in &report.findings {
+                    push_line(&mut lines, &finding_entry(system, run, report, finding, base));
+                }
+            }
+        }
+        Section::Evidence => {
+            for evidence in verification.into_iter().flat_map(|v| run_evidence(system, run, v)) {
+                push_line(&mut lines, &evidence);
+            }
+        }
+    }
+    lines
+}
+
+/// A run's share of every array of `records.json` ([`run_lines`]), kept by the dev server
+/// while the run is unchanged.
+#[derive(Debug, Default)]
+pub struct RunPart {
+    /// By [`Section`], in order.
+    sections: [Vec<u8>; 3],
+}
+
+impl RunPart {
+    /// The part of `run` (see [`run_lines`]).
+    pub fn of(system: &System, run: &Run, base_url: &str, verification: Option<&crate::model::Verification>) -> Self {
+        let lines = |section| run_lines(system, run, base_url, verification, section);
+        RunPart { sections: [lines(Section::Records), lines(Section::Findings), lines(Section::Evidence)] }
+    }
+
+    /// Its lines of `section`.
+    pub fn lines(&self, section: Section) -> &[u8] {
+        &self.sections[section as usize]
+    }
+}
+
+/// Where `records.json` takes each run's lines of a section from: for each section, the
+/// runs' lines in site order, handed to `put`.
+pub type Lines<'a> = dyn FnMut(Section, &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> + 'a;
+
+/// Writes `records.json` of `site`, built for `base_url`, from its runs' lines (`lines`):
+/// the JSON of [`manifest`] with each record, finding and evidence entry (`verified`
+/// builds only) on a line of its own (compact, so the manifest costs little more than its
+/// data, and line tools and diffs still see one item per line).
 pub fn write_manifest(
     site: &Site,
     base_url: &str,
-    verification: Option<&crate::model::Verification>,
+    verified: bool,
+    lines: &mut Lines<'_>,
     json: &mut dyn Write,
-    lines: &mut dyn Write,
 ) -> std::io::Result<()> {
     let quoted = |text: &str| serde_json::to_string(text).expect("a string serialises");
     write!(
@@ -552,60 +632,38 @@ pub fn write_manifest(
         quoted(&site.title),
         quoted(base_url)
     )?;
-    let mut array = LineArray::default();
-    for record in (Entries { site, base_url }).iter() {
-        // The record's JSON once, for both files.
-        array.line.clear();
-        serde_json::to_writer(&mut array.line, &record)?;
-        lines.write_all(&array.line)?;
-        lines.write_all(b"\n")?;
-        array.put(json)?;
-    }
-    array.end(json)?;
+    array(json, Section::Records, lines)?;
     write!(json, ",\"findings_schema\":{},\"findings\":[", quoted(FINDINGS_SCHEMA))?;
-    let mut array = LineArray::default();
-    for finding in (Entries { site, base_url }).findings() {
-        array.item(json, &finding)?;
-    }
-    array.end(json)?;
-    if let Some(verification) = verification {
+    array(json, Section::Findings, lines)?;
+    if verified {
         write!(json, ",\"evidence_schema\":{},\"evidence\":[", quoted(EVIDENCE_SCHEMA))?;
-        let mut array = LineArray::default();
-        for entry in evidence_entries(site, verification) {
-            array.item(json, &entry)?;
-        }
-        array.end(json)?;
+        array(json, Section::Evidence, lines)?;
     }
     json.write_all(b"}\n")
 }
 
-/// The items of an array of the manifest, written one at a time, each on a line of its
-/// own.
-#[derive(Default)]
-struct LineArray {
-    line: Vec<u8>,
-    written: bool,
+/// The items of an array (the caller opened it with `[`), from each run's lines, each
+/// item on a line of its own; then `]`.
+fn array(json: &mut dyn Write, section: Section, lines: &mut Lines<'_>) -> std::io::Result<()> {
+    let mut written = false;
+    lines(section, &mut |run_lines| {
+        if run_lines.is_empty() {
+            return Ok(());
+        }
+        json.write_all(if written { b",\n" } else { b"\n" })?;
+        json.write_all(run_lines)?;
+        written = true;
+        Ok(())
+    })?;
+    json.write_all(if written { b"\n]" } else { b"]" })
 }
 
-impl LineArray {
-    fn item(&mut self, json: &mut dyn Write, item: &impl Serialize) -> std::io::Result<()> {
-        self.line.clear();
-        serde_json::to_writer(&mut self.line, item)?;
-        self.put(json)
+/// Adds `item`'s JSON to `out` as a line of its own (after `,\n` when `out` holds one).
+fn push_line(out: &mut Vec<u8>, item: &impl Serialize) {
+    if !out.is_empty() {
+        out.extend_from_slice(b",\n");
     }
-
-    /// Writes the item serialised into `line`.
-    fn put(&mut self, json: &mut dyn Write) -> std::io::Result<()> {
-        json.write_all(if self.written { b",\n" } else { b"\n" })?;
-        json.write_all(&self.line)?;
-        self.written = true;
-        Ok(())
-    }
-
-    /// Closes the array (the caller opened it with `[`).
-    fn end(&self, json: &mut dyn Write) -> std::io::Result<()> {
-        json.write_all(if self.written { b"\n]" } else { b"]" })
-    }
+    serde_json::to_writer(&mut *out, item).expect("an entry serialises");
 }
 
 /// The records of a site, in manifest order.
@@ -663,10 +721,9 @@ mod tests {
             systems: Vec::new(),
             source_url: None,
         };
-        let (mut json, mut lines) = (Vec::new(), Vec::new());
-        write_manifest(&site, "/docs/", None, &mut json, &mut lines).unwrap();
+        let mut json = Vec::new();
+        write_manifest(&site, "/docs/", false, &mut |_, _| Ok(()), &mut json).unwrap();
         let expected = serde_json::to_string(&manifest(&site, "/docs/")).unwrap() + "\n";
         assert_eq!(String::from_utf8(json).unwrap(), expected);
-        assert!(lines.is_empty());
     }
 }

@@ -1,18 +1,20 @@
 //! Publish: the files a site needs beyond its pages, made from the resolved site and the
-//! rendered page list: the record manifest (`records.json`, `records.jsonl`),
+//! rendered page list: the record manifest (`records.json`),
 //! `sitemap.xml`, `robots.txt`, Atom feeds (site-wide and per system), Netlify
 //! `_redirects`, and the anchor contract that keeps published record URLs from breaking.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use rayon::prelude::*;
 
 use atom_syndication::{Entry, Feed, FixedDateTime, Link};
 
 use crate::config::Redirect;
-use crate::manifest::Manifest;
+use crate::manifest::{self, Manifest};
 use crate::markup::escape;
-use crate::model::{BaseUrl, Code, Diagnostic, Location, Site};
+use crate::model::{BaseUrl, Code, Diagnostic, Location, Run, Site, System};
 use crate::output::OutputFile;
 use crate::urls;
 
@@ -23,23 +25,113 @@ pub fn published_base(base_url: &BaseUrl) -> String {
 }
 
 /// The record manifest's files, by path in the output.
-pub const MANIFEST_FILES: [&str; 2] = ["records.json", "records.jsonl"];
+pub const MANIFEST_FILES: [&str; 1] = ["records.json"];
 
-/// The record manifest (`records.json`, `records.jsonl`). It needs the site alone, so a
-/// full build writes it while the pages render.
-/// Both files are written side by side as each record is made (`emit` gives a writer
-/// each): on a large site each is hundreds of megabytes.
+/// Runs whose lines of the manifest are made at once (in parallel): memory holds these
+/// runs' lines, never the whole manifest (a large site's is hundreds of megabytes), but
+/// for the parts a dev server keeps.
+const RUNS_PER_BATCH: usize = 16;
+
+/// The record manifest (`records.json`). It needs the site alone, so a full build writes
+/// it while the pages render. It is made of each run's lines ([`manifest::run_lines`],
+/// made in parallel a few runs at a time, written and dropped); with `kept` (the parts of
+/// a previous build, by run, with the token each was made from: the dev server keeps them),
+/// only the parts of the runs that changed are made.
 pub fn publish_manifest<E>(
     site: &Site,
     base_url: &BaseUrl,
     verification: Option<&crate::model::Verification>,
+    kept: Option<(&std::sync::Mutex<ManifestParts>, &RunToken<'_>)>,
     emit: &StreamedEmit<'_, E>,
 ) -> Result<(), E> {
     let base = published_base(base_url);
-    emit(&MANIFEST_FILES.map(PathBuf::from), &|out| match out {
-        [json, lines] => crate::manifest::write_manifest(site, &base, verification, &mut **json, &mut **lines),
-        _ => unreachable!("two files asked for"),
+    let runs: Vec<(&System, &Run)> = site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| (s, &**r))).collect();
+    emit(&MANIFEST_FILES.map(PathBuf::from), &|out| {
+        let [json] = out else { unreachable!("one file asked for") };
+        let verified = verification.is_some();
+        match kept {
+            Some((kept, token)) => {
+                let mut kept = kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let parts = kept.update(&runs, token, verification, &base);
+                let mut lines = |section, put: &mut dyn FnMut(&[u8]) -> std::io::Result<()>| {
+                    parts.iter().try_for_each(|part| put(part.lines(section)))
+                };
+                manifest::write_manifest(site, &base, verified, &mut lines, &mut **json)
+            }
+            None => {
+                let mut lines = |section, put: &mut dyn FnMut(&[u8]) -> std::io::Result<()>| {
+                    runs.chunks(RUNS_PER_BATCH).try_for_each(|batch| {
+                        let made: Vec<Vec<u8>> = batch
+                            .par_iter()
+                            .map(|(system, run)| manifest::run_lines(system, run, &base, verification, section))
+                            .collect();
+                        made.iter().try_for_each(|lines| put(lines))
+                    })
+                };
+                manifest::write_manifest(site, &base, verified, &mut lines, &mut **json)
+            }
+        }
     })
+}
+
+/// A run's token: the same only while what its part is made from is (see
+/// `index::Tokens::run_token`).
+pub type RunToken<'a> = dyn Fn(&System, &Run) -> Option<u128> + Sync + 'a;
+
+/// A run's part, with its key and the token and verification digest it was made from.
+type KeyedPart = (String, Option<(u128, u128)>, Arc<manifest::RunPart>);
+
+/// The manifest parts a build leaves for the next (the dev server's rebuilds): each run's,
+/// by `system/run`, with the token it was made from and a digest of what verification
+/// found in it.
+#[derive(Debug, Default)]
+pub struct ManifestParts {
+    runs: HashMap<String, (u128, u128, Arc<manifest::RunPart>)>,
+}
+
+impl ManifestParts {
+    /// Each run's part, in order: kept when its token and verification are the same,
+    /// else made (in parallel). Parts of runs no longer in the site go.
+    fn update(
+        &mut self,
+        runs: &[(&System, &Run)],
+        token: &RunToken<'_>,
+        verification: Option<&crate::model::Verification>,
+        base: &str,
+    ) -> Vec<Arc<manifest::RunPart>> {
+        let found = |system: &System, run: &Run| -> u128 {
+            let key = (system.slug.clone(), run.slug.clone());
+            let found = verification.and_then(|v| v.runs.get(&key)).map(|r| format!("{r:?}")).unwrap_or_default();
+            xxhash_rust::xxh3::xxh3_128(found.as_bytes())
+        };
+        let parts: Vec<KeyedPart> = runs
+            .par_iter()
+            .map(|&(system, run)| {
+                let key = format!("{}/{}", system.slug, run.slug);
+                let made_from = token(system, run).map(|t| (t, found(system, run)));
+                let part = match (made_from, self.runs.get(&key)) {
+                    (Some(from), Some((t, f, part))) if (*t, *f) == from => Arc::clone(part),
+                    _ => Arc::new(manifest::RunPart::of(system, run, base, verification)),
+                };
+                (key, made_from, part)
+            })
+            .collect();
+        self.runs = parts
+            .iter()
+            .filter_map(|(key, from, part)| from.map(|(t, f)| (key.clone(), (t, f, Arc::clone(part)))))
+            .collect();
+        parts.into_iter().map(|(_, _, part)| part).collect()
+    }
+
+    /// The same parts, each run's token given anew by `token` (`system`, `run`): see
+    /// `index::BrowserIndex::retoken`.
+    pub fn retoken(&mut self, token: &dyn Fn(&str, &str) -> Option<u128>) {
+        self.runs.retain(|key, (t, _, _)| {
+            let new = key.split_once('/').and_then(|(system, run)| token(system, run));
+            *t = new.unwrap_or_default();
+            new.is_some()
+        });
+    }
 }
 
 /// Writes files side by side, one writer each.
@@ -261,4 +353,51 @@ pub fn check_anchors(
         );
     }
     diagnostics
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `records.json` of `site` as a build writes it, with `kept` parts and their tokens.
+    fn written(site: &Site, kept: Option<(&std::sync::Mutex<ManifestParts>, &RunToken<'_>)>) -> Vec<u8> {
+        let out = std::sync::Mutex::new(Vec::new());
+        let emit = |_: &[PathBuf], write: &StreamedWrite<'_>| -> std::io::Result<()> {
+            let mut bytes = Vec::new();
+            write(&mut [&mut bytes])?;
+            *out.lock().unwrap() = bytes;
+            Ok(())
+        };
+        publish_manifest(site, &BaseUrl::new("/"), None, kept, &emit).unwrap();
+        out.into_inner().unwrap()
+    }
+
+    #[test]
+    fn kept_manifest_parts_give_the_manifest_made_from_nothing_and_only_changed_runs_are_made_again() {
+        let mut site = crate::testing::site_of(&["alpha", "beta"], &["r1", "r2"]);
+        let cold = written(&site, None);
+        let kept = std::sync::Mutex::new(ManifestParts::default());
+        let tokens = std::sync::Mutex::new(HashMap::<String, u128>::new());
+        let token = |system: &System, run: &Run| {
+            tokens.lock().unwrap().get(&format!("{}/{}", system.slug, run.slug)).copied().or(Some(1))
+        };
+        assert_eq!(written(&site, Some((&kept, &token))), cold);
+        let before: Vec<Arc<manifest::RunPart>> =
+            kept.lock().unwrap().runs.values().map(|p| Arc::clone(&p.2)).collect();
+
+        // beta/r2 changes: its part is made again, the others are the same objects.
+        let (mut edited, _) = crate::testing::run_of(
+            "revision: abc\n",
+            &[("memory", "# Report\n\n## OBJ-01 Object, renamed\n\nIt keeps turns.\n\n## OBJ-02 New\n\nMore.\n")],
+        );
+        edited.slug = crate::model::Slug::parse("r2").unwrap();
+        site.systems[1].runs[1] = Arc::new(edited);
+        tokens.lock().unwrap().insert("beta/r2".into(), 2);
+        let now = written(&site, Some((&kept, &token)));
+        assert_eq!(now, written(&site, None), "the manifest a build from nothing writes");
+        assert_ne!(now, cold);
+        let kept = kept.lock().unwrap();
+        let same = kept.runs.values().filter(|p| before.iter().any(|b| Arc::ptr_eq(b, &p.2))).count();
+        assert_eq!((kept.runs.len(), same), (4, 3), "three parts kept, one made");
+    }
 }

@@ -197,7 +197,7 @@ fn files_are_served_with_their_types_folders_give_index_html_and_misses_the_404_
     let server = Server::start_with(
         |root| {
             std::fs::create_dir_all(root.join("static/extra")).unwrap();
-            for name in ["module.wasm", "font.woff2", "picture.png", "data.unknownkind"] {
+            for name in ["module.wasm", "font.woff2", "picture.png", "data.unknownkind", "lines.jsonl"] {
                 std::fs::write(root.join("static/extra").join(name), name.as_bytes()).unwrap();
             }
         },
@@ -241,6 +241,8 @@ fn files_are_served_with_their_types_folders_give_index_html_and_misses_the_404_
         ("woff2", "font/woff2"),
         ("png", "image/png"),
         ("jsonl", "application/jsonl"),
+        // The search page's index files, which the page inflates itself.
+        ("gz", "application/gzip"),
         ("unknownkind", "application/octet-stream"),
     ];
     for (extension, content_type) in expected {

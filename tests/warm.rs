@@ -165,9 +165,9 @@ fn a_file_changed_in_the_output_by_hand_is_made_again() {
     std::fs::remove_file(&page).unwrap();
     std::fs::write(&page, text.replacen("<title>", "<title>X", 1).replacen("</title>", "/title>", 1)).unwrap();
     // The manifest changed: made again, though no content did.
-    let manifest = out.join("records.jsonl");
+    let manifest = out.join("records.json");
     let lines = std::fs::read_to_string(&manifest).unwrap();
-    std::fs::write(&manifest, lines.replacen('{', "[", 1)).unwrap();
+    std::fs::write(&manifest, lines.replacen("\"records\"", "\"recorde\"", 1)).unwrap();
     let home = out.join("index.html");
     let home_text = std::fs::read_to_string(&home).unwrap();
     std::fs::write(&home, home_text.replacen("<title>", "<title>Y", 1).replacen("</title>", "/title>", 1)).unwrap();

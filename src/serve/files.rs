@@ -81,6 +81,7 @@ pub fn content_type(path: &Path) -> &'static str {
         Some("js" | "mjs") => "text/javascript; charset=utf-8",
         Some("json" | "map") => "application/json",
         Some("jsonl") => "application/jsonl",
+        Some("gz") => "application/gzip",
         Some("wasm") => "application/wasm",
         Some("svg") => "image/svg+xml",
         Some("xml") => "application/xml",
