@@ -99,6 +99,10 @@ struct State {
     /// The search indexes' parts (tantivy segments by group of runs), keyed by the
     /// digests of their runs' scopes.
     index_parts: crate::index::IndexParts,
+    /// A hash of the browser index kept beside the state (`<output>.browser`), which the
+    /// file must have to be taken; 0 for none.
+    #[serde(with = "hex_hash")]
+    browser: FileHash,
 }
 
 /// The warm cache of one build: the previous build's state, and this build's inputs as
@@ -124,6 +128,8 @@ pub struct Warm {
     search_index: bool,
     /// The search indexes' parts this build made (the previous build's when it made none).
     index_parts: Option<crate::index::IndexParts>,
+    /// The browser index the previous build left, read when a build first asks for it.
+    browser: OnceLock<Mutex<crate::index::BrowserIndex>>,
 }
 
 impl Warm {
@@ -150,7 +156,35 @@ impl Warm {
             answers: Mutex::default(),
             search_index,
             index_parts: None,
+            browser: OnceLock::new(),
         }
+    }
+
+    /// Where the browser index is kept: beside the state file.
+    fn browser_file(&self) -> PathBuf {
+        self.state_file.with_extension("browser")
+    }
+
+    /// The browser index the previous build left (empty when there is none, or when it
+    /// is not the one the state names, or a file it wrote is no longer in the output).
+    pub(crate) fn browser_index(&self) -> &Mutex<crate::index::BrowserIndex> {
+        self.browser.get_or_init(|| {
+            let kept = (self.previous.browser != 0)
+                .then(|| std::fs::read(self.browser_file()).ok())
+                .flatten()
+                .filter(|bytes| crate::rebuild::hash(bytes) == self.previous.browser)
+                .and_then(|bytes| crate::index::BrowserIndex::load(&mut bytes.as_slice()))
+                .filter(|index| index.files().par_iter().all(|path| self.reusable(path, None).is_some()));
+            Mutex::new(kept.unwrap_or_default())
+        })
+    }
+
+    /// Takes the browser index out (the dev server keeps it after its first build).
+    pub(crate) fn take_browser_index(&mut self) -> crate::index::BrowserIndex {
+        self.browser
+            .take()
+            .map(|m| m.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
+            .unwrap_or_default()
     }
 
     /// The search indexes' parts the previous build made.
@@ -346,7 +380,12 @@ impl Warm {
         let site = self.site_digest(site).unwrap_or_default();
         // A build that linked its indexes whole made no parts: the previous ones hold.
         let index_parts = self.index_parts.clone().unwrap_or_else(|| self.previous.index_parts.clone());
-        let state = State { format: FORMAT, output: self.output.clone(), scopes, files, site, index_parts };
+        let browser = match (&self.index_parts, self.browser.get()) {
+            (Some(_), Some(index)) => self.write_browser(index).unwrap_or(0),
+            (Some(_), None) => 0,
+            (None, _) => self.previous.browser,
+        };
+        let state = State { format: FORMAT, output: self.output.clone(), scopes, files, site, index_parts, browser };
         self.write(&state).err().map(|e| {
             Diagnostic::warning(
                 Code::CacheNotWritten,
@@ -355,6 +394,17 @@ impl Warm {
             )
             .with_help("the site was built whole; the next build starts cold. Check that the cache folder (--cache) can be written, or pass --no-cache")
         })
+    }
+
+    /// Keeps the browser index beside the state; gives the hash the state names it by.
+    fn write_browser(&self, index: &Mutex<crate::index::BrowserIndex>) -> std::io::Result<FileHash> {
+        let mut bytes = Vec::new();
+        index.lock().unwrap_or_else(std::sync::PoisonError::into_inner).save(&mut bytes)?;
+        std::fs::create_dir_all(&self.dir)?;
+        let mut temporary = tempfile::NamedTempFile::new_in(&self.dir)?;
+        std::io::Write::write_all(temporary.as_file_mut(), &bytes)?;
+        temporary.persist(self.browser_file()).map_err(|e| e.error)?;
+        Ok(crate::rebuild::hash(&bytes))
     }
 
     fn write(&self, state: &State) -> std::io::Result<()> {

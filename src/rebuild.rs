@@ -183,14 +183,6 @@ impl Memory {
         &self.browser
     }
 
-    /// The browser index, its runs' tokens given anew as this memory tells them (after a
-    /// first build made with the build cache's tokens).
-    pub(crate) fn retokened_browser(&self) -> crate::index::BrowserIndex {
-        let mut browser = std::mem::take(&mut *self.browser.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
-        browser.retoken(&|system, run| self.run_token(system, run));
-        browser
-    }
-
     pub(crate) fn set_browser_index(&mut self, browser: crate::index::BrowserIndex) {
         self.browser = std::sync::Mutex::new(browser);
     }

@@ -144,14 +144,33 @@ impl Vocabulary {
     }
 
     /// The text of term `n`.
-    #[cfg(test)]
-    pub(super) fn text(&self, n: u32) -> String {
+    pub(super) fn text_of(&self, n: u32) -> String {
         self.terms.lock().expect("no thread panicked holding the vocabulary").get(n).to_string()
     }
 
     /// Every term's text, while no term is being added.
     pub(super) fn texts(&mut self) -> &Terms {
         self.terms.get_mut().expect("no thread panicked holding the vocabulary")
+    }
+
+    /// Every term's text, by number (the build cache keeps them).
+    pub(super) fn all_texts(&mut self) -> Vec<String> {
+        let terms = self.texts();
+        (0..terms.spans.len() as u32).map(|n| terms.get(n).to_string()).collect()
+    }
+
+    /// The number of terms.
+    pub(super) fn len(&self) -> usize {
+        self.terms.lock().expect("no thread panicked holding the vocabulary").spans.len()
+    }
+
+    /// A vocabulary whose terms are `texts`, numbered in order.
+    pub(super) fn of_texts(texts: &[String]) -> Vocabulary {
+        let vocabulary = Vocabulary::default();
+        for text in texts {
+            vocabulary.number(FxBuildHasher.hash_one(text.as_str()), text);
+        }
+        vocabulary
     }
 }
 
@@ -537,8 +556,12 @@ mod tests {
     fn terms(d: &SearchDoc) -> Vec<(String, Occurrences)> {
         let vocabulary = Vocabulary::default();
         let (_, terms) = analyse(d, &vocabulary);
-        let mut terms: Vec<(String, Occurrences)> =
-            terms.expect("not a report").terms.into_iter().map(|t| (vocabulary.text(t.term), t.occurrences)).collect();
+        let mut terms: Vec<(String, Occurrences)> = terms
+            .expect("not a report")
+            .terms
+            .into_iter()
+            .map(|t| (vocabulary.text_of(t.term), t.occurrences))
+            .collect();
         terms.sort_by(|a, b| a.0.cmp(&b.0));
         terms
     }
@@ -685,7 +708,7 @@ mod tests {
         let (_, terms) = analyse(&d, &vocabulary);
         let terms = terms.unwrap().terms;
         assert_eq!(
-            (terms.len(), vocabulary.text(terms[0].term).as_str(), terms[0].occurrences.body),
+            (terms.len(), vocabulary.text_of(terms[0].term).as_str(), terms[0].occurrences.body),
             (1, "retained", 2)
         );
         ANALYSER.with_borrow(|analyser| assert!(analyser.slots.len() < 10, "{}", analyser.slots.len()));
@@ -701,7 +724,7 @@ mod tests {
         let second = Vocabulary::default();
         let (_, in_second) = analyse(&d, &second);
         let texts = |terms: Option<BrowserTerms>, vocabulary: &Vocabulary| {
-            let mut texts: Vec<String> = terms.unwrap().terms.iter().map(|t| vocabulary.text(t.term)).collect();
+            let mut texts: Vec<String> = terms.unwrap().terms.iter().map(|t| vocabulary.text_of(t.term)).collect();
             texts.sort();
             texts
         };

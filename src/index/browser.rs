@@ -48,7 +48,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::analysis::{BrowserTerms, Occurrences, Vocabulary, STOP_WORDS};
 use super::{DocType, SearchDoc};
@@ -96,6 +96,102 @@ pub struct BrowserIndex {
     written: Option<Written>,
 }
 
+/// The browser index as the build cache keeps it: every field but the vocabulary's
+/// lookup table (made again from its terms) and what is pending between two `finish`es.
+#[derive(Serialize)]
+struct Saving<'a> {
+    terms: Vec<String>,
+    slots: &'a [Option<RunPart>],
+    by_key: &'a HashMap<String, usize>,
+    order: &'a [usize],
+    term_runs: &'a [smallvec::SmallVec<[u32; 4]>],
+    sorted: &'a [u32],
+    line_len: &'a [u32],
+    written: &'a Option<Written>,
+}
+
+/// [`Saving`], read back.
+#[derive(Deserialize)]
+struct Saved {
+    terms: Vec<String>,
+    slots: Vec<Option<RunPart>>,
+    by_key: HashMap<String, usize>,
+    order: Vec<usize>,
+    term_runs: Vec<smallvec::SmallVec<[u32; 4]>>,
+    sorted: Vec<u32>,
+    line_len: Vec<u32>,
+    written: Option<Written>,
+}
+
+impl BrowserIndex {
+    /// Writes the index (after a `finish`: nothing is pending) for a build in another
+    /// process to update: the build cache keeps it.
+    pub fn save(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        debug_assert!(self.dirty.is_empty() && self.new_terms.is_empty(), "saved after a finish");
+        let saving = Saving {
+            terms: self.vocabulary.all_texts(),
+            slots: &self.slots,
+            by_key: &self.by_key,
+            order: &self.order,
+            term_runs: &self.term_runs,
+            sorted: &self.sorted,
+            line_len: &self.line_len,
+            written: &self.written,
+        };
+        bincode::serialize_into(out, &saving).map_err(std::io::Error::other)
+    }
+
+    /// An index [`BrowserIndex::save`] wrote, or `None` when `input` does not hold one.
+    pub fn load(input: &mut dyn std::io::Read) -> Option<BrowserIndex> {
+        let saved: Saved = bincode::deserialize_from(input).ok()?;
+        let index = BrowserIndex {
+            vocabulary: Vocabulary::of_texts(&saved.terms),
+            slots: saved.slots,
+            by_key: saved.by_key,
+            order: saved.order,
+            term_runs: saved.term_runs,
+            sorted: saved.sorted,
+            line_len: saved.line_len,
+            written: saved.written,
+            ..BrowserIndex::default()
+        };
+        index.is_whole().then_some(index)
+    }
+
+    /// Whether every slot, key and term the index names is there (a file another version
+    /// of casebook wrote, or a damaged one, is not taken).
+    fn is_whole(&self) -> bool {
+        let slot_ok = |slot: usize| self.slots.get(slot).is_some_and(Option::is_some);
+        let terms = self.vocabulary_len();
+        self.order.iter().all(|&s| slot_ok(s))
+            && self.by_key.values().all(|&s| slot_ok(s))
+            && self.sorted.iter().all(|&t| (t as usize) < terms && (t as usize) < self.line_len.len())
+            && self.term_runs.len() <= terms
+            && self.term_runs.iter().flatten().all(|&s| slot_ok(s as usize))
+            && self.written.as_ref().is_none_or(|w| w.chunks.iter().all(|&(t, _)| (t as usize) < terms))
+    }
+
+    fn vocabulary_len(&self) -> usize {
+        self.vocabulary.len()
+    }
+
+    /// Every file the index wrote and takes as written when it is updated: its term chunks
+    /// and its runs' document files (not `meta.json` and the facets, written every time).
+    pub fn files(&self) -> Vec<PathBuf> {
+        let chunks: Vec<u32> =
+            self.written.as_ref().map(|w| w.chunks.iter().map(|&(t, _)| t).collect()).unwrap_or_default();
+        let mut files: Vec<PathBuf> = chunks
+            .iter()
+            .map(|&t| {
+                let text = self.vocabulary.text_of(t);
+                PathBuf::from(BROWSER_DIR).join(format!("t/{}.txt.gz", hex::encode(text)))
+            })
+            .collect();
+        files.extend(self.slots.iter().flatten().flat_map(|part| part.files.iter().cloned()));
+        files
+    }
+}
+
 impl std::fmt::Debug for BrowserIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BrowserIndex").field("runs", &self.order.len()).field("terms", &self.sorted.len()).finish()
@@ -103,6 +199,7 @@ impl std::fmt::Debug for BrowserIndex {
 }
 
 /// What a `finish` wrote, which the next one compares with.
+#[derive(Serialize, Deserialize)]
 struct Written {
     chunks: Vec<(u32, u32)>,
     average: f64,
@@ -110,6 +207,7 @@ struct Written {
 }
 
 /// A run's documents, as the index holds them.
+#[derive(Serialize, Deserialize)]
 struct RunPart {
     /// `system/run`: the folder of its document files.
     key: String,
@@ -143,8 +241,9 @@ impl RunPart {
 }
 
 /// A document's facet values: its system, its kind (records), its statuses.
+#[derive(Serialize, Deserialize)]
 struct DocFacets {
-    system: Arc<str>,
+    system: Box<str>,
     kind: Option<Box<str>>,
     statuses: Box<[Box<str>]>,
 }
@@ -683,7 +782,7 @@ const NO_SYSTEM: u32 = u32::MAX;
 impl DocFacets {
     fn of(d: &SearchDoc) -> Self {
         DocFacets {
-            system: Arc::from(d.system_name.as_str()),
+            system: Box::from(d.system_name.as_str()),
             kind: d.kind.as_deref().map(Box::from),
             statuses: d.statuses.iter().map(|s| Box::from(s.as_str())).collect(),
         }
@@ -826,7 +925,7 @@ mod tests {
     /// (document number, occurrences).
     fn part(key: &str, docs: usize, length: u32, postings: &[(u32, Occurrences)]) -> RunPart {
         let facets =
-            (0..docs).map(|_| DocFacets { system: Arc::from("Lab"), kind: None, statuses: Box::new([]) }).collect();
+            (0..docs).map(|_| DocFacets { system: Box::from("Lab"), kind: None, statuses: Box::new([]) }).collect();
         RunPart {
             key: key.into(),
             token: Some(1),
@@ -858,6 +957,42 @@ mod tests {
         assert_eq!(line, format!("term\t{}0{}5{}u\n", letter(none), letter(all), letter(once)));
         assert_eq!(letter(none), 'A');
         assert_eq!(line.chars().nth(7), Some('Y'), "every place, and the text 15 times (counted at most): {line}");
+    }
+
+    /// The files `finish` hands out, by path.
+    fn finished(index: &mut BrowserIndex) -> (BTreeMap<PathBuf, Vec<u8>>, Vec<PathBuf>) {
+        let files = std::sync::Mutex::new(BTreeMap::new());
+        let emit = |file: OutputFile| -> Result<(), ()> {
+            files.lock().unwrap().insert(file.path, file.bytes);
+            Ok(())
+        };
+        let kept = index.finish(&emit).unwrap();
+        (files.into_inner().unwrap(), kept)
+    }
+
+    #[test]
+    fn an_index_saved_and_read_back_keeps_its_files_and_damage_is_refused() {
+        let mut index = BrowserIndex::default();
+        let once = Occurrences { body: 1, ..Occurrences::default() };
+        index.put(part("lab/a", 3, 10, &[(0, once), (2, once)]));
+        index.put(part("lab/b", 2, 10, &[(1, once)]));
+        // The parts' term 0 must have a text.
+        index.vocabulary = Vocabulary::of_texts(&["turns".to_string()]);
+        index.arrange(&["lab/a".to_string(), "lab/b".to_string()]);
+        let (first, kept) = finished(&mut index);
+        assert!(kept.is_empty() && first.keys().any(|p| p.ends_with("t/7475726e73.txt.gz")), "{first:?}");
+        let mut saved = Vec::new();
+        index.save(&mut saved).unwrap();
+        let mut again = BrowserIndex::load(&mut saved.as_slice()).expect("read back");
+        assert_eq!(again.files(), index.files());
+        let (second, kept) = finished(&mut again);
+        assert_eq!(kept, [PathBuf::from(BROWSER_DIR).join("t/7475726e73.txt.gz")], "the chunk is kept as written");
+        assert_eq!(
+            second.get(&PathBuf::from(BROWSER_DIR).join("meta.json")),
+            first.get(&PathBuf::from(BROWSER_DIR).join("meta.json"))
+        );
+        assert!(BrowserIndex::load(&mut &saved[..saved.len() / 2]).is_none(), "a cut file");
+        assert!(BrowserIndex::load(&mut &b"not an index"[..]).is_none());
     }
 
     #[test]

@@ -238,6 +238,9 @@ impl Reuse for Warm {
     fn holds(&self, path: &Path) -> bool {
         self.reusable(path, None).is_some()
     }
+    fn browser(&self) -> Option<&std::sync::Mutex<crate::index::BrowserIndex>> {
+        Some(self.browser_index())
+    }
     fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic> {
         if let Some(parts) = finished.index_parts {
             self.set_index_parts(parts);
@@ -304,22 +307,27 @@ impl Reuse for Primed<'_> {
         Reuse::holds(&self.warm, path)
     }
     fn browser(&self) -> Option<&std::sync::Mutex<crate::index::BrowserIndex>> {
-        Some(self.memory.browser_index())
+        Some(self.warm.browser_index())
     }
     fn manifest_parts(&self) -> Option<&std::sync::Mutex<crate::publish::ManifestParts>> {
         Some(self.memory.manifest_parts())
     }
     fn finished(&mut self, mut finished: Finished, site: &Site) -> Option<Diagnostic> {
+        let made_indexes = finished.index_parts.is_some();
         if let Some(parts) = finished.index_parts.take() {
             // The memory's rebuilds tell runs by their versions, not by the cache's digests.
             let memory = &*self.memory;
             finished.index_parts = Some(parts.rekeyed(&|system, run| memory.run_token(system, run)));
-            let browser = memory.retokened_browser();
-            self.memory.set_browser_index(browser);
             self.memory.retoken_manifest_parts();
             self.warm.set_index_parts(parts);
         }
         let warning = self.warm.save(site, &finished.written);
+        if made_indexes {
+            // The browser index the cache kept, updated: the memory's, told by versions.
+            let mut browser = self.warm.take_browser_index();
+            browser.retoken(&|system, run| self.memory.run_token(system, run));
+            self.memory.set_browser_index(browser);
+        }
         Reuse::finished(self.memory, finished, site);
         warning
     }
