@@ -16,7 +16,8 @@
 //!   modification time and inode are as the cache recorded them. A file edited by hand in
 //!   the output, or an output another build replaced, is made again.
 //!
-//! The state is one JSON file per output folder. A missing, unreadable or foreign state
+//! The state is one file per output folder (bincode: a large site's state is tens of
+//! megabytes, read and written by every build). A missing, unreadable or foreign state
 //! makes a cold build, never an error; a state that cannot be written is a warning.
 
 use std::collections::{BTreeMap, HashMap};
@@ -32,7 +33,7 @@ use crate::rebuild::FileHash;
 use crate::render::Scope;
 
 /// The state file's format: a state of another format is not read.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 /// The folder a build's cache goes in when the command line names none: beside the
 /// output, hidden, and ignored by git (it holds a `.gitignore` of `*`).
@@ -65,8 +66,6 @@ impl Stat {
 /// A generated file of the output, as the last build left it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 struct FileEntry {
-    /// As a hex string: JSON numbers do not reach 128 bits everywhere.
-    #[serde(with = "hex_hash")]
     hash: FileHash,
     stat: Stat,
 }
@@ -75,7 +74,6 @@ struct FileEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct ScopeEntry {
     /// The digest of everything its pages are made from.
-    #[serde(with = "hex_hash")]
     inputs: FileHash,
     /// Its pages' output paths.
     pages: Vec<PathBuf>,
@@ -94,15 +92,15 @@ struct State {
     files: HashMap<PathBuf, FileEntry>,
     /// The digest of every scope's inputs and whether the search indexes were made: the
     /// search indexes and the manifest are made from those alone.
-    #[serde(with = "hex_hash")]
     site: FileHash,
     /// The search indexes' parts (tantivy segments by group of runs), keyed by the
     /// digests of their runs' scopes.
     index_parts: crate::index::IndexParts,
     /// A hash of the browser index kept beside the state (`<output>.browser`), which the
     /// file must have to be taken; 0 for none.
-    #[serde(with = "hex_hash")]
     browser: FileHash,
+    /// Where the output's `records.json` holds each run's lines.
+    manifest: crate::publish::ManifestParts,
 }
 
 /// The warm cache of one build: the previous build's state, and this build's inputs as
@@ -130,6 +128,9 @@ pub struct Warm {
     index_parts: Option<crate::index::IndexParts>,
     /// The browser index the previous build left, read when a build first asks for it.
     browser: OnceLock<Mutex<crate::index::BrowserIndex>>,
+    /// Where the output's `records.json` holds each run's lines (the previous build's,
+    /// then this build's).
+    manifest: Mutex<crate::publish::ManifestParts>,
 }
 
 impl Warm {
@@ -138,17 +139,16 @@ impl Warm {
     pub fn open(dir: &Path, output: &Path, search_index: bool) -> Warm {
         let output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
         let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "public".into());
-        let state_file = dir.join(format!("{name}.json"));
+        let state_file = dir.join(format!("{name}.state"));
         let previous = std::fs::read(&state_file)
             .ok()
-            .and_then(|bytes| serde_json::from_slice::<State>(&bytes).ok())
+            .and_then(|bytes| bincode::deserialize::<State>(&bytes).ok())
             .filter(|state| state.format == FORMAT && state.output == output)
             .unwrap_or_default();
         Warm {
             state_file,
             dir: dir.to_path_buf(),
             output,
-            previous,
             global: 0,
             systems: HashMap::new(),
             runs: Mutex::default(),
@@ -157,7 +157,14 @@ impl Warm {
             search_index,
             index_parts: None,
             browser: OnceLock::new(),
+            manifest: Mutex::new(previous.manifest.clone()),
+            previous,
         }
+    }
+
+    /// Where the output's `records.json` holds each run's lines.
+    pub(crate) fn manifest_parts(&self) -> &Mutex<crate::publish::ManifestParts> {
+        &self.manifest
     }
 
     /// Where the browser index is kept: beside the state file.
@@ -364,10 +371,17 @@ impl Warm {
     /// by hash) and each scope's inputs and pages, for the next build. A warning when the
     /// cache cannot be written: the site is whole, the next build is cold.
     pub(crate) fn save(&self, site: &Site, written: &HashMap<PathBuf, FileHash>) -> Option<Diagnostic> {
+        // A file with the bytes of the previous build's is, almost always, its hard link:
+        // the same inode, size and time, not asked again. (When it is not, the next build
+        // finds the stat changed and compares the bytes.)
         let files: HashMap<PathBuf, FileEntry> = written
             .par_iter()
             .filter_map(|(path, hash)| {
-                Stat::of(&self.output.join(path)).map(|stat| (path.clone(), FileEntry { hash: *hash, stat }))
+                let stat = match self.previous.files.get(path) {
+                    Some(previous) if previous.hash == *hash => previous.stat,
+                    _ => Stat::of(&self.output.join(path))?,
+                };
+                Some((path.clone(), FileEntry { hash: *hash, stat }))
             })
             .collect();
         let scopes = crate::render::scopes(site)
@@ -385,7 +399,9 @@ impl Warm {
             (Some(_), None) => 0,
             (None, _) => self.previous.browser,
         };
-        let state = State { format: FORMAT, output: self.output.clone(), scopes, files, site, index_parts, browser };
+        let manifest = self.manifest.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        let state =
+            State { format: FORMAT, output: self.output.clone(), scopes, files, site, index_parts, browser, manifest };
         self.write(&state).err().map(|e| {
             Diagnostic::warning(
                 Code::CacheNotWritten,
@@ -409,12 +425,15 @@ impl Warm {
 
     fn write(&self, state: &State) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
+        // The state of casebook before December 2026, as JSON: not read any more.
+        let _ = std::fs::remove_file(self.state_file.with_extension("json"));
         let ignore = self.dir.join(".gitignore");
         if !ignore.is_file() {
             std::fs::write(&ignore, "# casebook's build cache: made again by any build.\n*\n")?;
         }
         let mut temporary = tempfile::NamedTempFile::new_in(&self.dir)?;
-        serde_json::to_writer(std::io::BufWriter::new(temporary.as_file_mut()), state)?;
+        bincode::serialize_into(std::io::BufWriter::new(temporary.as_file_mut()), state)
+            .map_err(std::io::Error::other)?;
         temporary.persist(&self.state_file).map_err(|e| e.error)?;
         Ok(())
     }
@@ -438,20 +457,6 @@ fn binary_digest() -> FileHash {
         hasher.update(&bytes);
         hasher.digest128()
     })
-}
-
-/// A 128-bit hash as 32 hex digits.
-mod hex_hash {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(hash: &u128, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&format!("{hash:032x}"))
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u128, D::Error> {
-        let text = <std::borrow::Cow<'_, str>>::deserialize(deserializer)?;
-        u128::from_str_radix(&text, 16).map_err(serde::de::Error::custom)
-    }
 }
 
 #[cfg(test)]
@@ -498,7 +503,7 @@ mod tests {
         let elsewhere = dir.path().join("other/public");
         assert_eq!(Warm::open(&dir.path().join("cache"), &elsewhere, true).hash_of(Path::new("a.html")), None);
         // A state that does not parse: a cold build.
-        std::fs::write(dir.path().join("cache/public.json"), "{").unwrap();
+        std::fs::write(dir.path().join("cache/public.state"), "{").unwrap();
         assert_eq!(Warm::open(&dir.path().join("cache"), &output, true).hash_of(Path::new("a.html")), None);
     }
 }

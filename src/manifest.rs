@@ -557,6 +557,8 @@ pub enum Section {
 
 /// A run's share of one array of `records.json`: its items serialised one per line, joined
 /// by `,\n` (for a site published at `base_url`, with what `verification` found in it).
+/// Each run's lines are made apart from the others', so a build makes them in parallel,
+/// and a later build copies the lines of the runs that did not change.
 pub fn run_lines(
     system: &System,
     run: &Run,
@@ -588,42 +590,28 @@ pub fn run_lines(
     lines
 }
 
-/// A run's share of every array of `records.json` ([`run_lines`]), kept by the dev server
-/// while the run is unchanged.
-#[derive(Debug, Default)]
-pub struct RunPart {
-    /// By [`Section`], in order.
-    sections: [Vec<u8>; 3],
-}
-
-impl RunPart {
-    /// The part of `run` (see [`run_lines`]).
-    pub fn of(system: &System, run: &Run, base_url: &str, verification: Option<&crate::model::Verification>) -> Self {
-        let lines = |section| run_lines(system, run, base_url, verification, section);
-        RunPart { sections: [lines(Section::Records), lines(Section::Findings), lines(Section::Evidence)] }
-    }
-
-    /// Its lines of `section`.
-    pub fn lines(&self, section: Section) -> &[u8] {
-        &self.sections[section as usize]
-    }
-}
-
-/// Where `records.json` takes each run's lines of a section from: for each section, the
-/// runs' lines in site order, handed to `put`.
+/// Where `records.json` takes each run's lines of a section from: for each section, every
+/// run's lines in site order, each handed to `put` once (empty when it has none).
 pub type Lines<'a> = dyn FnMut(Section, &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> + 'a;
+
+/// Where each array's lines of a run are in a written `records.json`: an offset and a
+/// length per [`Section`] (so that a later build can copy the lines of the runs that did
+/// not change).
+pub type Spans = [(u64, u64); 3];
 
 /// Writes `records.json` of `site`, built for `base_url`, from its runs' lines (`lines`):
 /// the JSON of [`manifest`] with each record, finding and evidence entry (`verified`
 /// builds only) on a line of its own (compact, so the manifest costs little more than its
-/// data, and line tools and diffs still see one item per line).
+/// data, and line tools and diffs still see one item per line). Gives each run's
+/// [`Spans`], in order.
 pub fn write_manifest(
     site: &Site,
     base_url: &str,
     verified: bool,
     lines: &mut Lines<'_>,
     json: &mut dyn Write,
-) -> std::io::Result<()> {
+) -> std::io::Result<Vec<Spans>> {
+    let mut json = Counted { inner: json, written: 0 };
     let quoted = |text: &str| serde_json::to_string(text).expect("a string serialises");
     write!(
         json,
@@ -632,30 +620,60 @@ pub fn write_manifest(
         quoted(&site.title),
         quoted(base_url)
     )?;
-    array(json, Section::Records, lines)?;
+    let mut spans: Vec<Spans> = Vec::new();
+    array(&mut json, Section::Records, lines, &mut spans)?;
     write!(json, ",\"findings_schema\":{},\"findings\":[", quoted(FINDINGS_SCHEMA))?;
-    array(json, Section::Findings, lines)?;
+    array(&mut json, Section::Findings, lines, &mut spans)?;
     if verified {
         write!(json, ",\"evidence_schema\":{},\"evidence\":[", quoted(EVIDENCE_SCHEMA))?;
-        array(json, Section::Evidence, lines)?;
+        array(&mut json, Section::Evidence, lines, &mut spans)?;
     }
-    json.write_all(b"}\n")
+    json.write_all(b"}\n")?;
+    Ok(spans)
 }
 
 /// The items of an array (the caller opened it with `[`), from each run's lines, each
-/// item on a line of its own; then `]`.
-fn array(json: &mut dyn Write, section: Section, lines: &mut Lines<'_>) -> std::io::Result<()> {
+/// item on a line of its own; then `]`. Notes where each run's lines are.
+fn array(
+    json: &mut Counted<'_>,
+    section: Section,
+    lines: &mut Lines<'_>,
+    spans: &mut Vec<Spans>,
+) -> std::io::Result<()> {
     let mut written = false;
+    let mut run = 0;
     lines(section, &mut |run_lines| {
-        if run_lines.is_empty() {
-            return Ok(());
+        if spans.len() <= run {
+            spans.push([(0, 0); 3]);
         }
-        json.write_all(if written { b",\n" } else { b"\n" })?;
-        json.write_all(run_lines)?;
-        written = true;
+        if !run_lines.is_empty() {
+            json.write_all(if written { b",\n" } else { b"\n" })?;
+            spans[run][section as usize] = (json.written, run_lines.len() as u64);
+            json.write_all(run_lines)?;
+            written = true;
+        }
+        run += 1;
         Ok(())
     })?;
     json.write_all(if written { b"\n]" } else { b"]" })
+}
+
+/// A writer that counts what it wrote.
+struct Counted<'a> {
+    inner: &'a mut dyn Write,
+    written: u64,
+}
+
+impl Write for Counted<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(bytes)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Adds `item`'s JSON to `out` as a line of its own (after `,\n` when `out` holds one).
@@ -722,7 +740,8 @@ mod tests {
             source_url: None,
         };
         let mut json = Vec::new();
-        write_manifest(&site, "/docs/", false, &mut |_, _| Ok(()), &mut json).unwrap();
+        let spans = write_manifest(&site, "/docs/", false, &mut |_, _| Ok(()), &mut json).unwrap();
+        assert!(spans.is_empty());
         let expected = serde_json::to_string(&manifest(&site, "/docs/")).unwrap() + "\n";
         assert_eq!(String::from_utf8(json).unwrap(), expected);
     }

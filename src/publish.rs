@@ -28,99 +28,135 @@ pub fn published_base(base_url: &BaseUrl) -> String {
 pub const MANIFEST_FILES: [&str; 1] = ["records.json"];
 
 /// Runs whose lines of the manifest are made at once (in parallel): memory holds these
-/// runs' lines, never the whole manifest (a large site's is hundreds of megabytes), but
-/// for the parts a dev server keeps.
+/// runs' lines, never the whole manifest (a large site's is hundreds of megabytes).
 const RUNS_PER_BATCH: usize = 16;
+
+/// What a build knows of the manifest the previous build wrote: where each run's lines are
+/// in it, and the file itself while it still holds them (the output's `records.json`).
+pub struct KeptManifest<'a> {
+    /// Where each run's lines are, with what they were made from.
+    pub parts: &'a std::sync::Mutex<ManifestParts>,
+    /// Each run's token now.
+    pub token: &'a RunToken<'a>,
+    /// The previous `records.json`, when the output still holds it as written.
+    pub previous: Option<PathBuf>,
+}
 
 /// The record manifest (`records.json`). It needs the site alone, so a full build writes
 /// it while the pages render. It is made of each run's lines ([`manifest::run_lines`],
-/// made in parallel a few runs at a time, written and dropped); with `kept` (the parts of
-/// a previous build, by run, with the token each was made from: the dev server keeps them),
-/// only the parts of the runs that changed are made.
+/// made in parallel a few runs at a time, written and dropped); with `kept` (where the
+/// previous build's file holds each run's lines, and what they were made from: the dev
+/// server and the build cache keep it), the lines of the runs that did not change are
+/// copied from the previous file, and only the others are made.
 pub fn publish_manifest<E>(
     site: &Site,
     base_url: &BaseUrl,
     verification: Option<&crate::model::Verification>,
-    kept: Option<(&std::sync::Mutex<ManifestParts>, &RunToken<'_>)>,
+    kept: Option<KeptManifest<'_>>,
     emit: &StreamedEmit<'_, E>,
 ) -> Result<(), E> {
     let base = published_base(base_url);
     let runs: Vec<(&System, &Run)> = site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| (s, &**r))).collect();
+    let mut parts = kept.as_ref().map(|k| k.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    let made_from: Vec<Option<(u128, u128)>> = match &kept {
+        Some(kept) => runs.par_iter().map(|&(system, run)| made_from(system, run, kept.token, verification)).collect(),
+        None => vec![None; runs.len()],
+    };
+    let previous = kept.as_ref().and_then(|k| k.previous.as_ref()).and_then(|p| std::fs::File::open(p).ok());
+    let copies: Vec<Option<manifest::Spans>> = match (&parts, &previous) {
+        (Some(parts), Some(file)) => parts.copies(&runs, &made_from, file),
+        _ => vec![None; runs.len()],
+    };
+    let spans = std::sync::Mutex::new(None);
     emit(&MANIFEST_FILES.map(PathBuf::from), &|out| {
         let [json] = out else { unreachable!("one file asked for") };
-        let verified = verification.is_some();
-        match kept {
-            Some((kept, token)) => {
-                let mut kept = kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                let parts = kept.update(&runs, token, verification, &base);
-                let mut lines = |section, put: &mut dyn FnMut(&[u8]) -> std::io::Result<()>| {
-                    parts.iter().try_for_each(|part| put(part.lines(section)))
-                };
-                manifest::write_manifest(site, &base, verified, &mut lines, &mut **json)
-            }
-            None => {
-                let mut lines = |section, put: &mut dyn FnMut(&[u8]) -> std::io::Result<()>| {
-                    runs.chunks(RUNS_PER_BATCH).try_for_each(|batch| {
-                        let made: Vec<Vec<u8>> = batch
-                            .par_iter()
-                            .map(|(system, run)| manifest::run_lines(system, run, &base, verification, section))
-                            .collect();
-                        made.iter().try_for_each(|lines| put(lines))
+        let mut lines = |section: manifest::Section, put: &mut dyn FnMut(&[u8]) -> std::io::Result<()>| {
+            let indices: Vec<usize> = (0..runs.len()).collect();
+            indices.chunks(RUNS_PER_BATCH).try_for_each(|batch| {
+                let made: Vec<std::io::Result<Vec<u8>>> = batch
+                    .par_iter()
+                    .map(|&i| match (copies[i], &previous) {
+                        (Some(spans), Some(file)) => copied(file, spans[section as usize]),
+                        _ => Ok(manifest::run_lines(runs[i].0, runs[i].1, &base, verification, section)),
                     })
-                };
-                manifest::write_manifest(site, &base, verified, &mut lines, &mut **json)
-            }
-        }
-    })
+                    .collect();
+                made.into_iter().try_for_each(|lines| put(&lines?))
+            })
+        };
+        let written = manifest::write_manifest(site, &base, verification.is_some(), &mut lines, &mut **json)?;
+        *spans.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(written);
+        Ok(())
+    })?;
+    if let (Some(parts), Some(spans)) = (parts.as_mut(), spans.into_inner().unwrap_or_else(|e| e.into_inner())) {
+        parts.note(&runs, &made_from, &spans);
+    }
+    Ok(())
 }
 
-/// A run's token: the same only while what its part is made from is (see
+/// What a run's lines are made from: its token and a digest of what verification found in
+/// it; `None` when its token is not known.
+fn made_from(
+    system: &System,
+    run: &Run,
+    token: &RunToken<'_>,
+    verification: Option<&crate::model::Verification>,
+) -> Option<(u128, u128)> {
+    let key = (system.slug.clone(), run.slug.clone());
+    let found = verification.and_then(|v| v.runs.get(&key)).map(|r| format!("{r:?}")).unwrap_or_default();
+    Some((token(system, run)?, xxhash_rust::xxh3::xxh3_128(found.as_bytes())))
+}
+
+/// The bytes at `span` (offset, length) of `file`.
+fn copied(file: &std::fs::File, (offset, length): (u64, u64)) -> std::io::Result<Vec<u8>> {
+    let mut bytes = vec![0; usize::try_from(length).map_err(std::io::Error::other)?];
+    std::os::unix::fs::FileExt::read_exact_at(file, &mut bytes, offset)?;
+    Ok(bytes)
+}
+
+/// A run's token: the same only while what its lines are made from is (see
 /// `index::Tokens::run_token`).
 pub type RunToken<'a> = dyn Fn(&System, &Run) -> Option<u128> + Sync + 'a;
 
-/// A run's part, with its key and the token and verification digest it was made from.
-type KeyedPart = (String, Option<(u128, u128)>, Arc<manifest::RunPart>);
-
-/// The manifest parts a build leaves for the next (the dev server's rebuilds): each run's,
-/// by `system/run`, with the token it was made from and a digest of what verification
-/// found in it.
-#[derive(Debug, Default)]
+/// Where the previous build's `records.json` holds each run's lines (by `system/run`),
+/// with the token and the verification digest they were made from.
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ManifestParts {
-    runs: HashMap<String, (u128, u128, Arc<manifest::RunPart>)>,
+    runs: HashMap<String, (u128, u128, manifest::Spans)>,
 }
 
 impl ManifestParts {
-    /// Each run's part, in order: kept when its token and verification are the same,
-    /// else made (in parallel). Parts of runs no longer in the site go.
-    fn update(
-        &mut self,
+    /// For each run, where `file` (the previous `records.json`) holds its lines as this
+    /// build would make them: made from the same token and verification, and inside the
+    /// file.
+    fn copies(
+        &self,
         runs: &[(&System, &Run)],
-        token: &RunToken<'_>,
-        verification: Option<&crate::model::Verification>,
-        base: &str,
-    ) -> Vec<Arc<manifest::RunPart>> {
-        let found = |system: &System, run: &Run| -> u128 {
-            let key = (system.slug.clone(), run.slug.clone());
-            let found = verification.and_then(|v| v.runs.get(&key)).map(|r| format!("{r:?}")).unwrap_or_default();
-            xxhash_rust::xxh3::xxh3_128(found.as_bytes())
-        };
-        let parts: Vec<KeyedPart> = runs
-            .par_iter()
-            .map(|&(system, run)| {
-                let key = format!("{}/{}", system.slug, run.slug);
-                let made_from = token(system, run).map(|t| (t, found(system, run)));
-                let part = match (made_from, self.runs.get(&key)) {
-                    (Some(from), Some((t, f, part))) if (*t, *f) == from => Arc::clone(part),
-                    _ => Arc::new(manifest::RunPart::of(system, run, base, verification)),
-                };
-                (key, made_from, part)
+        made_from: &[Option<(u128, u128)>],
+        file: &std::fs::File,
+    ) -> Vec<Option<manifest::Spans>> {
+        let len = file.metadata().map_or(0, |m| m.len());
+        runs.iter()
+            .zip(made_from)
+            .map(|((system, run), from)| {
+                let (token, found, spans) = self.runs.get(&format!("{}/{}", system.slug, run.slug))?;
+                let inside = spans.iter().all(|&(offset, length)| offset.saturating_add(length) <= len);
+                (Some((*token, *found)) == *from && inside).then_some(*spans)
+            })
+            .collect()
+    }
+
+    /// The runs' lines as this build wrote them (runs whose token is not known are not
+    /// kept).
+    fn note(&mut self, runs: &[(&System, &Run)], made_from: &[Option<(u128, u128)>], spans: &[manifest::Spans]) {
+        self.runs = runs
+            .iter()
+            .zip(made_from)
+            .zip(spans)
+            .filter_map(|(((system, run), from), spans)| {
+                let (token, found) = (*from)?;
+                Some((format!("{}/{}", system.slug, run.slug), (token, found, *spans)))
             })
             .collect();
-        self.runs = parts
-            .iter()
-            .filter_map(|(key, from, part)| from.map(|(t, f)| (key.clone(), (t, f, Arc::clone(part)))))
-            .collect();
-        parts.into_iter().map(|(_, _, part)| part).collect()
     }
 
     /// The same parts, each run's token given anew by `token` (`system`, `run`): see
@@ -360,7 +396,7 @@ mod tests {
     use super::*;
 
     /// `records.json` of `site` as a build writes it, with `kept` parts and their tokens.
-    fn written(site: &Site, kept: Option<(&std::sync::Mutex<ManifestParts>, &RunToken<'_>)>) -> Vec<u8> {
+    fn written(site: &Site, kept: Option<KeptManifest<'_>>) -> Vec<u8> {
         let out = std::sync::Mutex::new(Vec::new());
         let emit = |_: &[PathBuf], write: &StreamedWrite<'_>| -> std::io::Result<()> {
             let mut bytes = Vec::new();
@@ -373,19 +409,23 @@ mod tests {
     }
 
     #[test]
-    fn kept_manifest_parts_give_the_manifest_made_from_nothing_and_only_changed_runs_are_made_again() {
+    fn a_manifest_copies_the_lines_of_unchanged_runs_from_the_previous_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("records.json");
         let mut site = crate::testing::site_of(&["alpha", "beta"], &["r1", "r2"]);
         let cold = written(&site, None);
-        let kept = std::sync::Mutex::new(ManifestParts::default());
+        let parts = std::sync::Mutex::new(ManifestParts::default());
         let tokens = std::sync::Mutex::new(HashMap::<String, u128>::new());
         let token = |system: &System, run: &Run| {
             tokens.lock().unwrap().get(&format!("{}/{}", system.slug, run.slug)).copied().or(Some(1))
         };
-        assert_eq!(written(&site, Some((&kept, &token))), cold);
-        let before: Vec<Arc<manifest::RunPart>> =
-            kept.lock().unwrap().runs.values().map(|p| Arc::clone(&p.2)).collect();
+        let kept = |previous: Option<PathBuf>| KeptManifest { parts: &parts, token: &token, previous };
+        let first = written(&site, Some(kept(None)));
+        assert_eq!(first, cold);
+        std::fs::write(&file, &first).unwrap();
 
-        // beta/r2 changes: its part is made again, the others are the same objects.
+        // beta/r2 changes: the others' lines come from the file. Spoil one run's lines in
+        // the file: the new manifest shows it, so they were copied.
         let (mut edited, _) = crate::testing::run_of(
             "revision: abc\n",
             &[("memory", "# Report\n\n## OBJ-01 Object, renamed\n\nIt keeps turns.\n\n## OBJ-02 New\n\nMore.\n")],
@@ -393,11 +433,17 @@ mod tests {
         edited.slug = crate::model::Slug::parse("r2").unwrap();
         site.systems[1].runs[1] = Arc::new(edited);
         tokens.lock().unwrap().insert("beta/r2".into(), 2);
-        let now = written(&site, Some((&kept, &token)));
+        let now = written(&site, Some(kept(Some(file.clone()))));
         assert_eq!(now, written(&site, None), "the manifest a build from nothing writes");
         assert_ne!(now, cold);
-        let kept = kept.lock().unwrap();
-        let same = kept.runs.values().filter(|p| before.iter().any(|b| Arc::ptr_eq(b, &p.2))).count();
-        assert_eq!((kept.runs.len(), same), (4, 3), "three parts kept, one made");
+        let spoilt = String::from_utf8(first.clone()).unwrap().replace("Object of alpha r1", "Object of alpha rX");
+        std::fs::write(&file, &spoilt).unwrap();
+        tokens.lock().unwrap().insert("beta/r2".into(), 3);
+        let copied = String::from_utf8(written(&site, Some(kept(Some(file.clone()))))).unwrap();
+        assert!(copied.contains("Object of alpha rX"), "alpha/r1's lines were copied");
+        // A file shorter than the spans: every run is made.
+        std::fs::write(&file, b"{}").unwrap();
+        tokens.lock().unwrap().insert("beta/r2".into(), 4);
+        assert_eq!(written(&site, Some(kept(Some(file.clone())))), written(&site, None));
     }
 }

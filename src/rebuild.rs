@@ -84,7 +84,7 @@ pub struct Memory {
     index_parts: crate::index::IndexParts,
     /// The browser index as the last build left it (its runs' tokens are `run_token`s).
     browser: std::sync::Mutex<crate::index::BrowserIndex>,
-    /// Each run's part of the manifest as the last build made it (by `run_token`s).
+    /// Where the output's `records.json` holds each run's lines (by `run_token`s).
     manifest_parts: std::sync::Mutex<crate::publish::ManifestParts>,
 }
 
@@ -187,18 +187,13 @@ impl Memory {
         self.browser = std::sync::Mutex::new(browser);
     }
 
-    /// Each run's part of the manifest the last build made, for the next to update.
+    /// Where the output's `records.json` holds each run's lines, for the next build.
     pub(crate) fn manifest_parts(&self) -> &std::sync::Mutex<crate::publish::ManifestParts> {
         &self.manifest_parts
     }
 
-    /// Gives the manifest parts this memory's tokens (after a first build made with the
-    /// build cache's tokens).
-    pub(crate) fn retoken_manifest_parts(&mut self) {
-        let mut parts =
-            std::mem::take(self.manifest_parts.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner));
-        parts.retoken(&|system, run| self.run_token(system, run));
-        *self.manifest_parts.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner) = parts;
+    pub(crate) fn set_manifest_parts(&mut self, parts: crate::publish::ManifestParts) {
+        self.manifest_parts = std::sync::Mutex::new(parts);
     }
 
     /// The version of a run (0 for a run this memory does not hold).

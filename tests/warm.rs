@@ -216,7 +216,7 @@ fn the_command_line_keeps_its_cache_beside_the_output_ignored_by_git_unless_told
     run(&[]);
     let ignore = std::fs::read_to_string(root.join(".casebook-cache/.gitignore")).unwrap();
     assert!(ignore.lines().any(|line| line == "*"), "{ignore}");
-    assert!(root.join(".casebook-cache/public.json").is_file());
+    assert!(root.join(".casebook-cache/public.state").is_file());
 
     // A cache that cannot be written: the site is built, with a warning that says so.
     let blocked = dir.path().join("blocked");

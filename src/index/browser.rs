@@ -326,35 +326,70 @@ impl BrowserIndex {
         Ok(())
     }
 
-    /// Takes `part` in the place of the run's part, if any: the terms either has change.
+    /// Takes `part` in the place of the run's part, if any. A term whose postings in the
+    /// run differ (a document more or less, other occurrences, a document of another
+    /// length) changes; the others keep their lines.
     fn put(&mut self, part: RunPart) {
-        let slot = match self.by_key.get(&part.key) {
-            Some(&slot) => {
-                self.forget(slot);
-                slot
-            }
+        let (slot, old) = match self.by_key.get(&part.key) {
+            Some(&slot) => (slot, self.slots[slot].take()),
             None => {
                 let slot = self.slots.iter().position(Option::is_none).unwrap_or_else(|| {
                     self.slots.push(None);
                     self.slots.len() - 1
                 });
                 self.by_key.insert(part.key.clone(), slot);
-                slot
+                (slot, None)
             }
         };
         let number = u32::try_from(slot).expect("fewer than 4 billion runs");
-        for &(term, _) in &part.terms {
-            let at = term as usize;
-            if at >= self.term_runs.len() {
-                self.term_runs.resize_with(at + 1, Default::default);
+        let old_terms = old.as_ref().map_or(&[][..], |old| &old.terms[..]);
+        let (mut i, mut j) = (0, 0);
+        loop {
+            let (old_term, new_term) = (old_terms.get(i).map(|&(t, _)| t), part.terms.get(j).map(|&(t, _)| t));
+            let order = match (old_term, new_term) {
+                (Some(o), Some(n)) => o.cmp(&n),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => break,
+            };
+            match order {
+                std::cmp::Ordering::Less => {
+                    // Gone from the run.
+                    let gone = old_terms[i].0;
+                    self.term_runs[gone as usize].retain(|s| *s != number);
+                    self.dirty.insert(gone);
+                    i += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    self.add_term_run(part.terms[j].0, number);
+                    j += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    let (t, old) = (part.terms[j].0, old.as_ref().expect("an old term is of an old part"));
+                    let (before, now) = (old.postings_of(t), part.postings_of(t));
+                    let length = |p: &RunPart, posting: u32| p.lengths[(posting >> 8) as usize];
+                    if before != now || before.iter().any(|&p| length(old, p) != length(&part, p)) {
+                        self.dirty.insert(t);
+                    }
+                    i += 1;
+                    j += 1;
+                }
             }
-            if self.term_runs[at].is_empty() {
-                self.new_terms.push(term);
-            }
-            self.term_runs[at].push(number);
-            self.dirty.insert(term);
         }
         self.slots[slot] = Some(part);
+    }
+
+    /// `slot` has `term` now.
+    fn add_term_run(&mut self, term: u32, slot: u32) {
+        let at = term as usize;
+        if at >= self.term_runs.len() {
+            self.term_runs.resize_with(at + 1, Default::default);
+        }
+        if self.term_runs[at].is_empty() {
+            self.new_terms.push(term);
+        }
+        self.term_runs[at].push(slot);
+        self.dirty.insert(term);
     }
 
     /// Takes the part in `slot` out of the terms' lists (they change).
@@ -464,20 +499,25 @@ impl BrowserIndex {
                 Some(gzipped(name(chunk.first), text.as_bytes()))
             })
             .collect();
-        let mut kept = Vec::new();
-        for (chunk, file) in chunks.iter().zip(made) {
-            match file {
-                Some(file) => emit(file)?,
-                None => kept.push(PathBuf::from(BROWSER_DIR).join(name(chunk.first))),
-            }
-        }
+        let kept: Vec<PathBuf> = chunks
+            .iter()
+            .zip(&made)
+            .filter(|(_, file)| file.is_none())
+            .map(|(chunk, _)| PathBuf::from(BROWSER_DIR).join(name(chunk.first)))
+            .collect();
         let term_chunks: Vec<String> = chunks.iter().map(|c| texts.get(c.first).to_string()).collect();
         for (&term, line) in self.sorted.iter().zip(&fresh) {
             if let Some(line) = line {
                 self.line_len[term as usize] = u32::try_from(line.len()).expect("a line under 4 GB");
             }
         }
+        // Back before anything that may fail (a rebuild stops between files when a newer
+        // change waits): the next build updates this index as it is now. The terms that
+        // changed stay changed until the end, so their chunks are written then.
         self.vocabulary = vocabulary;
+        for file in made.into_iter().flatten() {
+            emit(file)?;
+        }
         self.emit_meta(&numbering, term_chunks, emit)?;
         self.dirty.clear();
         let chunks = chunks.iter().map(|c| (c.first, c.count)).collect();

@@ -96,10 +96,16 @@ pub(super) fn indexes(cx: &PageContext<'_>) -> Result<Option<Indexed>, PipelineE
     Ok(Some(index::search_indexes(cx.site, &published_base, previous, &|file| cx.files.put_index(file))?))
 }
 
-/// The record manifest: the dev server keeps each run's part between rebuilds.
+/// The record manifest: the lines of the runs that did not change are copied from the
+/// previous `records.json` (where the dev server or the build cache says they are).
 pub(super) fn manifest(cx: &PageContext<'_>) -> Result<(), PipelineError> {
     let token = |system: &crate::model::System, run: &crate::model::Run| cx.reuse.run_token(system, run);
-    let kept = cx.reuse.manifest_parts().map(|parts| (parts, &token as &publish::RunToken<'_>));
+    let file = std::path::Path::new(publish::MANIFEST_FILES[0]);
+    let kept = cx.reuse.manifest_parts().map(|parts| publish::KeptManifest {
+        parts,
+        token: &token,
+        previous: cx.reuse.holds(file).then(|| cx.options.output.join(file)),
+    });
     publish::publish_manifest(cx.site, cx.site_base_url(), cx.verification, kept, &|p, w| cx.files.put_streamed(p, w))
 }
 

@@ -83,8 +83,8 @@ pub(super) trait Reuse: Sync {
     fn browser(&self) -> Option<&std::sync::Mutex<crate::index::BrowserIndex>> {
         None
     }
-    /// Each run's part of the manifest as the last build made it, kept between builds
-    /// (the dev server's), which this build updates.
+    /// Where the last build's `records.json` holds each run's lines (the dev server and
+    /// the build cache keep it), which this build updates.
     fn manifest_parts(&self) -> Option<&std::sync::Mutex<crate::publish::ManifestParts>> {
         None
     }
@@ -241,6 +241,9 @@ impl Reuse for Warm {
     fn browser(&self) -> Option<&std::sync::Mutex<crate::index::BrowserIndex>> {
         Some(self.browser_index())
     }
+    fn manifest_parts(&self) -> Option<&std::sync::Mutex<crate::publish::ManifestParts>> {
+        Some(Warm::manifest_parts(self))
+    }
     fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic> {
         if let Some(parts) = finished.index_parts {
             self.set_index_parts(parts);
@@ -310,7 +313,7 @@ impl Reuse for Primed<'_> {
         Some(self.warm.browser_index())
     }
     fn manifest_parts(&self) -> Option<&std::sync::Mutex<crate::publish::ManifestParts>> {
-        Some(self.memory.manifest_parts())
+        Some(self.warm.manifest_parts())
     }
     fn finished(&mut self, mut finished: Finished, site: &Site) -> Option<Diagnostic> {
         let made_indexes = finished.index_parts.is_some();
@@ -318,10 +321,13 @@ impl Reuse for Primed<'_> {
             // The memory's rebuilds tell runs by their versions, not by the cache's digests.
             let memory = &*self.memory;
             finished.index_parts = Some(parts.rekeyed(&|system, run| memory.run_token(system, run)));
-            self.memory.retoken_manifest_parts();
             self.warm.set_index_parts(parts);
         }
         let warning = self.warm.save(site, &finished.written);
+        // Where the manifest holds each run's lines, told by the memory's tokens.
+        let mut manifest = self.warm.manifest_parts().lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        manifest.retoken(&|system, run| self.memory.run_token(system, run));
+        self.memory.set_manifest_parts(manifest);
         if made_indexes {
             // The browser index the cache kept, updated: the memory's, told by versions.
             let mut browser = self.warm.take_browser_index();
