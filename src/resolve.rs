@@ -390,8 +390,8 @@ fn declare_records(
                     continue;
                 }
             }
-            let class = scheme.classify(declaration.id.as_str());
             let record = records.entry(declaration.id.clone()).or_insert_with(|| {
+                let class = scheme.classify(declaration.id.as_str());
                 let (kind, family) = class.map(|c| (c.kind, c.family)).unwrap_or_default();
                 Record::new(declaration.id.clone(), kind, family, Publication::Published)
             });
@@ -672,8 +672,8 @@ fn target_record<'r>(
         return None;
     }
     let set = entry.set?;
-    let class = lookup.scheme.classify(id.as_str());
     Some(records.entry(id.clone()).or_insert_with(|| {
+        let class = lookup.scheme.classify(id.as_str());
         let (kind, family) = class.map(|c| (c.kind, c.family)).unwrap_or_default();
         Record::new(id.clone(), kind, family, Publication::Unpublished(set))
     }))

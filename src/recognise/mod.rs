@@ -239,10 +239,17 @@ impl IdScheme {
         (ids, others)
     }
 
-    /// The ID at the very start of `text` (after leading spaces), if any.
+    /// The ID at the very start of `text` (after leading spaces), if any. Only the first
+    /// [`MAX_ID_LEN`] bytes and one more are searched (an ID is no longer; a match cut
+    /// there is longer than an ID may be), and the word boundary is the whole text's.
     pub fn leading_id(&self, text: &str) -> Option<IdMatch> {
         let offset = text.len() - text.trim_start().len();
-        self.find_ids(text).into_iter().next().filter(|m| m.range.start == offset)
+        let mut end = (offset + MAX_ID_LEN + 1).min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let found = self.find_ids(&text[..end]).into_iter().next().filter(|m| m.range.start == offset)?;
+        at_word_boundary(text, found.range.clone()).then_some(found)
     }
 
     /// The kind and family of `id` when the whole string is one ID.
@@ -536,6 +543,19 @@ mod tests {
 
     fn ids(text: &str) -> Vec<&str> {
         scheme().find_ids(text).into_iter().map(|m| &text[m.range]).collect()
+    }
+
+    #[test]
+    fn a_leading_id_is_found_in_a_long_text_and_only_at_its_start() {
+        let tail = " and then a long sentence about OBJ-09".to_string() + &" words".repeat(100);
+        assert_eq!(scheme().leading_id(&format!("  MEM-OBJ-raw{tail}")).map(|m| m.range), Some(2..13));
+        assert!(scheme().leading_id(&format!("See MEM-OBJ-raw{tail}")).is_none());
+        // The longest ID there may be, at the start of a long text; one byte longer is none.
+        let longest = format!("MEM-OBJ-{}", "a".repeat(MAX_ID_LEN - 8));
+        assert_eq!(scheme().leading_id(&format!("{longest}{tail}")).map(|m| m.range), Some(0..MAX_ID_LEN));
+        assert!(scheme().leading_id(&format!("{longest}a{tail}")).is_none());
+        // A word boundary is the whole text's: `MEM-OBJ-raw` is no ID inside `MEM-OBJ-rawé`.
+        assert!(scheme().leading_id("MEM-OBJ-rawé and more").is_none());
     }
 
     #[test]
