@@ -16,13 +16,13 @@ fn between<'a>(html: &'a str, start: &str, end: &str) -> &'a str {
 
 #[test]
 fn quote_figure() {
-    let page = bundled().page("/exia-seed/c7497ac/memory/");
+    let page = bundled().page_as_written("/exia-seed/c7497ac/memory/");
     insta::assert_snapshot!(between(&page, "<figure class=\"quote\">", "</figure>"));
 }
 
 #[test]
 fn table_row_declaring_a_record() {
-    let page = bundled().page("/fractal/aas-2026-08-20-fractal-01/memory/");
+    let page = bundled().page_as_written("/fractal/aas-2026-08-20-fractal-01/memory/");
     let row_start = page.find("<span class=\"row-anchor\" id=\"OBJ-06--2\">").unwrap();
     let row = &page[page[..row_start].rfind("<tr>").unwrap()..];
     insta::assert_snapshot!(&row[..row.find("</tr>").unwrap() + 5]);
@@ -30,18 +30,18 @@ fn table_row_declaring_a_record() {
 
 #[test]
 fn heading_record_page() {
-    let page = bundled().page("/exia-seed/c7497ac/records/MEM-OBJ-keywords.html");
+    let page = bundled().page_as_written("/exia-seed/c7497ac/records/MEM-OBJ-keywords.html");
     insta::assert_snapshot!(between(&page, "<main id=\"main\" tabindex=\"-1\">", "</main>"));
 }
 
 #[test]
 fn unpublished_record_page() {
-    let page = bundled().page("/fractal/6a226e7/records/RT-CMP-sub-lm.html");
+    let page = bundled().page_as_written("/fractal/6a226e7/records/RT-CMP-sub-lm.html");
     insta::assert_snapshot!(between(&page, "<main id=\"main\" tabindex=\"-1\">", "</main>"));
 }
 
 #[test]
 fn kind_by_status_matrix() {
-    let page = bundled().page("/fractal/aas-2026-08-20-fractal-01/");
+    let page = bundled().page_as_written("/fractal/aas-2026-08-20-fractal-01/");
     insta::assert_snapshot!(between(&page, "<table class=\"matrix\">", "</table>"));
 }

@@ -296,8 +296,11 @@ fn a_base_url_with_a_path_is_served_under_that_path() {
     assert_eq!(server.url, format!("http://{}/preview/pr-7/", server.address));
     let home = server.get("/preview/pr-7/");
     assert_eq!(home.status, 200);
-    assert!(home.text().contains(r#"href="/preview/pr-7/fractal/""#), "links carry the base path");
-    assert_eq!(server.get("/preview/pr-7/fractal/").status, 200);
+    // A link to a neighbour is relative; the others carry the base path.
+    assert!(home.text().contains(r#"href="fractal/""#), "a relative link");
+    let system = server.get("/preview/pr-7/fractal/");
+    assert_eq!(system.status, 200);
+    assert!(system.text().contains(r#"href="/preview/pr-7/assets/style."#), "links carry the base path");
     assert_eq!(server.get("/preview/pr-7").header("location"), Some("/preview/pr-7/"));
     assert_eq!(server.get("/").status, 404);
     assert_eq!(server.get("/fractal/").status, 404);

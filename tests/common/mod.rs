@@ -23,8 +23,15 @@ impl Built {
         self.dir.path().join("public")
     }
 
-    /// The text of a page by URL path (`/fractal/` → `fractal/index.html`).
+    /// The text of a page by URL path (`/fractal/` → `fractal/index.html`), with its links
+    /// written root-relative: pages link their neighbours relatively (`../memory/#x`), and
+    /// tests say where a link leads, not how it is spelt.
     pub fn page(&self, url: &str) -> String {
+        absolute_links(&self.page_as_written(url), url)
+    }
+
+    /// The text of a page by URL path, as written.
+    pub fn page_as_written(&self, url: &str) -> String {
         let path = self.out().join(casebook::urls::output_path(url));
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("no page for {url} ({}): {e}", path.display()))
     }
@@ -80,4 +87,49 @@ pub fn files_below(dir: &Path) -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
+}
+
+/// `html`, the page at `url`, with each relative `href` written root-relative.
+pub fn absolute_links(html: &str, url: &str) -> String {
+    let folder = &url[..url.rfind('/').map_or(0, |i| i + 1)];
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(at) = rest.find("href=\"") {
+        let start = at + 6;
+        out.push_str(&rest[..start]);
+        let end = start + rest[start..].find('"').unwrap();
+        let link = &rest[start..end];
+        let relative = !(link.starts_with('/') || link.starts_with('#') || link.contains(':'));
+        if relative {
+            out.push_str(&resolve(folder, link));
+        } else {
+            out.push_str(link);
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `link`, relative to the folder `folder` (`/a/b/`), as a root-relative URL.
+pub fn resolve(folder: &str, link: &str) -> String {
+    let mut parts: Vec<&str> = folder.split('/').filter(|p| !p.is_empty()).collect();
+    let mut rest = link;
+    loop {
+        if let Some(after) = rest.strip_prefix("../") {
+            parts.pop();
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix("./") {
+            rest = after;
+        } else {
+            break;
+        }
+    }
+    let mut url = String::from("/");
+    for part in parts {
+        url.push_str(part);
+        url.push('/');
+    }
+    url.push_str(rest);
+    url
 }
