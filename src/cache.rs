@@ -22,7 +22,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -114,6 +114,12 @@ pub struct Warm {
     previous: State,
     /// The configuration, theme, base URL and binary.
     global: FileHash,
+    /// The binary and the configuration: what a run is parsed and resolved with, besides
+    /// its files.
+    parse_inputs: FileHash,
+    /// The runs this build parsed (not taken from the cache), with their diagnostics, for
+    /// the next build to take.
+    parsed: Mutex<Vec<ParsedRun>>,
     /// System slug → digest of its `system.yaml`.
     systems: HashMap<String, FileHash>,
     /// (system, run) → digest of its files' paths and bytes; filled in parallel by `load`.
@@ -150,6 +156,8 @@ impl Warm {
             dir: dir.to_path_buf(),
             output,
             global: 0,
+            parse_inputs: 0,
+            parsed: Mutex::default(),
             systems: HashMap::new(),
             runs: Mutex::default(),
             verified: HashMap::new(),
@@ -218,6 +226,75 @@ impl Warm {
             hasher.update(part);
         }
         self.global = hasher.digest128();
+        let mut hasher = Xxh3::new();
+        hasher.update(&binary_digest().to_le_bytes());
+        hasher.update(config_text.as_bytes());
+        self.parse_inputs = hasher.digest128();
+    }
+
+    /// Where the parsed run `system/run` is kept: a file per run, beside the state.
+    fn run_file(&self, system: &str, run: &str) -> PathBuf {
+        let key = xxhash_rust::xxh3::xxh3_128(format!("{system}/{run}").as_bytes());
+        self.state_file.with_extension("runs").join(format!("{key:032x}"))
+    }
+
+    /// The run `system/run` as a build parsed and resolved it from the same files (their
+    /// digest, [`Warm::note_run`]) and configuration, with binary: not parsed again.
+    pub(crate) fn cached_run(&self, system: &str, run: &str) -> Option<crate::rebuild::RememberedRun> {
+        let files = *self
+            .runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&(system.to_string(), run.to_string()))?;
+        let bytes = std::fs::read(self.run_file(system, run)).ok()?;
+        // The two digests come first: a stale run is not read further.
+        let (kept_files, kept_inputs): (FileHash, FileHash) = bincode::deserialize(&bytes).ok()?;
+        if (kept_files, kept_inputs) != (files, self.parse_inputs) {
+            return None;
+        }
+        let cached: CachedRun = bincode::deserialize(&bytes).ok()?;
+        Some(crate::rebuild::RememberedRun {
+            stamps: Vec::new(),
+            run: cached.run,
+            diagnostics: cached.diagnostics,
+            version: 0,
+        })
+    }
+
+    /// The runs this build parsed, kept for the next build (see [`Warm::cached_run`]).
+    pub(crate) fn note_parsed(&self, runs: Vec<ParsedRun>) {
+        *self.parsed.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = runs;
+    }
+
+    /// Writes the runs this build parsed, and removes the files of runs no longer in
+    /// `site`.
+    fn write_runs(&self, site: &Site) -> std::io::Result<()> {
+        let folder = self.state_file.with_extension("runs");
+        std::fs::create_dir_all(&folder)?;
+        let digests = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        let parsed = std::mem::take(&mut *self.parsed.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        parsed.par_iter().try_for_each(|((system, run), parsed, diagnostics)| {
+            let Some(&files) = digests.get(&(system.clone(), run.clone())) else { return Ok(()) };
+            let cached = CachedRun {
+                files,
+                inputs: self.parse_inputs,
+                run: Arc::clone(parsed),
+                diagnostics: diagnostics.clone(),
+            };
+            let bytes = bincode::serialize(&cached).map_err(std::io::Error::other)?;
+            let mut temporary = tempfile::NamedTempFile::new_in(&folder)?;
+            std::io::Write::write_all(temporary.as_file_mut(), &bytes)?;
+            temporary.persist(self.run_file(system, run)).map_err(|e| e.error)?;
+            Ok::<(), std::io::Error>(())
+        })?;
+        let current: std::collections::HashSet<PathBuf> =
+            site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| self.run_file(&s.slug, &r.slug))).collect();
+        for entry in std::fs::read_dir(&folder)?.flatten() {
+            if !current.contains(&entry.path()) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        Ok(())
     }
 
     /// Reads a run's files (`run.yaml`, then its reports) for the digest of their paths
@@ -371,6 +448,7 @@ impl Warm {
     /// by hash) and each scope's inputs and pages, for the next build. A warning when the
     /// cache cannot be written: the site is whole, the next build is cold.
     pub(crate) fn save(&self, site: &Site, written: &HashMap<PathBuf, FileHash>) -> Option<Diagnostic> {
+        let site_model = site;
         // A file with the bytes of the previous build's is, almost always, its hard link:
         // the same inode, size and time, not asked again. (When it is not, the next build
         // finds the stat changed and compares the bytes.)
@@ -400,9 +478,10 @@ impl Warm {
             (None, _) => self.previous.browser,
         };
         let manifest = self.manifest.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        let runs_written = self.write_runs(site_model);
         let state =
             State { format: FORMAT, output: self.output.clone(), scopes, files, site, index_parts, browser, manifest };
-        self.write(&state).err().map(|e| {
+        runs_written.and(self.write(&state)).err().map(|e| {
             Diagnostic::warning(
                 Code::CacheNotWritten,
                 Location::file(&self.state_file),
@@ -437,6 +516,19 @@ impl Warm {
         temporary.persist(&self.state_file).map_err(|e| e.error)?;
         Ok(())
     }
+}
+
+/// A run a build parsed: its key (system, run), the run, and what was found in it.
+pub(crate) type ParsedRun = ((String, String), Arc<crate::model::Run>, Vec<Diagnostic>);
+
+/// A run as the build cache keeps it: the digests it was made from first (read alone to
+/// tell a stale one), then the run and what was found in it.
+#[derive(Serialize, Deserialize)]
+struct CachedRun {
+    files: FileHash,
+    inputs: FileHash,
+    run: Arc<crate::model::Run>,
+    diagnostics: Vec<Diagnostic>,
 }
 
 /// True for a file of the search indexes or the manifest.

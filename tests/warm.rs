@@ -155,6 +155,46 @@ fn an_edit_makes_the_search_index_segments_of_its_group_of_runs_and_links_the_ot
 }
 
 #[test]
+fn runs_whose_files_did_not_change_are_taken_from_the_cache_with_their_diagnostics() {
+    let case = Case::new();
+    let first = case.warm();
+    let runs = case.cache.join("out.runs");
+    let kept = |dir: &Path| -> usize { std::fs::read_dir(dir).unwrap().count() };
+    assert_eq!(kept(&runs), 3, "a parsed run per run of the site");
+    // What a build says of the content is the same, taken from the cache or parsed; a
+    // run taken from the cache is not written again (only runs parsed now are).
+    let times = |dir: &Path| -> Vec<std::time::SystemTime> {
+        let mut times: Vec<_> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().metadata().unwrap().modified().unwrap()).collect();
+        times.sort();
+        times
+    };
+    let before = times(&runs);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let again = case.warm();
+    assert_eq!(times(&runs), before, "no run was parsed again");
+    let messages = |o: &pipeline::Outcome| o.diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>();
+    assert_eq!(messages(&again), messages(&first));
+    assert!(!messages(&first).is_empty(), "the bundled site has warnings");
+    // A cached run is what the build takes: spoilt, it is refused (its digests do not
+    // read back), and the run is parsed again.
+    for entry in std::fs::read_dir(&runs).unwrap() {
+        std::fs::write(entry.unwrap().path(), b"spoilt").unwrap();
+    }
+    let spoilt = case.warm();
+    assert_eq!(messages(&spoilt), messages(&first));
+    for entry in std::fs::read_dir(&runs).unwrap() {
+        assert_ne!(std::fs::read(entry.unwrap().path()).unwrap(), b"spoilt", "parsed again, and kept");
+    }
+    case.assert_cold_build_same("after the parsed runs were spoilt");
+    // A run gone from the site: its file goes too.
+    std::fs::remove_dir_all(case.root.join("content/fractal/6a226e7")).unwrap();
+    case.warm();
+    assert_eq!(kept(&runs), 2);
+    case.assert_cold_build_same("after a run was removed");
+}
+
+#[test]
 fn a_file_changed_in_the_output_by_hand_is_made_again() {
     let case = Case::new();
     let out = &case.out;

@@ -6,7 +6,7 @@
 use std::fmt;
 
 /// An sRGB colour.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Rgb(pub u8, pub u8, pub u8);
 
 /// The least contrast between a badge's text and its background (WCAG AA, normal text).
@@ -104,7 +104,7 @@ const PALETTE: [Rgb; 10] = [
 ];
 
 /// A badge's colours.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BadgeColors {
     /// The background.
     pub background: Rgb,

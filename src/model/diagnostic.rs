@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 /// How bad a diagnostic is. Errors fail the build; warnings are listed; notes (what
 /// casebook did not understand) are counted, and listed by `check --explain`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// The build fails.
@@ -37,7 +37,7 @@ macro_rules! codes {
         /// reader's search can rely on (`error[unknown-record]`). Every code is listed,
         /// with an example, in docs/format.md; new ones may be added.
         #[non_exhaustive]
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
         pub enum Code {
             $($(#[$doc])* $variant,)*
         }
@@ -176,7 +176,7 @@ impl fmt::Display for Code {
 }
 
 /// A place in a source file: 1-based line and column (in characters).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Location {
     /// The file, as given on the command line joined with its path in the site.
     pub file: Arc<Path>,
@@ -230,7 +230,7 @@ fn shown(text: &str) -> std::borrow::Cow<'_, str> {
 
 /// One finding about the content: a located message, the offending source line with a
 /// caret under the span, and an optional hint saying what to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Diagnostic {
     /// Error or warning.
     pub severity: Severity,
@@ -306,7 +306,7 @@ impl Diagnostic {
 /// The part of a source line a diagnostic shows: 100 characters either side of
 /// the span, at most. A megabyte line with thousands of diagnostics must not be copied
 /// into each.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SourcePart {
     /// The characters kept.
     pub text: String,
@@ -396,7 +396,7 @@ impl fmt::Display for Diagnostic {
 
 /// Which diagnostics a terminal report lists: one policy for `build`, `check` and
 /// `serve`. Errors are always listed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Listing {
     /// Warnings (but for references to unpublished records).
     pub warnings: bool,

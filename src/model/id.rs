@@ -50,6 +50,13 @@ impl serde::Serialize for RecordId {
     }
 }
 
+/// Read back from the build cache, which wrote what a grammar recognised.
+impl<'de> serde::Deserialize<'de> for RecordId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <std::borrow::Cow<'de, str>>::deserialize(d).map(|id| RecordId::new(&id))
+    }
+}
+
 impl PartialOrd for RecordId {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))

@@ -7,7 +7,7 @@ use std::fmt;
 /// A folder or file name that is safe as a URL segment and folder name: ASCII letters,
 /// digits, `.`, `_` and `-`, not starting with `.`. Systems, runs and reports are named
 /// by one (checked by `discover`), so a URL made of slugs needs no escaping.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct Slug(String);
 
@@ -59,7 +59,7 @@ impl fmt::Display for Slug {
 }
 
 /// A date written `YYYY-MM-DD` (month 1–12, day 1–31).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct IsoDate(String);
 
@@ -89,7 +89,7 @@ impl fmt::Display for IsoDate {
 
 /// A git revision as the analysis gives it: normally a commit hash. One that does not look
 /// like a commit is kept (with a warning where it is read), since links still use it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct Revision(String);
 
@@ -123,7 +123,7 @@ impl fmt::Display for Revision {
 }
 
 /// An `http://` or `https://` URL: safe as a link's `href`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
 pub struct HttpUrl(String);
 
@@ -150,7 +150,7 @@ impl HttpUrl {
 
 /// Where a site's own files can be read (`source_url` of casebook.yaml): an `http(s)` URL
 /// with `{path}` (a file's path from the site's root) and, if it likes, `{line}`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SourceUrl(String);
 
 impl SourceUrl {
@@ -181,7 +181,7 @@ impl SourceUrl {
 
 /// The URL the site is published under, as given (`/`, `/docs`, or
 /// `https://example.org/preview/pr-12`), with its parts worked out once.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BaseUrl {
     given: String,
     /// The path part, starting and ending with `/`.

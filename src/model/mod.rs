@@ -21,7 +21,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// A resolved site: everything every page is made from.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Site {
     /// The site's name.
     pub title: String,
@@ -38,7 +38,7 @@ pub struct Site {
 }
 
 /// A status of the site's vocabulary.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Status {
     /// The status as written in reports (`implemented`).
     pub name: String,
@@ -49,7 +49,7 @@ pub struct Status {
 }
 
 /// An entry of a run's source register.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Source {
     /// `SRC-1`.
     pub id: String,
@@ -66,7 +66,7 @@ pub struct Source {
 }
 
 /// A set of records a run refers to without publishing them.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct UnpublishedSet {
     /// What they are (`runtime report`).
     pub name: String,
@@ -77,7 +77,7 @@ pub struct UnpublishedSet {
 }
 
 /// A system under analysis (Fractal, EXIA SEED).
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct System {
     /// Folder name; URL segment.
     pub slug: Slug,
@@ -92,7 +92,7 @@ pub struct System {
 }
 
 /// One analysis of a system frozen at a revision.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Run {
     /// Folder name; URL segment.
     pub slug: Slug,
@@ -131,7 +131,7 @@ pub struct Run {
 
 /// How many of a run's published records carry a status, and how many of its subjects
 /// without a record have a finding of it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StatusCounts {
     /// Published records.
     pub records: usize,
@@ -141,7 +141,7 @@ pub struct StatusCounts {
 
 /// A subject of findings without a published record (`Consolidation`, or a record the run
 /// only refers to), with its findings.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SubjectFindings {
     /// What the findings are about.
     pub name: String,
@@ -226,7 +226,7 @@ impl Run {
 }
 
 /// A report of a run: its text and what `parse` recognised in it.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Report {
     /// File stem; URL segment.
     pub slug: Slug,
@@ -274,7 +274,7 @@ pub struct Report {
 }
 
 /// One thing an analysis says it did not inspect or establish, and what that prevents.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Limit {
     /// Its handle: the analysis's own (`L3`) where it numbers them, else derived.
     pub handle: String,
@@ -303,7 +303,7 @@ pub struct Limit {
 }
 
 /// What kind of limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LimitKind {
     /// Something not inspected or not established.
     Limitation,
@@ -312,7 +312,7 @@ pub enum LimitKind {
 }
 
 /// A heading of a report.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Section {
     /// Its anchor on the report page.
     pub anchor: String,
@@ -325,7 +325,7 @@ pub struct Section {
 }
 
 /// Who a piece of text belongs to: a record's heading body or row, or an annotation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Owner {
     /// Index into [`Report::declarations`].
     Declaration(usize),
@@ -346,7 +346,7 @@ impl Owner {
 }
 
 /// How a record is declared.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum DeclarationForm {
     /// An ID heading of this level; the body follows it.
     Heading {
@@ -363,7 +363,7 @@ pub enum DeclarationForm {
 }
 
 /// One place that declares a record (a record may have several rows).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Declaration {
     /// The record.
     pub id: RecordId,
@@ -384,7 +384,7 @@ pub struct Declaration {
 }
 
 /// A named value of a record.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Field {
     /// Column header or key (shared by the rows of a table).
     pub name: Arc<str>,
@@ -395,7 +395,7 @@ pub struct Field {
 /// A conclusion the analysis states: a status of the vocabulary on a dimension of a
 /// subject, where it is written and what it says. Its words are shared, not copied: a
 /// large site has millions of findings drawn from a few words.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Finding {
     /// What the status is about.
     pub subject: Subject,
@@ -426,7 +426,7 @@ pub struct Finding {
 }
 
 /// What a finding is about.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum Subject {
     /// A record: the row's ID, or the record whose text holds the finding.
     Record(RecordId),
@@ -447,7 +447,7 @@ impl Subject {
 }
 
 /// The forms a finding is written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum FindingForm {
     /// A cell of a column whose header ends in `Status`.
     StatusColumn,
@@ -478,7 +478,7 @@ impl FindingForm {
 }
 
 /// An `On <ID>` section annotating a record.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Annotation {
     /// The annotated record.
     pub target: RecordId,
@@ -493,7 +493,7 @@ pub struct Annotation {
 }
 
 /// A reference to a record in prose, a cell or a heading.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Mention {
     /// The referenced ID.
     pub target: RecordId,
@@ -508,7 +508,7 @@ pub struct Mention {
 }
 
 /// A line range, inclusive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct LineRange {
     /// First line.
     pub start: u32,
@@ -538,7 +538,7 @@ impl std::fmt::Display for LineRange {
 }
 
 /// Quoted evidence: a code block followed by `--- path`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Quote {
     /// The fence's language, or one inferred from the path.
     pub language: Option<String>,
@@ -557,7 +557,7 @@ pub struct Quote {
 }
 
 /// A citation of the source register.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Citation {
     /// `SRC-n` named or inherited in the same text; else the run's default source.
     pub source: Option<String>,
@@ -576,7 +576,7 @@ pub struct Citation {
 }
 
 /// A place in a run: report index and the index of an item in it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct At {
     /// Index into [`Run::reports`].
     pub report: usize,
@@ -585,7 +585,7 @@ pub struct At {
 }
 
 /// Whether a record has a page of its own content.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Publication {
     /// Declared in a report of the run.
     Published,
@@ -628,7 +628,7 @@ impl Record {
 }
 
 /// A record of a run, resolved: where it is declared, annotated and referenced.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Record {
     /// Its ID.
     pub id: RecordId,

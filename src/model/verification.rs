@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::{LineRange, Slug};
 
 /// The verdict on a quote.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "verdict", rename_all = "kebab-case")]
 pub enum QuoteVerdict {
     /// Found at the cited lines, or, with no lines cited, found (first) at `lines`.
@@ -36,7 +36,7 @@ pub enum QuoteVerdict {
 }
 
 /// The verdict on a citation.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "verdict", rename_all = "kebab-case")]
 pub enum CitationVerdict {
     /// The path is there, of the kind cited, and the lines are within it.
@@ -61,7 +61,7 @@ pub enum CitationVerdict {
 }
 
 /// The verdicts of one run: per report, per quote and per citation, in the report's order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunVerification {
     /// `quotes[r][q]`: quote `q` of report `r`.
     pub quotes: Vec<Vec<QuoteVerdict>>,
@@ -72,7 +72,7 @@ pub struct RunVerification {
 }
 
 /// How many quotes and citations got each verdict.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct VerificationCounts {
     /// Quotes found at their lines.
     pub quotes_verified: usize,
@@ -175,7 +175,7 @@ fn phrase(all: usize, verified: usize, others: &[(usize, &str)]) -> String {
 }
 
 /// The verdicts of every run that was verified, by system and run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Verification {
     /// By system slug, then run slug.
     pub runs: BTreeMap<(Slug, Slug), RunVerification>,

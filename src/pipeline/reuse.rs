@@ -205,13 +205,14 @@ impl Reuse for Warm {
     }
     fn reusable_run(&self, run: &RunFiles<'_>, _: &[PathBuf], _: bool) -> Option<RememberedRun> {
         self.note_run(run.system, run.run, &run.files);
-        None
+        self.cached_run(run.system, run.run)
     }
     fn stamps_runs(&self) -> bool {
         false
     }
-    fn keep(&mut self, systems: Vec<(String, String)>, _: Vec<((String, String), RememberedRun, bool)>) {
+    fn keep(&mut self, systems: Vec<(String, String)>, runs: Vec<((String, String), RememberedRun, bool)>) {
         self.note_systems(&systems);
+        self.note_parsed(parsed_now(&runs));
     }
     fn up_to_date(&self, scope: Scope<'_>) -> bool {
         Warm::up_to_date(self, scope)
@@ -272,14 +273,17 @@ impl Reuse for Primed<'_> {
         Reuse::inputs(&mut self.warm, config_text, theme, base_url);
     }
     fn reusable_run(&self, run: &RunFiles<'_>, changed: &[PathBuf], trusted: bool) -> Option<RememberedRun> {
-        Reuse::reusable_run(&self.warm, run, changed, trusted);
+        let cached = Reuse::reusable_run(&self.warm, run, changed, trusted);
+        // A run from the cache gets its files' stamps, for the rebuilds that follow.
         Reuse::reusable_run(&*self.memory, run, changed, trusted)
+            .or_else(|| cached.map(|cached| RememberedRun { stamps: run.stamps(), ..cached }))
     }
     fn stamps_runs(&self) -> bool {
         true
     }
     fn keep(&mut self, systems: Vec<(String, String)>, runs: Vec<((String, String), RememberedRun, bool)>) {
         self.warm.note_systems(&systems);
+        self.warm.note_parsed(parsed_now(&runs));
         Reuse::keep(self.memory, systems, runs);
     }
     fn up_to_date(&self, scope: Scope<'_>) -> bool {
@@ -337,4 +341,14 @@ impl Reuse for Primed<'_> {
         Reuse::finished(self.memory, finished, site);
         warning
     }
+}
+
+/// The runs a build parsed now (not reused), for the build cache to keep.
+fn parsed_now(runs: &[((String, String), RememberedRun, bool)]) -> Vec<crate::cache::ParsedRun> {
+    runs.iter()
+        .filter(|(_, _, fresh)| *fresh)
+        .map(|(key, remembered, _)| {
+            (key.clone(), std::sync::Arc::clone(&remembered.run), remembered.diagnostics.clone())
+        })
+        .collect()
 }
