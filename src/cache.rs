@@ -15,10 +15,16 @@
 //! - A previous file is taken only while it is what the last build wrote: its size,
 //!   modification time and inode are as the cache recorded them. A file edited by hand in
 //!   the output, or an output another build replaced, is made again.
+//! - A run whose files (and the binary and configuration) are unchanged is not parsed:
+//!   it is read back as the build that parsed it left it (`<output>.runs/`, a file per
+//!   run). The site-wide files are made from runs' parts (see `rebuild.rs`): the cache
+//!   keeps the tantivy segments by group of runs, the browser index (`<output>.browser`)
+//!   and where `records.json` holds each run's lines.
 //!
 //! The state is one file per output folder (bincode: a large site's state is tens of
 //! megabytes, read and written by every build). A missing, unreadable or foreign state
-//! makes a cold build, never an error; a state that cannot be written is a warning.
+//! (or a run's file, or the browser index) makes a cold build of what it held, never an
+//! error; a state that cannot be written is a warning.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
