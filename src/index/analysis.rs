@@ -148,6 +148,11 @@ impl Vocabulary {
         self.terms.lock().expect("no thread panicked holding the vocabulary").get(n).to_string()
     }
 
+    /// Every term's text, held while the guard lives (no term is added meanwhile).
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Terms> {
+        self.terms.lock().expect("no thread panicked holding the vocabulary")
+    }
+
     /// Every term's text, while no term is being added.
     pub(super) fn texts(&mut self) -> &Terms {
         self.terms.get_mut().expect("no thread panicked holding the vocabulary")

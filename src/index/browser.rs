@@ -62,6 +62,8 @@ const DOCS_PER_CHUNK: u32 = 16;
 /// The size a term chunk has on average: a term begins a chunk with the probability of
 /// its line's share of this ([`begins_chunk`]).
 const TERM_CHUNK_BYTES: usize = 24 * 1024;
+/// Term chunks made at once (in parallel), then written: memory holds these only.
+const CHUNKS_PER_BATCH: usize = 64;
 /// No chunk grows past this, but by a term whose line is longer alone.
 const MAX_CHUNK_BYTES: usize = 4 * TERM_CHUNK_BYTES;
 /// Characters of a document's text kept for snippets.
@@ -462,62 +464,55 @@ impl BrowserIndex {
         let all_dirty =
             self.written.as_ref().is_none_or(|w| w.average != numbering.average || w.starts != numbering.starts);
         self.sort_terms();
-        let mut vocabulary = std::mem::take(&mut self.vocabulary);
-        let texts = vocabulary.texts();
-        let lines = Lines { index: self, numbering: &numbering };
-        // The lines of the terms whose postings changed (every term's, the first time).
-        let fresh: Vec<Option<String>> = self
-            .sorted
-            .par_iter()
-            .map(|&term| {
-                (all_dirty || self.dirty.contains(&term)).then(|| {
-                    let mut line = String::new();
-                    lines.write(term, texts.get(term), &mut line);
-                    line
+        // The length of each changed term's line (every term's, the first time): where a
+        // chunk begins depends on it. The lines are written again when their chunks are:
+        // a large site's lines together are hundreds of megabytes.
+        let lengths: Vec<Option<u32>> = {
+            let texts = self.vocabulary.lock();
+            let lines = Lines { index: self, numbering: &numbering };
+            self.sorted
+                .par_iter()
+                .map_init(String::new, |line, &term| {
+                    (all_dirty || self.dirty.contains(&term)).then(|| {
+                        line.clear();
+                        lines.write(term, texts.get(term), line);
+                        u32::try_from(line.len()).expect("a line under 4 GB")
+                    })
                 })
-            })
-            .collect();
-        let chunks = self.chunks(texts, &fresh);
-        let before: rustc_hash::FxHashSet<(u32, u32)> =
-            self.written.as_ref().map(|w| w.chunks.iter().copied().collect()).unwrap_or_default();
-        // The chunks to write (those with a changed term, or new), written in parallel.
-        let name = |first: u32| format!("t/{}.txt.gz", hex::encode(texts.get(first)));
-        let made: Vec<Option<OutputFile>> = chunks
-            .par_iter()
-            .map(|chunk| {
-                if !chunk.changed && before.contains(&(chunk.first, chunk.count)) {
-                    return None;
-                }
-                let mut text = String::with_capacity(TERM_CHUNK_BYTES + 1024);
-                let range = chunk.at..chunk.at + chunk.count as usize;
-                for (&term, line) in self.sorted[range.clone()].iter().zip(&fresh[range]) {
-                    match line {
-                        Some(line) => text.push_str(line),
-                        None => lines.write(term, texts.get(term), &mut text),
-                    }
-                }
-                Some(gzipped(name(chunk.first), text.as_bytes()))
-            })
-            .collect();
-        let kept: Vec<PathBuf> = chunks
-            .iter()
-            .zip(&made)
-            .filter(|(_, file)| file.is_none())
-            .map(|(chunk, _)| PathBuf::from(BROWSER_DIR).join(name(chunk.first)))
-            .collect();
-        let term_chunks: Vec<String> = chunks.iter().map(|c| texts.get(c.first).to_string()).collect();
-        for (&term, line) in self.sorted.iter().zip(&fresh) {
-            if let Some(line) = line {
-                self.line_len[term as usize] = u32::try_from(line.len()).expect("a line under 4 GB");
+                .collect()
+        };
+        for (&term, len) in self.sorted.iter().zip(&lengths) {
+            if let Some(len) = len {
+                self.line_len[term as usize] = *len;
             }
         }
-        // Back before anything that may fail (a rebuild stops between files when a newer
-        // change waits): the next build updates this index as it is now. The terms that
-        // changed stay changed until the end, so their chunks are written then.
-        self.vocabulary = vocabulary;
-        for file in made.into_iter().flatten() {
-            emit(file)?;
+        let texts = self.vocabulary.lock();
+        let chunks = self.chunks(&texts, &lengths);
+        let before: rustc_hash::FxHashSet<(u32, u32)> =
+            self.written.as_ref().map(|w| w.chunks.iter().copied().collect()).unwrap_or_default();
+        let name = |first: u32| format!("t/{}.txt.gz", hex::encode(texts.get(first)));
+        let (write, keep): (Vec<&Chunk>, Vec<&Chunk>) =
+            chunks.iter().partition(|chunk| chunk.changed || !before.contains(&(chunk.first, chunk.count)));
+        let kept: Vec<PathBuf> = keep.iter().map(|chunk| PathBuf::from(BROWSER_DIR).join(name(chunk.first))).collect();
+        // The chunks to write (those with a changed term, or new), a batch at a time, each
+        // batch made in parallel. A rebuild may stop between files (a newer change waits):
+        // the changed terms stay changed until the end, so their chunks are written then.
+        let lines = Lines { index: self, numbering: &numbering };
+        for batch in write.chunks(CHUNKS_PER_BATCH) {
+            let made: Vec<OutputFile> = batch
+                .par_iter()
+                .map(|chunk| {
+                    let mut text = String::with_capacity(TERM_CHUNK_BYTES + 1024);
+                    for &term in &self.sorted[chunk.at..chunk.at + chunk.count as usize] {
+                        lines.write(term, texts.get(term), &mut text);
+                    }
+                    gzipped(name(chunk.first), text.as_bytes())
+                })
+                .collect();
+            made.into_iter().try_for_each(emit)?;
         }
+        let term_chunks: Vec<String> = chunks.iter().map(|c| texts.get(c.first).to_string()).collect();
+        drop(texts);
         self.emit_meta(&numbering, term_chunks, emit)?;
         self.dirty.clear();
         let chunks = chunks.iter().map(|c| (c.first, c.count)).collect();
@@ -525,13 +520,14 @@ impl BrowserIndex {
         Ok(kept)
     }
 
-    /// The term chunks, where their terms' hashes say ([`begins_chunk`]), given each
-    /// term's line if it changed (`fresh`, in the order of `sorted`).
-    fn chunks(&self, texts: &super::analysis::Terms, fresh: &[Option<String>]) -> Vec<Chunk> {
+    /// The term chunks, where their terms' hashes say ([`begins_chunk`]), given the length
+    /// of each term's line that changed (`fresh`, in the order of `sorted`; the others'
+    /// are as last written).
+    fn chunks(&self, texts: &super::analysis::Terms, fresh: &[Option<u32>]) -> Vec<Chunk> {
         let mut chunks: Vec<Chunk> = Vec::new();
         let (mut size, mut previous_len) = (0usize, 0usize);
-        for (at, (&term, line)) in self.sorted.iter().zip(fresh).enumerate() {
-            let len = line.as_ref().map_or(self.line_len[term as usize] as usize, String::len);
+        for (at, (&term, fresh)) in self.sorted.iter().zip(fresh).enumerate() {
+            let len = fresh.unwrap_or(self.line_len[term as usize]) as usize;
             let begins = chunks.is_empty()
                 || previous_len >= TERM_CHUNK_BYTES
                 || size + len > MAX_CHUNK_BYTES
@@ -542,7 +538,7 @@ impl BrowserIndex {
             }
             let chunk = chunks.last_mut().expect("a chunk begun");
             chunk.count += 1;
-            chunk.changed |= line.is_some();
+            chunk.changed |= fresh.is_some();
             size += len;
             previous_len = len;
         }
