@@ -78,7 +78,7 @@ impl RunContext<'_> {
 
 /// One run's record graph, and what is wrong in it. Runs are independent of each other.
 pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef]) -> (Run, Vec<Diagnostic>) {
-    let ParsedRun { slug, meta, file, text, reports } = parsed;
+    let ParsedRun { slug, meta, file, text, mut reports } = parsed;
     let mut cx = RunContext { file: file.clone(), text: &text, diagnostics: Vec::new() };
 
     let date = checked_date("date", &meta.date, &mut cx);
@@ -99,6 +99,10 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
     for record in records.values_mut() {
         record.references.sort();
         record.references.dedup();
+        record.shrink_to_fit();
+    }
+    for report in &mut reports {
+        report.shrink_to_fit();
     }
 
     let run = Run {

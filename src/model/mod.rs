@@ -152,6 +152,22 @@ pub struct SubjectFindings {
 }
 
 impl Report {
+    /// Gives back the room its lists grew into while it was parsed: a large site holds
+    /// every report at once.
+    pub fn shrink_to_fit(&mut self) {
+        self.sections.shrink_to_fit();
+        self.declarations.shrink_to_fit();
+        for declaration in &mut self.declarations {
+            declaration.fields.shrink_to_fit();
+        }
+        self.annotations.shrink_to_fit();
+        self.mentions.shrink_to_fit();
+        self.quotes.shrink_to_fit();
+        self.citations.shrink_to_fit();
+        self.findings.shrink_to_fit();
+        self.limits.shrink_to_fit();
+    }
+
     /// The text of line `line` of the report's file (front matter counted), or `""`.
     pub fn line_text(&self, line: u32) -> &str {
         let index = line.saturating_sub(self.body_line) as usize;
@@ -595,6 +611,19 @@ pub enum Publication {
 }
 
 impl Record {
+    /// Gives back the room its lists grew into while the run was resolved.
+    pub fn shrink_to_fit(&mut self) {
+        self.declarations.shrink_to_fit();
+        self.annotations.shrink_to_fit();
+        self.backlinks.shrink_to_fit();
+        self.references.shrink_to_fit();
+        self.quotes.shrink_to_fit();
+        self.citations.shrink_to_fit();
+        self.findings.shrink_to_fit();
+        self.statuses.shrink_to_fit();
+        self.parts.shrink_to_fit();
+    }
+
     /// True when it is declared in its run, not only referred to.
     pub fn is_published(&self) -> bool {
         self.publication == Publication::Published
