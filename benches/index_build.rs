@@ -54,7 +54,10 @@ fn main() {
         let (per_run, wall, cpu) = timed(|| {
             runs.iter()
                 .map(|(system, run)| {
-                    index::run_documents(system, run).into_iter().map(std::sync::Arc::new).collect::<Vec<_>>()
+                    index::run_documents(system, run, site.record_pages)
+                        .into_iter()
+                        .map(std::sync::Arc::new)
+                        .collect::<Vec<_>>()
                 })
                 .collect::<Vec<_>>()
         });

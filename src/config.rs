@@ -39,6 +39,11 @@ pub struct SiteConfig {
     /// `https://github.com/o/analyses/blob/main/{path}#L{line}`.
     #[schemars(regex(pattern = r"^[hH][tT][tT][pP][sS]?://\S*\{path\}\S*$"))]
     pub source_url: Option<String>,
+    /// `separate` (the default): a page per record. `per-run`: one page per run holding
+    /// all its records, each record's own address kept by a redirect (`_redirects`, and
+    /// the 404 page where a host has no redirects): a site of far fewer files, for hosts
+    /// that cap them.
+    pub record_pages: crate::model::RecordPages,
 }
 
 /// How sources of a run's register are written, unless casebook.yaml says otherwise.
@@ -123,6 +128,7 @@ impl Default for SiteConfig {
             conventions: ConventionsConfig::default(),
             sources_dir: None,
             source_url: None,
+            record_pages: Default::default(),
         }
     }
 }

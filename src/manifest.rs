@@ -738,6 +738,7 @@ mod tests {
             families: BTreeMap::new(),
             systems: Vec::new(),
             source_url: None,
+            record_pages: Default::default(),
         };
         let mut json = Vec::new();
         let spans = write_manifest(&site, "/docs/", false, &mut |_, _| Ok(()), &mut json).unwrap();

@@ -14,7 +14,7 @@ use atom_syndication::{Entry, Feed, FixedDateTime, Link};
 use crate::config::Redirect;
 use crate::manifest::{self, Manifest};
 use crate::markup::escape;
-use crate::model::{BaseUrl, Code, Diagnostic, Location, Run, Site, System};
+use crate::model::{BaseUrl, Code, Diagnostic, Location, RecordPages, Run, Site, System};
 use crate::output::OutputFile;
 use crate::urls;
 
@@ -190,8 +190,8 @@ pub fn publish<E>(
     for feed in feeds(site, base_url) {
         emit(feed)?;
     }
-    if !redirects.is_empty() {
-        emit(netlify_redirects(redirects, base_url.path()))?;
+    if !redirects.is_empty() || site.record_pages == RecordPages::PerRun {
+        emit(netlify_redirects(redirects, base_url.path(), site.record_pages))?;
     }
     Ok(())
 }
@@ -320,31 +320,47 @@ fn feed(id: String, title: String, page: String, self_url: String, mut entries: 
     OutputFile { path: path.trim_start_matches('/').into(), bytes: xml.into_bytes() }
 }
 
-/// Netlify's `_redirects`: one permanent redirect per entry, under the base path.
-fn netlify_redirects(redirects: &[Redirect], base: &str) -> OutputFile {
+/// Netlify's `_redirects` (Cloudflare and GitLab Pages read it too): one permanent
+/// redirect per entry, under the base path; with `record_pages: per-run`, then the one
+/// rule that leads every record's own address to its place on its run's page of records.
+fn netlify_redirects(redirects: &[Redirect], base: &str, record_pages: RecordPages) -> OutputFile {
     let mut text = String::from("# Written by casebook from content/redirects.yaml\n");
     for r in redirects {
         let target =
             if r.to.starts_with("http") { r.to.clone() } else { format!("{base}{}", r.to.trim_start_matches('/')) };
         text.push_str(&format!("{base}{} {target} 301\n", r.from.trim_start_matches('/')));
     }
+    // Last: hosts apply the first rule that matches, and a record named above has moved.
+    if record_pages == RecordPages::PerRun {
+        text.push_str("# record_pages: per-run: a record's own page is its place on its run's page of records\n");
+        text.push_str(&format!("{base}:system/:run/records/* {base}:system/:run/records.html#:splat 301\n"));
+    }
     OutputFile { path: "_redirects".into(), bytes: text.into_bytes() }
 }
 
-/// The anchor contract: every record page the previous build published still exists, or
+/// The anchor contract: every record page the previous build published still exists (as
+/// a page, or, with `record_pages: per-run`, as a record on its run's page of records), or
 /// a redirect says where it went. Also checks that every redirect leads to a page.
 pub fn check_anchors(
     previous: Option<&Manifest>,
+    site: &Site,
     pages: &[PathBuf],
     redirects: &[Redirect],
     redirects_file: &std::path::Path,
     redirects_text: &str,
 ) -> Vec<Diagnostic> {
-    let paths: BTreeSet<String> = pages
+    let mut paths: BTreeSet<String> = pages
         .iter()
         .filter_map(|p| p.to_str())
         .map(|p| format!("/{}", p.strip_suffix("index.html").unwrap_or(p)))
         .collect();
+    if site.record_pages == RecordPages::PerRun {
+        for system in &site.systems {
+            for run in &system.runs {
+                paths.extend(run.records.keys().map(|id| crate::urls::record(&system.slug, &run.slug, id)));
+            }
+        }
+    }
     let normal = |p: &str| format!("/{}", p.trim_start_matches('/'));
     let mut diagnostics = Vec::new();
     for r in redirects {

@@ -57,6 +57,7 @@ pub fn site(config: &SiteConfig, systems: Vec<System>) -> Site {
         systems,
         // `parse_config` refused a template that does not parse.
         source_url: config.source_url.as_deref().and_then(|t| crate::model::SourceUrl::parse(t).ok()),
+        record_pages: config.record_pages,
     }
 }
 

@@ -69,5 +69,6 @@ pub(crate) fn site_of(systems: &[&str], runs: &[&str]) -> crate::model::Site {
         families: Default::default(),
         systems,
         source_url: None,
+        record_pages: Default::default(),
     }
 }

@@ -4,7 +4,7 @@
 //! so a site can be served under any sub-path. A record's URL depends only on its system,
 //! run and ID, never on heading text, so links to it survive edits of the prose.
 
-use crate::model::{RecordId, Slug};
+use crate::model::{RecordId, RecordPages, Slug};
 
 /// The home page.
 pub fn home() -> String {
@@ -26,20 +26,48 @@ pub fn report(system: &Slug, run: &Slug, report: &Slug) -> String {
     format!("/{system}/{run}/{report}/")
 }
 
-/// A record's page.
+/// A record's address, whatever the layout of record pages: its own page, or the redirect
+/// to its place on its run's page of records. What the manifest and the anchor contract
+/// keep.
 pub fn record(system: &Slug, run: &Slug, id: &RecordId) -> String {
-    format!("/{system}/{run}/records/{}.html", id.slug())
+    format!("/{system}/{run}/records/{}", record_file(id))
 }
 
-/// A record's page as a link from another record page of its run (the same folder):
-/// relative, as the record graph writes every node twice.
-pub fn sibling_record(id: &RecordId) -> String {
+/// Where a record is shown: its own page, or its place on its run's page of records
+/// (`records.html#<ID>.html`, the anchor named by the file it would have had, so the
+/// redirect from that file is one rule for the whole site).
+pub fn record_shown(pages: RecordPages, system: &Slug, run: &Slug, id: &RecordId) -> String {
+    format!("/{system}/{run}/{}", record_below_run(pages, id))
+}
+
+/// A record's place as a link from another record of its run: relative, as the record
+/// graph writes every node twice.
+pub fn sibling_record(pages: RecordPages, id: &RecordId) -> String {
+    match pages {
+        RecordPages::Separate => record_file(id),
+        RecordPages::PerRun => format!("#{}", record_file(id)),
+    }
+}
+
+/// A record's place as a link from its run's page.
+pub fn record_below_run(pages: RecordPages, id: &RecordId) -> String {
+    match pages {
+        RecordPages::Separate => format!("records/{}", record_file(id)),
+        RecordPages::PerRun => format!("records.html#{}", record_file(id)),
+    }
+}
+
+/// The page of a run's records, when they share one: beside the folder of their own
+/// addresses, not in it, so that the redirect of every address in that folder can never
+/// lead to itself on a host that applies redirects before files.
+pub fn run_records(system: &Slug, run: &Slug) -> String {
+    format!("/{system}/{run}/records.html")
+}
+
+/// The file a record's own page has (`OBJ-03.html`), which also names its anchor on its
+/// run's page of records.
+pub fn record_file(id: &RecordId) -> String {
     format!("{}.html", id.slug())
-}
-
-/// A record's page as a link from its run's page.
-pub fn record_below_run(id: &RecordId) -> String {
-    format!("records/{}.html", id.slug())
 }
 
 /// The search page browsing the records of one kind in one system (its facets, by the
@@ -141,6 +169,17 @@ fn is_rendered_by_forges(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_keeps_its_address_in_either_layout() {
+        let (system, run, id) = (Slug::parse("lab").unwrap(), Slug::parse("r1").unwrap(), RecordId::new("OBJ-03"));
+        assert_eq!(record(&system, &run, &id), "/lab/r1/records/OBJ-03.html");
+        assert_eq!(record_shown(RecordPages::Separate, &system, &run, &id), "/lab/r1/records/OBJ-03.html");
+        assert_eq!(record_shown(RecordPages::PerRun, &system, &run, &id), "/lab/r1/records.html#OBJ-03.html");
+        assert_eq!(sibling_record(RecordPages::PerRun, &id), "#OBJ-03.html");
+        assert_eq!(record_below_run(RecordPages::Separate, &id), "records/OBJ-03.html");
+        assert_eq!(output_path(&run_records(&system, &run)), std::path::PathBuf::from("lab/r1/records.html"));
+    }
 
     #[test]
     fn output_paths() {

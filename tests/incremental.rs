@@ -53,11 +53,14 @@ struct Site {
     template_marker: Option<u32>,
     /// A report saved with an unknown status (the build must fail and write nothing).
     broken: bool,
+    /// `record_pages: per-run`: each run's records on one page.
+    per_run: bool,
 }
 
 impl Site {
     fn new() -> Self {
-        let mut site = Site { systems: Vec::new(), next_number: 1, template_marker: None, broken: false };
+        let mut site =
+            Site { systems: Vec::new(), next_number: 1, template_marker: None, broken: false, per_run: false };
         for (slug, name) in [("alpha", "Alpha"), ("beta", "Beta")] {
             let mut runs = Vec::new();
             // Runs in three groups of the search indexes (`index::begins_group`): a rebuild keeps
@@ -94,11 +97,14 @@ impl Site {
         let mut files = BTreeMap::new();
         files.insert(
             "content/casebook.yaml".into(),
-            "title: Incremental\nids:\n  grammars:\n    - '(?P<kind>[A-Z]{2,5})-(?P<number>[0-9]+)'\n  kinds:\n    OBJ: operative object\n".to_string(),
+            format!(
+                "title: Incremental\nids:\n  grammars:\n    - '(?P<kind>[A-Z]{{2,5}})-(?P<number>[0-9]+)'\n  kinds:\n    OBJ: operative object\n{}",
+                if self.per_run { "record_pages: per-run\n" } else { "" }
+            ),
         );
         if let Some(marker) = self.template_marker {
             files.insert(
-                "themes/default/templates/record.html".into(),
+                "themes/default/templates/record-body.html".into(),
                 record_template.replace("</article>", &format!("<p>marker {marker}</p></article>")),
             );
         }
@@ -144,6 +150,8 @@ enum Edit {
     AddReport(usize),
     DeleteReport(usize),
     Template,
+    /// Switches between a page per record and a page of records per run.
+    Layout,
     SystemName(usize),
     Touch(usize),
     BreakThenFix,
@@ -160,6 +168,7 @@ fn edit() -> impl Strategy<Value = Edit> {
         any::<usize>().prop_map(Edit::AddReport),
         any::<usize>().prop_map(Edit::DeleteReport),
         Just(Edit::Template),
+        Just(Edit::Layout),
         any::<usize>().prop_map(Edit::SystemName),
         any::<usize>().prop_map(Edit::Touch),
         Just(Edit::BreakThenFix),
@@ -257,6 +266,7 @@ fn apply(site: &mut Site, edit: &Edit) {
                 None => Some(site.next_number),
             };
         }
+        Edit::Layout => site.per_run = !site.per_run,
         Edit::SystemName(i) => {
             let system = &mut site.systems[i % 2];
             system.name = format!("{} {}", system.name.split(' ').next().unwrap_or("System"), i % 97);
@@ -341,7 +351,8 @@ fn check_sequence(steps: &[(Edit, Option<u8>)]) {
 /// [`check_sequence`], telling `asked` how many times the first stopped rebuild asked.
 fn check_sequence_counting(steps: &[(Edit, Option<u8>)], asked_first: &std::cell::Cell<usize>) {
     let edits: Vec<&Edit> = steps.iter().map(|(edit, _)| edit).collect();
-    let record_template = std::fs::read_to_string(common::repo().join("themes/default/templates/record.html")).unwrap();
+    let record_template =
+        std::fs::read_to_string(common::repo().join("themes/default/templates/record-body.html")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("site");
     let clean = dir.path().join("clean");
@@ -442,6 +453,7 @@ fn every_kind_of_edit_in_turn() {
         (Edit::Rename(10), Some(1)),
         (Edit::Reference(2, 5), None),
         (Edit::Template, Some(2)),
+        (Edit::Layout, None),
         (Edit::AddReport(1), None),
         (Edit::Delete(4), Some(3)),
         (Edit::SystemName(1), None),
@@ -449,6 +461,7 @@ fn every_kind_of_edit_in_turn() {
         (Edit::DeleteReport(3), Some(5)),
         (Edit::Template, None),
         (Edit::Status(7), Some(1)),
+        (Edit::Layout, Some(2)),
         // A superseded rebuild's pages, then the old bytes back: they must be written again.
         (Edit::Undo, None),
         (Edit::Rename(2), Some(2)),

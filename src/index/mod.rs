@@ -23,7 +23,8 @@ use rayon::prelude::*;
 
 use crate::markup::options as markdown_options;
 use crate::model::{
-    DeclarationForm, FindingForm, Limit, Record, RecordId, Report, Run, Site, Subject, SubjectFindings, System,
+    DeclarationForm, FindingForm, Limit, Record, RecordId, RecordPages, Report, Run, Site, Subject, SubjectFindings,
+    System,
 };
 use crate::output::OutputFile;
 use crate::urls;
@@ -112,14 +113,15 @@ pub struct SearchDoc {
 }
 
 /// The search documents of one run, in site order: each report and its sections, then
-/// each published record, then each finding without a published record.
-pub fn run_documents(system: &System, run: &Run) -> Vec<SearchDoc> {
+/// each published record (linked where `record_pages` shows it), then each finding without
+/// a published record.
+pub fn run_documents(system: &System, run: &Run, record_pages: RecordPages) -> Vec<SearchDoc> {
     let mut docs = Vec::new();
     for report in &run.reports {
         docs.extend(report_documents(system, run, report));
     }
     for record in run.published_records() {
-        docs.push(record_document(system, run, record));
+        docs.push(record_document(system, run, record, record_pages));
     }
     for subject in &run.subjects {
         docs.push(subject_document(system, run, subject));
@@ -307,6 +309,7 @@ pub fn search_indexes<E: From<IndexError> + Send>(
             .map(|&(system, run)| GroupRun {
                 system,
                 run,
+                record_pages: site.record_pages,
                 key: format!("{}/{}", system.slug, run.slug),
                 token: tokens.run_token(system, run),
             })
@@ -340,6 +343,7 @@ pub fn search_indexes<E: From<IndexError> + Send>(
 struct GroupRun<'a> {
     system: &'a System,
     run: &'a Run,
+    record_pages: RecordPages,
     key: String,
     token: Option<u128>,
 }
@@ -372,8 +376,10 @@ impl Indexes<'_> {
         for batch in to_read.chunks(RUNS_PER_BATCH) {
             // Shared (`Arc`): the tantivy index reads each in place while the browser index
             // reads it too.
-            let per_run: Vec<Vec<Arc<SearchDoc>>> =
-                batch.par_iter().map(|r| run_documents(r.system, r.run).into_iter().map(Arc::new).collect()).collect();
+            let per_run: Vec<Vec<Arc<SearchDoc>>> = batch
+                .par_iter()
+                .map(|r| run_documents(r.system, r.run, r.record_pages).into_iter().map(Arc::new).collect())
+                .collect();
             let docs: Vec<Arc<SearchDoc>> = per_run.iter().flatten().cloned().collect();
             let vocabulary = self.browser.vocabulary();
             let (texts, terms): (Vec<_>, Vec<_>) = docs.par_iter().map(|d| analysis::analyse(d, vocabulary)).unzip();
@@ -551,12 +557,13 @@ fn sections_of_records<'r>(run: &Run, report: &'r Report) -> std::collections::H
 }
 
 /// One published record: its label, fields, body and annotations as text.
-fn record_document(system: &System, run: &Run, record: &Record) -> SearchDoc {
+fn record_document(system: &System, run: &Run, record: &Record, record_pages: RecordPages) -> SearchDoc {
     let title = match record.title_label() {
         Some(label) => format!("{} — {label}", record.id),
         None => record.id.to_string(),
     };
-    let mut doc = base(system, run, DocType::Record, title, urls::record(&system.slug, &run.slug, &record.id));
+    let url = urls::record_shown(record_pages, &system.slug, &run.slug, &record.id);
+    let mut doc = base(system, run, DocType::Record, title, url);
     doc.id = Some(record.id.to_string());
     doc.kind = Some(record.kind.clone());
     doc.family = record.family.clone();
@@ -1075,7 +1082,7 @@ mod tests {
             summary: None,
             runs: vec![],
         };
-        let docs = run_documents(&system, &run);
+        let docs = run_documents(&system, &run, RecordPages::Separate);
         let limits: Vec<&SearchDoc> = docs.iter().filter(|d| d.doc_type == DocType::Limit).collect();
         assert_eq!(limits.len(), 1, "{docs:#?}");
         let limit = limits[0];

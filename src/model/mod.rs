@@ -35,6 +35,23 @@ pub struct Site {
     pub systems: Vec<System>,
     /// Where the site's own files can be read, for links from pages to them.
     pub source_url: Option<SourceUrl>,
+    /// Whether each record has a page of its own or its run's one page of records holds it.
+    pub record_pages: RecordPages,
+}
+
+/// How records are laid out in pages (`record_pages:` of casebook.yaml). A record's
+/// address `/<system>/<run>/records/<ID>.html` is kept either way: as its own page, or
+/// as a redirect to its place on its run's page of records, `records.html#<ID>.html`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecordPages {
+    /// A page per record (`records/<ID>.html`).
+    #[default]
+    Separate,
+    /// One page per run holding all its records (`records.html`), each at the anchor named
+    /// by the file its own page would have: a site of a few files per report instead of
+    /// one per record, for hosts that cap a site's files.
+    PerRun,
 }
 
 /// A status of the site's vocabulary.

@@ -450,7 +450,14 @@ fn publish_stage(
     summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
     let in_place = cx.kind == Kind::InPlace;
     clock.lap(if in_place { "pages of the whole site" } else { "pages, and the search indexes alongside" });
-    diagnostics.extend(publish::check_anchors(previous, &paths, &redirects.entries, &redirects.file, &redirects.text));
+    diagnostics.extend(publish::check_anchors(
+        previous,
+        cx.site,
+        &paths,
+        &redirects.entries,
+        &redirects.file,
+        &redirects.text,
+    ));
     // A rebuild writes into the output itself: nothing more once an error is known.
     let clean = !diagnostics.iter().any(Diagnostic::is_error);
     if !clean && cx.kind != Kind::Check {

@@ -153,7 +153,7 @@ impl Renderer<'_> {
         let changes = &self.run_changes[&(run_key(system, from), run_key(system, to))];
         let page = |run: &Run, id: &str| {
             let id = RecordId::new(id);
-            run.publishes(&id).then(|| urls::record(&system.slug, &run.slug, &id))
+            run.publishes(&id).then(|| urls::record_shown(self.site.record_pages, &system.slug, &run.slug, &id))
         };
         let in_both = from.published_records().filter(|r| to.publishes(&r.id)).count();
         let record = |r: &diff::RecordRef, fields: Vec<String>| RecordChange {

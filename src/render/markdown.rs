@@ -24,6 +24,8 @@ pub struct Linker<'a> {
     pub run: &'a Run,
     /// The site's conventions (ID grammars, citation forms).
     pub conventions: &'a Conventions,
+    /// Where records are shown: links to them lead there.
+    pub record_pages: crate::model::RecordPages,
     /// Highlighted code already made for the run's other pages, if shared.
     pub(super) highlights: Option<&'a highlight::RunMemo>,
     /// What verification found of the run's quotes, when it ran: each quote's caption
@@ -43,7 +45,7 @@ impl Linker<'_> {
     /// The page of a record of this run, with a tooltip saying what it is.
     fn record_link(&self, id: &RecordId) -> Option<RecordLink> {
         let record = self.run.records.get(id)?;
-        let url = urls::record(self.system, &self.run.slug, id);
+        let url = urls::record_shown(self.record_pages, self.system, &self.run.slug, id);
         Some(match &record.publication {
             Publication::Published => {
                 RecordLink { url, title: record.title_label().unwrap_or_default().to_string(), published: true }

@@ -23,8 +23,8 @@ use rayon::prelude::*;
 
 use crate::markup::escape;
 use crate::model::{
-    At, DeclarationForm, Limit, LimitKind, LineRange, Owner, Publication, Record, RecordId, Report, Run, Site,
-    SourceUrl, System,
+    At, DeclarationForm, Limit, LimitKind, LineRange, Owner, Publication, Record, RecordId, RecordPages, Report, Run,
+    Site, SourceUrl, System,
 };
 use crate::output::OutputFile;
 use crate::recognise::{slugify, Conventions};
@@ -63,6 +63,8 @@ enum Job<'a> {
     Run(&'a System, &'a Run),
     Report(&'a System, &'a Run, usize),
     Record(&'a System, &'a Run, &'a Record),
+    /// All the records of a run on one page (`record_pages: per-run`).
+    RunRecords(&'a System, &'a Run),
     /// What changed from one run of a system to the next.
     Changes(&'a System, &'a Run, &'a Run),
 }
@@ -204,6 +206,7 @@ impl Pages<'_> {
             Job::Record(_, run, record) => {
                 record.declarations.iter().any(|at| files.iter().any(|f| *f == *run.reports[at.report].file))
             }
+            Job::RunRecords(_, run) => run.reports.iter().any(|r| files.iter().any(|f| *f == *r.file)),
             _ => false,
         };
         match self {
@@ -241,7 +244,12 @@ fn jobs_of<'a>(site: &'a Site, scope: Scope<'a>) -> Vec<Job<'a>> {
         Scope::Run(system, run) => {
             let mut jobs = vec![Job::Run(system, run)];
             jobs.extend((0..run.reports.len()).map(|r| Job::Report(system, run, r)));
-            jobs.extend(run.records.values().map(|record| Job::Record(system, run, record)));
+            match site.record_pages {
+                RecordPages::Separate => {
+                    jobs.extend(run.records.values().map(|record| Job::Record(system, run, record)))
+                }
+                RecordPages::PerRun => jobs.push(Job::RunRecords(system, run)),
+            }
             jobs
         }
     }
@@ -329,9 +337,10 @@ impl<'a> Job<'a> {
     /// the run's memo).
     fn run(&self) -> Option<RunKey<'a>> {
         match *self {
-            Job::Run(system, run) | Job::Report(system, run, _) | Job::Record(system, run, _) => {
-                Some(run_key(system, run))
-            }
+            Job::Run(system, run)
+            | Job::Report(system, run, _)
+            | Job::Record(system, run, _)
+            | Job::RunRecords(system, run) => Some(run_key(system, run)),
             _ => None,
         }
     }
@@ -349,6 +358,7 @@ impl<'a> Job<'a> {
             Job::Run(system, run) => urls::run(&system.slug, &run.slug),
             Job::Report(system, run, r) => urls::report(&system.slug, &run.slug, &run.reports[r].slug),
             Job::Record(system, run, record) => urls::record(&system.slug, &run.slug, &record.id),
+            Job::RunRecords(system, run) => urls::run_records(&system.slug, &run.slug),
             Job::Changes(system, from, to) => urls::changes(&system.slug, &from.slug, &to.slug),
         }
     }
@@ -359,7 +369,7 @@ impl<'a> Job<'a> {
 fn run_graphs<'a>(jobs: &[Job<'a>]) -> HashMap<RunKey<'a>, graph::RunGraph<'a>> {
     let mut runs: BTreeMap<RunKey<'a>, &'a Run> = BTreeMap::new();
     for job in jobs {
-        if let Job::Run(system, run) | Job::Record(system, run, _) = *job {
+        if let Job::Run(system, run) | Job::Record(system, run, _) | Job::RunRecords(system, run) = *job {
             runs.insert(run_key(system, run), run);
         }
     }
@@ -412,7 +422,16 @@ struct StatusLook {
 impl Renderer<'_> {
     fn page(&self, job: &Job<'_>) -> Result<OutputFile, RenderError> {
         let (template, ctx) = match job {
-            Job::NotFound => ("404.html", context! { title => "Page not found" }),
+            Job::NotFound => (
+                "404.html",
+                context! {
+                    title => "Page not found",
+                    // A record's own address, where the host applies no redirects.
+                    moved_script => (self.site.record_pages == RecordPages::PerRun)
+                        .then(|| self.assets.get("moved.js").cloned())
+                        .flatten(),
+                },
+            ),
             Job::Search => (
                 "search.html",
                 context! {
@@ -430,6 +449,7 @@ impl Renderer<'_> {
             Job::Run(system, run) => ("run.html", self.run(system, run)),
             Job::Report(system, run, r) => ("report.html", self.report(system, run, &run.reports[*r])),
             Job::Record(system, run, record) => ("record.html", self.record(system, run, record)),
+            Job::RunRecords(system, run) => ("records.html", self.run_records(system, run)),
             Job::Changes(system, from, to) => ("changes.html", self.changes(system, from, to)),
         };
         let url = job.url(self.site);
@@ -462,6 +482,7 @@ impl Renderer<'_> {
             system: &system.slug,
             run,
             conventions: self.conventions,
+            record_pages: self.site.record_pages,
             highlights: self.highlights.get(&run_key(system, run)),
             verdicts: self.verdicts(system, run),
         }
@@ -770,7 +791,7 @@ impl Renderer<'_> {
                 Some(label) => format!("{id} {label}"),
                 None => id.to_string(),
             };
-            view.subject_url = Some(urls::record(&system.slug, &run.slug, id));
+            view.subject_url = Some(urls::record_shown(self.site.record_pages, &system.slug, &run.slug, id));
             view.subject_is_record = true;
         }
         let report = &run.reports[at.report];
@@ -825,7 +846,7 @@ impl Renderer<'_> {
         statuses.retain(|s| seen.insert(s.name.clone()));
         RecordSummary {
             id: record.id.to_string(),
-            url: urls::record(&system.slug, &run.slug, &record.id),
+            url: urls::record_shown(self.site.record_pages, &system.slug, &run.slug, &record.id),
             label: record.title_label().map(str::to_string),
             derived: record.label.is_none() && record.derived_label.is_some(),
             kind: record.kind.clone(),
@@ -948,7 +969,7 @@ impl Renderer<'_> {
             };
             UnpublishedRef {
                 id: r.id.to_string(),
-                url: urls::record(&system.slug, &run.slug, &r.id),
+                url: urls::record_shown(self.site.record_pages, &system.slug, &run.slug, &r.id),
                 references: r.backlinks.len(),
                 first,
                 first_at,
@@ -1008,6 +1029,35 @@ impl Renderer<'_> {
     }
 
     fn record(&self, system: &System, run: &Run, record: &Record) -> minijinja::Value {
+        context! {
+            title => match record.title_label() { Some(l) => format!("{} — {l}", record.id), None => record.id.to_string() },
+            code => true,
+            breadcrumbs => self.breadcrumbs(system, Some(run)),
+            record => self.record_view(system, run, record),
+            run => context! { name => run.name.clone(), revision => run.revision.clone(), url => urls::run(&system.slug, &run.slug) },
+        }
+    }
+
+    /// All the records of a run on one page: the published ones in reading order (by
+    /// where each is first declared), then the unpublished ones the reports refer to.
+    fn run_records(&self, system: &System, run: &Run) -> minijinja::Value {
+        let first = |r: &Record| r.declarations.iter().map(|at| (at.report, at.index)).min();
+        let mut records: Vec<&Record> = run.records.values().collect();
+        // Stable: unpublished records keep the map's ID order.
+        records.sort_by_key(|r| (!r.is_published(), if r.is_published() { first(r) } else { None }));
+        let unpublished = records.iter().filter(|r| !r.is_published()).count();
+        context! {
+            title => format!("Records of {}", run.name),
+            code => true,
+            breadcrumbs => self.breadcrumbs(system, Some(run)),
+            records => records.iter().map(|r| self.record_view(system, run, r)).collect::<Vec<_>>(),
+            unpublished => unpublished,
+            run => context! { name => run.name.clone(), revision => run.revision.clone(), url => urls::run(&system.slug, &run.slug) },
+        }
+    }
+
+    /// A record as its page shows it.
+    fn record_view(&self, system: &System, run: &Run, record: &Record) -> minijinja::Value {
         let linker = self.linker(system, run);
         let references: Vec<RecordSummary> = record
             .references
@@ -1024,10 +1074,7 @@ impl Renderer<'_> {
             Publication::Published => None,
         };
         context! {
-            title => match record.title_label() { Some(l) => format!("{} — {l}", record.id), None => record.id.to_string() },
-            code => true,
-            breadcrumbs => self.breadcrumbs(system, Some(run)),
-            record => context! {
+                anchor => (self.site.record_pages == RecordPages::PerRun).then(|| urls::record_file(&record.id)),
                 id => record.id.to_string(),
                 label => record.label.clone(),
                 derived_label => record.derived_label.clone(),
@@ -1045,10 +1092,9 @@ impl Renderer<'_> {
                 references => references,
                 backlinks => backlinks,
                 limits => limits_of(system, run, record, &linker),
-                neighbours => self.neighbours(system, run, record),
+                // On a run's page of records they follow one another already.
+                neighbours => (self.site.record_pages == RecordPages::Separate).then(|| self.neighbours(system, run, record)),
                 graph => self.record_graph(system, run, record),
-            },
-            run => context! { name => run.name.clone(), revision => run.revision.clone(), url => urls::run(&system.slug, &run.slug) },
         }
     }
 
@@ -1062,8 +1108,13 @@ impl Renderer<'_> {
         } else {
             graph_description(&selection)
         };
-        let drawing = graph::Drawing { id: "record", title: &title, description: &description };
-        Some(graph::view(graph, &selection, &drawing, &|r| urls::sibling_record(&r.id)))
+        // Pictures on one page need ids of their own (their titles are referred to by id).
+        let id = match self.site.record_pages {
+            RecordPages::Separate => "record".to_string(),
+            RecordPages::PerRun => format!("record-{}", record.id.slug()),
+        };
+        let drawing = graph::Drawing { id: &id, title: &title, description: &description };
+        Some(graph::view(graph, &selection, &drawing, &|r| urls::sibling_record(self.site.record_pages, &r.id)))
     }
 
     /// The picture of the run's most linked records, when any links.
@@ -1073,7 +1124,7 @@ impl Renderer<'_> {
         let title = format!("The records of {} and their links", run.name);
         let description = graph_description(&selection);
         let drawing = graph::Drawing { id: "run", title: &title, description: &description };
-        Some(graph::view(graph, &selection, &drawing, &|r| urls::record_below_run(&r.id)))
+        Some(graph::view(graph, &selection, &drawing, &|r| urls::record_below_run(self.site.record_pages, &r.id)))
     }
 
     /// The records published before and after `record` in the run's reading order (the
@@ -1100,7 +1151,7 @@ impl Renderer<'_> {
                 context! {
                     id => r.id.to_string(),
                     label => r.title_label().map(str::to_string),
-                    url => urls::record(&system.slug, &run.slug, &r.id),
+                    url => urls::record_shown(self.site.record_pages, &system.slug, &run.slug, &r.id),
                 }
             })
         };
@@ -1120,7 +1171,7 @@ impl Renderer<'_> {
                 Some(Owner::Annotation(_)) => format!("annotation on {id}"),
                 _ => id.to_string(),
             },
-            url: urls::record(&system.slug, &run.slug, &id),
+            url: urls::record_shown(self.site.record_pages, &system.slug, &run.slug, &id),
         });
         BacklinkView {
             context_html: mark(&mention.context, record.id.as_str()),
@@ -1525,7 +1576,14 @@ turns = turns[-20:]
         let (run, diagnostics) = run_of(RUN, &[("memory", REPORT)]);
         assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
         let (conventions, system) = (conventions(), Slug::parse("lab").unwrap());
-        let linker = Linker { system: &system, run: &run, conventions: &conventions, highlights: None, verdicts: None };
+        let linker = Linker {
+            system: &system,
+            run: &run,
+            conventions: &conventions,
+            record_pages: Default::default(),
+            highlights: None,
+            verdicts: None,
+        };
         let record = &run.records[&RecordId::new("OBJ-01")];
         let evidence = evidence_views(&run, record, &linker, None);
         type Shown<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Option<&'a str>);
@@ -1559,7 +1617,14 @@ turns = turns[-20:]
             &[("memory", REPORT), ("synthesis", "---\ntitle: The synthesis\n---\n\n# Synthesis\n\nOBJ-01 holds.\n")],
         );
         let (conventions, slug) = (conventions(), Slug::parse("lab").unwrap());
-        let linker = Linker { system: &slug, run: &run, conventions: &conventions, highlights: None, verdicts: None };
+        let linker = Linker {
+            system: &slug,
+            run: &run,
+            conventions: &conventions,
+            record_pages: Default::default(),
+            highlights: None,
+            verdicts: None,
+        };
         let sources = source_views(&run, &linker);
         let trees: Vec<(&str, &str, Option<&str>)> =
             sources.iter().map(|s| (s.id.as_str(), s.revision.as_str(), s.tree_url.as_deref())).collect();

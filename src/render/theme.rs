@@ -9,7 +9,7 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 
 use crate::model::{Code, Diagnostic, Location};
 
-const BUILT_IN_TEMPLATES: [(&str, &str); 15] = [
+const BUILT_IN_TEMPLATES: [(&str, &str); 17] = [
     ("search.html", include_str!("../../themes/default/templates/search.html")),
     ("404.html", include_str!("../../themes/default/templates/404.html")),
     ("base.html", include_str!("../../themes/default/templates/base.html")),
@@ -21,14 +21,17 @@ const BUILT_IN_TEMPLATES: [(&str, &str); 15] = [
     ("run.html", include_str!("../../themes/default/templates/run.html")),
     ("report.html", include_str!("../../themes/default/templates/report.html")),
     ("record.html", include_str!("../../themes/default/templates/record.html")),
+    ("record-body.html", include_str!("../../themes/default/templates/record-body.html")),
+    ("records.html", include_str!("../../themes/default/templates/records.html")),
     ("statuses.html", include_str!("../../themes/default/templates/statuses.html")),
     ("status.html", include_str!("../../themes/default/templates/status.html")),
     ("system-status.html", include_str!("../../themes/default/templates/system-status.html")),
     ("changes.html", include_str!("../../themes/default/templates/changes.html")),
 ];
 
-const BUILT_IN_ASSETS: [(&str, &[u8]); 3] = [
+const BUILT_IN_ASSETS: [(&str, &[u8]); 4] = [
     ("search.js", include_bytes!("../../themes/default/assets/search.js")),
+    ("moved.js", include_bytes!("../../themes/default/assets/moved.js")),
     ("favicon.svg", include_bytes!("../../themes/default/assets/favicon.svg")),
     ("style.css", include_bytes!("../../themes/default/assets/style.css")),
 ];
