@@ -705,6 +705,9 @@ struct DiagnosticCounts {
     unlisted: usize,
 }
 
+/// The most files some static hosts take for one site (Cloudflare Pages' free plan).
+const HOST_FILE_CAP: usize = 20_000;
+
 /// The summary a successful build or check prints, row by row, empty rows left out.
 fn summary_rows(s: &Summary, counts: DiagnosticCounts, explain: bool) -> Vec<(&'static str, String)> {
     let explain_hint = match (s.not_understood + s.derived_titles, explain) {
@@ -720,6 +723,14 @@ fn summary_rows(s: &Summary, counts: DiagnosticCounts, explain: bool) -> Vec<(&'
     };
     let unlisted_hint = if counts.unlisted > 0 {
         format!("({} of them: references to unpublished records; `casebook check` lists them)", counts.unlisted)
+    } else {
+        String::new()
+    };
+    let files_hint = if s.files > HOST_FILE_CAP && s.record_pages == crate::model::RecordPages::Separate {
+        format!(
+            "(over {HOST_FILE_CAP}, where some hosts cap a site: `record_pages: per-run` in casebook.yaml puts each run's records on one page, {} fewer files)",
+            s.records + s.unpublished - s.runs
+        )
     } else {
         String::new()
     };
@@ -743,8 +754,36 @@ fn summary_rows(s: &Summary, counts: DiagnosticCounts, explain: bool) -> Vec<(&'
         ),
         ("", explain_hint),
         ("pages", format!("{} ({})", s.pages, plural(s.files, "file"))),
+        ("", files_hint),
         ("diagnostics", format!("{}, {}", plural(counts.errors, "error"), plural(counts.warnings, "warning"))),
         ("", unlisted_hint),
     ];
     rows.into_iter().filter(|(_, value)| !value.is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows_of(summary: &Summary) -> Vec<(&'static str, String)> {
+        summary_rows(summary, DiagnosticCounts { errors: 0, warnings: 0, unlisted: 0 }, false)
+    }
+
+    #[test]
+    fn a_site_past_a_hosts_file_cap_is_told_how_to_stay_under_it() {
+        let mut summary = Summary { runs: 10, records: 19_500, unpublished: 600, files: 20_500, ..Summary::default() };
+        let hint = rows_of(&summary).into_iter().find(|(_, v)| v.contains("record_pages: per-run")).map(|(_, v)| v);
+        assert_eq!(
+            hint.as_deref(),
+            Some(
+                "(over 20000, where some hosts cap a site: `record_pages: per-run` in casebook.yaml puts each \
+                 run's records on one page, 20090 fewer files)"
+            )
+        );
+        summary.record_pages = crate::model::RecordPages::PerRun;
+        assert!(!rows_of(&summary).iter().any(|(_, v)| v.contains("record_pages")), "already on pages per run");
+        summary.record_pages = crate::model::RecordPages::Separate;
+        summary.files = 20_000;
+        assert!(!rows_of(&summary).iter().any(|(_, v)| v.contains("record_pages")), "at the cap, not over it");
+    }
 }

@@ -104,6 +104,8 @@ pub struct Summary {
     pub pages: usize,
     /// Files written (pages, assets, static files).
     pub files: usize,
+    /// Whether each record has a page of its own (`record_pages`).
+    pub record_pages: crate::model::RecordPages,
 }
 
 /// The result of `check` or `build`.
@@ -448,6 +450,7 @@ fn publish_stage(
     paths.sort();
     paths.dedup();
     summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
+    summary.record_pages = cx.site.record_pages;
     let in_place = cx.kind == Kind::InPlace;
     clock.lap(if in_place { "pages of the whole site" } else { "pages, and the search indexes alongside" });
     diagnostics.extend(publish::check_anchors(
