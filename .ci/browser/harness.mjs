@@ -80,3 +80,41 @@ export async function watchedPage(context, problems) {
   page.on("pageerror", (e) => problems.push(e.message));
   return page;
 }
+
+/** Builds the site at `siteRoot` under `base`, serves `served(site)` (its output folder
+ *  by default) with netlify.toml's policy, and launches Chromium; `close` stops both. */
+export async function servedSite(base, siteRoot = repo, served = (site) => site.output) {
+  const site = buildSite(base, siteRoot);
+  const server = await serve(served(site), { "Content-Security-Policy": netlifyPolicy() });
+  const browser = await launch();
+  return { site, server, browser, close: async () => { await browser.close(); server.close(); } };
+}
+
+/** The WCAG 2.2 AA violations axe-core finds on `page`, each described in a line. */
+export async function wcagViolations(page) {
+  const { AxeBuilder } = await import("@axe-core/playwright");
+  const results = await new AxeBuilder({ page })
+    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"])
+    .analyze();
+  return results.violations.map((v) =>
+    `${v.id} (${v.impact}): ${v.help}; ` + v.nodes.slice(0, 5).map((n) => `${n.target.join(" ")}: ${n.failureSummary?.split("\n").join(" ")}`).join("; "));
+}
+
+/** How wide the page is against its viewport, and what sticks out past the viewport
+ *  outside a box that scrolls on its own (a wide table may scroll; the page may not). */
+export async function sidewaysOverflow(page) {
+  return page.evaluate(() => {
+    const viewport = document.documentElement.clientWidth;
+    const scrolls = (e) => {
+      for (let p = e.parentElement; p; p = p.parentElement) {
+        const style = getComputedStyle(p);
+        if (["auto", "scroll"].includes(style.overflowX) && p.scrollWidth > p.clientWidth) return true;
+      }
+      return false;
+    };
+    const out = [...document.body.querySelectorAll("*")]
+      .filter((e) => e.getBoundingClientRect().right > viewport + 1 && !scrolls(e))
+      .map((e) => `${e.tagName.toLowerCase()}${e.id ? "#" + e.id : ""}${e.className ? "." + String(e.className).split(" ").join(".") : ""}`);
+    return { page: document.documentElement.scrollWidth, viewport, out: out.slice(0, 8) };
+  });
+}

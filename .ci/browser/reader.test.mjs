@@ -8,8 +8,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { AxeBuilder } from "@axe-core/playwright";
-import { buildSite, netlifyPolicy, repo, serve, launch, watchedPage } from "./harness.mjs";
+import { repo, servedSite, sidewaysOverflow, wcagViolations, watchedPage } from "./harness.mjs";
 
 const BASE = "/";
 const RUN = "fractal/aas-2026-08-20-fractal-01";
@@ -32,19 +31,17 @@ const PAGES = {
   "not-found": "no/such/page/",
 };
 const SHOTS = process.env.CASEBOOK_SCREENSHOTS ?? join(repo, "target/screenshots");
-let site, server, browser;
+let served, server, browser;
 const problems = [];
 
 before(async () => {
-  site = buildSite(BASE);
-  server = await serve(site.output, { "Content-Security-Policy": netlifyPolicy() });
-  browser = await launch();
+  served = await servedSite(BASE);
+  ({ server, browser } = served);
   mkdirSync(SHOTS, { recursive: true });
 });
 
 after(async () => {
-  await browser?.close();
-  server?.close();
+  await served?.close();
   assert.deepEqual(problems, [], "no script error and no CSP violation on any page");
 });
 
@@ -61,20 +58,12 @@ async function open(name, width, colorScheme = "light") {
   return { page, context };
 }
 
-function describe(violations) {
-  return violations
-    .map((v) => `${v.id} (${v.impact}): ${v.help}\n` + v.nodes.slice(0, 5).map((n) => `    ${n.target.join(" ")}: ${n.failureSummary?.split("\n").join(" ")}`).join("\n"))
-    .join("\n");
-}
-
 for (const name of Object.keys(PAGES)) {
   test(`${name}: no WCAG 2.2 AA violation, light and dark`, async () => {
     for (const scheme of ["light", "dark"]) {
       const { page, context } = await open(name, 1280, scheme);
-      const results = await new AxeBuilder({ page })
-        .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"])
-        .analyze();
-      assert.equal(results.violations.length, 0, `${name} (${scheme}):\n${describe(results.violations)}`);
+      const violations = await wcagViolations(page);
+      assert.equal(violations.length, 0, `${name} (${scheme}):\n${violations.join("\n")}`);
       await context.close();
     }
   });
@@ -82,21 +71,7 @@ for (const name of Object.keys(PAGES)) {
   test(`${name}: nothing overflows sideways at 360 and 1280 px; screenshots`, async () => {
     for (const width of [360, 390, 1280]) {
       const { page, context } = await open(name, width);
-      const overflow = await page.evaluate(() => {
-        const viewport = document.documentElement.clientWidth;
-        // What sticks out past the viewport, outside a box that scrolls on its own.
-        const scrolls = (e) => {
-          for (let p = e.parentElement; p; p = p.parentElement) {
-            const style = getComputedStyle(p);
-            if (["auto", "scroll"].includes(style.overflowX) && p.scrollWidth > p.clientWidth) return true;
-          }
-          return false;
-        };
-        const out = [...document.body.querySelectorAll("*")]
-          .filter((e) => e.getBoundingClientRect().right > viewport + 1 && !scrolls(e))
-          .map((e) => `${e.tagName.toLowerCase()}${e.id ? "#" + e.id : ""}${e.className ? "." + String(e.className).split(" ").join(".") : ""}`);
-        return { page: document.documentElement.scrollWidth, viewport, out: out.slice(0, 8) };
-      });
+      const overflow = await sidewaysOverflow(page);
       assert.ok(
         overflow.page <= overflow.viewport && overflow.out.length === 0,
         `${name} at ${width} px: the page is ${overflow.page} px wide in a ${overflow.viewport} px viewport; outside: ${overflow.out.join(", ")}`,

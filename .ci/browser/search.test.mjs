@@ -6,22 +6,20 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildSite, netlifyPolicy, serve, launch, watchedPage } from "./harness.mjs";
+import { netlifyPolicy, repo, serve, servedSite, watchedPage } from "./harness.mjs";
 
 const BASE = "/preview/pr-12/";
-let site, server, browser, context;
+let served, site, server, browser, context;
 const problems = [];
 
 before(async () => {
-  site = buildSite(BASE);
-  server = await serve(site.root, { "Content-Security-Policy": netlifyPolicy() });
-  browser = await launch();
+  served = await servedSite(BASE, repo, (built) => built.root);
+  ({ site, server, browser } = served);
   context = await browser.newContext();
 });
 
 after(async () => {
-  await browser?.close();
-  server?.close();
+  await served?.close();
   assert.deepEqual(problems, [], "no script error and no CSP violation on any page");
 });
 
