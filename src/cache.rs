@@ -549,10 +549,21 @@ fn made_from_site(path: &Path) -> bool {
 fn binary_digest() -> FileHash {
     static DIGEST: OnceLock<FileHash> = OnceLock::new();
     *DIGEST.get_or_init(|| {
-        let bytes = std::env::current_exe().and_then(std::fs::read).unwrap_or_default();
         let mut hasher = Xxh3::new();
         hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
-        hasher.update(&bytes);
+        // Read in blocks: the binary (with its line tables) is larger than many a site's
+        // model, and a build needs none of it held.
+        if let Ok(mut file) = std::env::current_exe().and_then(std::fs::File::open) {
+            let mut block = vec![0; 1 << 20];
+            loop {
+                match std::io::Read::read(&mut file, &mut block) {
+                    Ok(0) => break,
+                    Ok(n) => hasher.update(&block[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+        }
         hasher.digest128()
     })
 }
