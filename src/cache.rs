@@ -191,10 +191,8 @@ impl Warm {
     pub(crate) fn browser_index(&self) -> &Mutex<crate::index::BrowserIndex> {
         self.browser.get_or_init(|| {
             let kept = (self.previous.browser != 0)
-                .then(|| std::fs::read(self.browser_file()).ok())
+                .then(|| self.read_browser())
                 .flatten()
-                .filter(|bytes| crate::rebuild::hash(bytes) == self.previous.browser)
-                .and_then(|bytes| crate::index::BrowserIndex::load(&mut bytes.as_slice()))
                 .filter(|index| index.files().par_iter().all(|path| self.reusable(path, None).is_some()));
             Mutex::new(kept.unwrap_or_default())
         })
@@ -498,14 +496,26 @@ impl Warm {
     }
 
     /// Keeps the browser index beside the state; gives the hash the state names it by.
+    /// Streamed, hashed on the way: at 10,000 reports the index's file is some 300 MB.
     fn write_browser(&self, index: &Mutex<crate::index::BrowserIndex>) -> std::io::Result<FileHash> {
-        let mut bytes = Vec::new();
-        index.lock().unwrap_or_else(std::sync::PoisonError::into_inner).save(&mut bytes)?;
         std::fs::create_dir_all(&self.dir)?;
         let mut temporary = tempfile::NamedTempFile::new_in(&self.dir)?;
-        std::io::Write::write_all(temporary.as_file_mut(), &bytes)?;
+        let mut out = std::io::BufWriter::new(Hashing::new(temporary.as_file_mut()));
+        index.lock().unwrap_or_else(std::sync::PoisonError::into_inner).save(&mut out)?;
+        let hash = out.into_inner().map_err(std::io::IntoInnerError::into_error)?.digest();
         temporary.persist(self.browser_file()).map_err(|e| e.error)?;
-        Ok(crate::rebuild::hash(&bytes))
+        Ok(hash)
+    }
+
+    /// The browser index the previous build kept, when its file is the one the state
+    /// names (by its hash, taken while it is read).
+    fn read_browser(&self) -> Option<crate::index::BrowserIndex> {
+        let file = std::fs::File::open(self.browser_file()).ok()?;
+        let mut input = std::io::BufReader::new(Hashing::new(file));
+        let index = crate::index::BrowserIndex::load(&mut input)?;
+        // Whatever follows the index counts too: the file must be the one written.
+        std::io::copy(&mut input, &mut std::io::sink()).ok()?;
+        (input.into_inner().digest() == self.previous.browser).then_some(index)
     }
 
     fn write(&self, state: &State) -> std::io::Result<()> {
@@ -521,6 +531,42 @@ impl Warm {
             .map_err(std::io::Error::other)?;
         temporary.persist(&self.state_file).map_err(|e| e.error)?;
         Ok(())
+    }
+}
+
+/// A reader or writer that hashes (XXH3-128, as `rebuild::hash`) the bytes it passes on.
+struct Hashing<T> {
+    inner: T,
+    hasher: Xxh3,
+}
+
+impl<T> Hashing<T> {
+    fn new(inner: T) -> Self {
+        Hashing { inner, hasher: Xxh3::new() }
+    }
+
+    fn digest(&self) -> FileHash {
+        self.hasher.digest128()
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Hashing<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(bytes)?;
+        self.hasher.update(&bytes[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Hashing<R> {
+    fn read(&mut self, bytes: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(bytes)?;
+        self.hasher.update(&bytes[..n]);
+        Ok(n)
     }
 }
 
@@ -549,28 +595,34 @@ fn made_from_site(path: &Path) -> bool {
 fn binary_digest() -> FileHash {
     static DIGEST: OnceLock<FileHash> = OnceLock::new();
     *DIGEST.get_or_init(|| {
-        let mut hasher = Xxh3::new();
-        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
-        // Read in blocks: the binary (with its line tables) is larger than many a site's
-        // model, and a build needs none of it held.
+        let mut hashing = Hashing::new(std::io::sink());
+        hashing.hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+        // Streamed: the binary (with its line tables) is larger than many a site's model,
+        // and a build needs none of it held.
         if let Ok(mut file) = std::env::current_exe().and_then(std::fs::File::open) {
-            let mut block = vec![0; 1 << 20];
-            loop {
-                match std::io::Read::read(&mut file, &mut block) {
-                    Ok(0) => break,
-                    Ok(n) => hasher.update(&block[..n]),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
-            }
+            let _ = std::io::copy(&mut file, &mut hashing);
         }
-        hasher.digest128()
+        hashing.digest()
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hashing_on_the_way_gives_the_hash_of_the_bytes() {
+        let bytes: Vec<u8> = (0..100_000u32).flat_map(|n| n.to_le_bytes()).collect();
+        let mut written = Hashing::new(Vec::new());
+        for piece in bytes.chunks(777) {
+            std::io::Write::write_all(&mut written, piece).unwrap();
+        }
+        assert_eq!(written.inner, bytes);
+        assert_eq!(written.digest(), crate::rebuild::hash(&bytes));
+        let mut read = Hashing::new(bytes.as_slice());
+        std::io::copy(&mut read, &mut std::io::sink()).unwrap();
+        assert_eq!(read.digest(), crate::rebuild::hash(&bytes));
+    }
 
     #[test]
     fn the_default_cache_is_beside_the_output() {

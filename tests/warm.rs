@@ -216,6 +216,25 @@ fn a_file_changed_in_the_output_by_hand_is_made_again() {
 }
 
 #[test]
+fn a_kept_browser_index_changed_on_disk_is_not_used() {
+    let case = Case::new();
+    case.warm();
+    let kept = std::fs::read_dir(&case.cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "browser"))
+        .expect("the cache keeps the browser index");
+    // A byte changed in the middle (a term's text), then the length kept as it was.
+    let mut bytes = std::fs::read(&kept).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] = bytes[middle].wrapping_add(1);
+    std::fs::write(&kept, &bytes).unwrap();
+    add_sentence(&a_report_of(&case.root, "fractal"), "A sentence added by the test.");
+    case.warm();
+    case.assert_cold_build_same("after the kept browser index was changed");
+}
+
+#[test]
 fn a_new_configuration_or_base_url_makes_every_page_again() {
     let case = Case::new();
     let (root, out, cache) = (&case.root, &case.out, &case.cache);
