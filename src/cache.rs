@@ -256,7 +256,10 @@ impl Warm {
         if (kept_files, kept_inputs) != (files, self.parse_inputs) {
             return None;
         }
-        let cached: CachedRun = bincode::deserialize(&bytes).ok()?;
+        let mut cached: CachedRun = bincode::deserialize(&bytes).ok()?;
+        if let Some(run) = Arc::get_mut(&mut cached.run) {
+            run.reports.iter_mut().for_each(crate::model::Report::share_file);
+        }
         Some(crate::rebuild::RememberedRun {
             stamps: Vec::new(),
             run: cached.run,

@@ -169,6 +169,25 @@ pub struct SubjectFindings {
 }
 
 impl Report {
+    /// Makes every location in the report hold the report's own path, shared: a report
+    /// read back from the build cache has a copy per location (a deserialised `Arc` is a
+    /// new one), and a large site has millions of locations.
+    pub fn share_file(&mut self) {
+        let file = Arc::clone(&self.file);
+        let share = |location: &mut Location| {
+            if location.file == file {
+                location.file = Arc::clone(&file);
+            }
+        };
+        self.declarations.iter_mut().for_each(|d| share(&mut d.location));
+        self.annotations.iter_mut().for_each(|a| share(&mut a.location));
+        self.mentions.iter_mut().for_each(|m| share(&mut m.location));
+        self.quotes.iter_mut().for_each(|q| share(&mut q.location));
+        self.citations.iter_mut().for_each(|c| share(&mut c.location));
+        self.findings.iter_mut().for_each(|f| share(&mut f.location));
+        self.limits.iter_mut().for_each(|l| share(&mut l.location));
+    }
+
     /// Gives back the room its lists grew into while it was parsed: a large site holds
     /// every report at once.
     pub fn shrink_to_fit(&mut self) {
@@ -708,4 +727,32 @@ pub struct Record {
     pub statuses: Vec<Arc<str>>,
     /// Names of its parts, in order.
     pub parts: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    #[test]
+    fn a_report_read_back_shares_its_path_among_its_locations_again() {
+        let report = "# Memory\n\n## OBJ-01 Log\n\nStatus: implemented\n\nKept by OBJ-02 (SRC-1 a.py:3).\n\n\
+                      ```python\nx = 1\n```\n--- a.py:3\n\n## OBJ-02 Store\n\nStatus: absent\n";
+        let (run, _) =
+            crate::testing::run_of("revision: abc\nsources:\n  - id: SRC-1\n    title: A\n", &[("memory", report)]);
+        let mut read_back: super::Run = bincode::deserialize(&bincode::serialize(&run).unwrap()).unwrap();
+        let report = &mut read_back.reports[0];
+        let locations = |r: &super::Report| -> Vec<Arc<std::path::Path>> {
+            let mut all: Vec<Arc<std::path::Path>> = r.declarations.iter().map(|d| d.location.file.clone()).collect();
+            all.extend(r.mentions.iter().map(|m| m.location.file.clone()));
+            all.extend(r.quotes.iter().map(|q| q.location.file.clone()));
+            all.extend(r.citations.iter().map(|c| c.location.file.clone()));
+            all.extend(r.findings.iter().map(|f| f.location.file.clone()));
+            all
+        };
+        assert!(locations(report).len() >= 6, "{:?}", locations(report));
+        assert!(locations(report).iter().all(|f| !Arc::ptr_eq(f, &report.file)), "deserialised: each its own");
+        report.share_file();
+        assert!(locations(report).iter().all(|f| Arc::ptr_eq(f, &report.file)));
+        assert_eq!(&*report.file, &*run.reports[0].file);
+    }
 }
