@@ -427,9 +427,11 @@ impl Renderer<'_> {
                 context! {
                     title => "Page not found",
                     // A record's own address, where the host applies no redirects.
-                    moved_script => (self.site.record_pages == RecordPages::PerRun)
-                        .then(|| self.assets.get("moved.js").cloned())
-                        .flatten(),
+                    moved_script => self
+                        .assets
+                        .get("moved.js")
+                        .filter(|_| self.site.record_pages == RecordPages::PerRun)
+                        .cloned(),
                 },
             ),
             Job::Search => (
@@ -1041,10 +1043,9 @@ impl Renderer<'_> {
     /// All the records of a run on one page: the published ones in reading order (by
     /// where each is first declared), then the unpublished ones the reports refer to.
     fn run_records(&self, system: &System, run: &Run) -> minijinja::Value {
-        let first = |r: &Record| r.declarations.iter().map(|at| (at.report, at.index)).min();
         let mut records: Vec<&Record> = run.records.values().collect();
         // Stable: unpublished records keep the map's ID order.
-        records.sort_by_key(|r| (!r.is_published(), if r.is_published() { first(r) } else { None }));
+        records.sort_by_key(|r| (!r.is_published(), if r.is_published() { reading_position(r) } else { None }));
         let unpublished = records.iter().filter(|r| !r.is_published()).count();
         context! {
             title => format!("Records of {}", run.name),
@@ -1131,14 +1132,13 @@ impl Renderer<'_> {
     /// order their first declarations come in the reports), for the record page's
     /// previous and next links; none for an unpublished record.
     fn neighbours(&self, system: &System, run: &Run, record: &Record) -> minijinja::Value {
-        let first = |r: &Record| r.declarations.iter().map(|at| (at.report, at.index)).min();
-        let Some(here) = first(record).filter(|_| record.is_published()) else {
+        let Some(here) = reading_position(record).filter(|_| record.is_published()) else {
             return context! { previous => None::<minijinja::Value>, next => None::<minijinja::Value> };
         };
         let mut previous: Option<(&Record, (usize, usize))> = None;
         let mut next: Option<(&Record, (usize, usize))> = None;
         for other in run.records.values().filter(|r| r.is_published()) {
-            let Some(key) = first(other) else { continue };
+            let Some(key) = reading_position(other) else { continue };
             if key < here && previous.is_none_or(|(_, best)| key > best) {
                 previous = Some((other, key));
             } else if key > here && next.is_none_or(|(_, best)| key < best) {
@@ -1181,6 +1181,12 @@ impl Renderer<'_> {
             source_url: self.site.source_url.as_ref().map(|f| f.link(&report.source_path, mention.location.line)),
         }
     }
+}
+
+/// Where a record comes in its run's reading order: its first declaration, by report and
+/// place in it (`None` for a record no report declares).
+fn reading_position(record: &Record) -> Option<(usize, usize)> {
+    record.declarations.iter().map(|at| (at.report, at.index)).min()
 }
 
 /// What a graph's picture shows, in words (its SVG description).
