@@ -22,7 +22,7 @@ PARTS = [
 def kind_of(rel):
     if rel.startswith("search/"):
         return "search index"
-    if rel.startswith("records.json"):
+    if rel.endswith("records.json"):
         return "manifest"
     if rel.startswith("assets/") or not rel.endswith(".html"):
         return "other files"

@@ -19,7 +19,7 @@
 //!   it is read back as the build that parsed it left it (`<output>.runs/`, a file per
 //!   run). The site-wide files are made from runs' parts (see `rebuild.rs`): the cache
 //!   keeps the tantivy segments by group of runs, the browser index (`<output>.browser`)
-//!   and where `records.json` holds each run's lines.
+//!   and what each run's manifest file was made from.
 //!
 //! The state is one file per output folder (bincode: a large site's state is tens of
 //! megabytes, read and written by every build). A missing, unreadable or foreign state
@@ -105,7 +105,7 @@ struct State {
     /// A hash of the browser index kept beside the state (`<output>.browser`), which the
     /// file must have to be taken; 0 for none.
     browser: FileHash,
-    /// Where the output's `records.json` holds each run's lines.
+    /// What each run's manifest file in the output was made from.
     manifest: crate::publish::ManifestParts,
 }
 
@@ -140,7 +140,7 @@ pub struct Warm {
     index_parts: Option<crate::index::IndexParts>,
     /// The browser index the previous build left, read when a build first asks for it.
     browser: OnceLock<Mutex<crate::index::BrowserIndex>>,
-    /// Where the output's `records.json` holds each run's lines (the previous build's,
+    /// What each run's manifest file in the output was made from (the previous build's,
     /// then this build's).
     manifest: Mutex<crate::publish::ManifestParts>,
 }
@@ -176,7 +176,7 @@ impl Warm {
         }
     }
 
-    /// Where the output's `records.json` holds each run's lines.
+    /// What each run's manifest file in the output was made from.
     pub(crate) fn manifest_parts(&self) -> &Mutex<crate::publish::ManifestParts> {
         &self.manifest
     }
@@ -590,7 +590,7 @@ struct CachedRun {
 fn made_from_site(path: &Path) -> bool {
     path.starts_with(crate::output::BROWSER_DIR)
         || path.starts_with(crate::output::TANTIVY_DIR)
-        || crate::publish::MANIFEST_FILES.iter().any(|file| path == Path::new(file))
+        || crate::publish::is_manifest_file(path)
 }
 
 /// A digest of the running casebook binary: another build of casebook may render the same

@@ -510,8 +510,7 @@ fn load_manifest(path: &std::path::Path) -> Result<crate::manifest::Manifest, St
         path.to_path_buf()
     };
     if file.is_file() {
-        let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        return crate::manifest::Manifest::from_json(&text).map_err(|e| format!("{}: {e}", file.display()));
+        return crate::manifest::Manifest::read(&file).map_err(|e| format!("{}: {e}", file.display()));
     }
     if path.join("content").is_dir() {
         let (manifest, diagnostics) = pipeline::manifest_of(path, None);

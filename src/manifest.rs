@@ -1,10 +1,11 @@
-//! The record manifest: every record of the site as data (`records.json`, one JSON
-//! document, and `records.jsonl`, one record per line), for other tools, agents and
-//! `casebook diff`. The schema is versioned and documented in docs/manifest.md; fields
-//! are only ever added within a version.
+//! The record manifest: every record and finding of the site as data, for other tools,
+//! agents and `casebook diff`: `records.json` lists the runs, and each run's records,
+//! findings and evidence are in its own `records.json` (in its run's folder). The schema
+//! is versioned and documented in docs/manifest.md; fields are only ever added within a
+//! version.
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -12,8 +13,18 @@ use sha2::{Digest, Sha256};
 use crate::model::{DeclarationForm, Finding, Publication, Record, Report, Run, Site, Subject, System};
 use crate::urls;
 
-/// The schema name and version written in every manifest.
-pub const SCHEMA: &str = "casebook.records/1";
+/// The schema name and version of the site's `records.json` (the list of runs).
+pub const SCHEMA: &str = "casebook.records/2";
+
+/// The schema of a run's `records.json` (its records, findings and evidence).
+pub const RUN_SCHEMA: &str = "casebook.run-records/2";
+
+/// The schema of the manifests written until December 2026: one `records.json` holding
+/// every run's items; still read (an old site's manifest for the anchor contract or a diff).
+const SCHEMA_1: &str = "casebook.records/1";
+
+/// The name of the site's manifest file, and of each run's, in its run's folder.
+pub const FILE: &str = "records.json";
 
 /// The schema name and version of the manifest's findings section.
 pub const FINDINGS_SCHEMA: &str = "casebook.findings/1";
@@ -21,7 +32,8 @@ pub const FINDINGS_SCHEMA: &str = "casebook.findings/1";
 /// The schema name and version of the manifest's evidence section (a verified build's).
 pub const EVIDENCE_SCHEMA: &str = "casebook.evidence/1";
 
-/// The whole manifest.
+/// The whole manifest: the site's runs' items together, as `casebook diff` and the anchor
+/// contract read them (from the files of [`Manifest::read`], or made by [`manifest`]).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Manifest {
     /// Always [`SCHEMA`] for this version.
@@ -544,9 +556,9 @@ fn hex(bytes: &[u8]) -> String {
     hex::encode(bytes)
 }
 
-/// An array of `records.json`.
+/// An array of a run's `records.json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Section {
+enum Section {
     /// `records`.
     Records,
     /// `findings`.
@@ -555,11 +567,9 @@ pub enum Section {
     Evidence,
 }
 
-/// A run's share of one array of `records.json`: its items serialised one per line, joined
-/// by `,\n` (for a site published at `base_url`, with what `verification` found in it).
-/// Each run's lines are made apart from the others', so a build makes them in parallel,
-/// and a later build copies the lines of the runs that did not change.
-pub fn run_lines(
+/// A run's items of one array: serialised one per line, joined by `,\n` (for a site
+/// published at `base_url`, with what `verification` found in it).
+fn run_lines(
     system: &System,
     run: &Run,
     base_url: &str,
@@ -590,90 +600,105 @@ pub fn run_lines(
     lines
 }
 
-/// Where `records.json` takes each run's lines of a section from: for each section, every
-/// run's lines in site order, each handed to `put` once (empty when it has none).
-pub type Lines<'a> = dyn FnMut(Section, &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> + 'a;
+/// A run as the site's `records.json` lists it: where its file is, and how many items of
+/// each kind that file holds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RunEntry {
+    /// System slug.
+    pub system: String,
+    /// Run slug.
+    pub run: String,
+    /// The run's frozen revision.
+    pub revision: String,
+    /// The run's file below the base URL (and beside the site's `records.json`):
+    /// `<system>/<run>/records.json`.
+    pub path: String,
+    /// How many records the run's file lists (published or only referenced).
+    pub records: usize,
+    /// How many findings it lists.
+    pub findings: usize,
+}
 
-/// Where each array's lines of a run are in a written `records.json`: an offset and a
-/// length per [`Section`] (so that a later build can copy the lines of the runs that did
-/// not change).
-pub type Spans = [(u64, u64); 3];
+/// The path of a run's manifest file in the output (`<system>/<run>/records.json`).
+pub fn run_path(system: &System, run: &Run) -> String {
+    format!("{}/{}/{FILE}", system.slug, run.slug)
+}
 
-/// Writes `records.json` of `site`, built for `base_url`, from its runs' lines (`lines`):
-/// the JSON of [`manifest`] with each record, finding and evidence entry (`verified`
-/// builds only) on a line of its own (compact, so the manifest costs little more than its
-/// data, and line tools and diffs still see one item per line). Gives each run's
-/// [`Spans`], in order.
-pub fn write_manifest(
-    site: &Site,
-    base_url: &str,
-    verified: bool,
-    lines: &mut Lines<'_>,
-    json: &mut dyn Write,
-) -> std::io::Result<Vec<Spans>> {
-    let mut json = Counted { inner: json, written: 0 };
+/// The site's `records.json`: its title and base URL, the schemas of the runs' files, and a
+/// line per run saying where its file is. Small, whatever the size of the site: a build
+/// that changed one run rewrites this and that run's file.
+pub fn site_file(site: &Site, base_url: &str, verified: bool) -> Vec<u8> {
     let quoted = |text: &str| serde_json::to_string(text).expect("a string serialises");
-    write!(
-        json,
-        "{{\"schema\":{},\"title\":{},\"base_url\":{},\"records\":[",
+    let mut json = format!(
+        "{{\"schema\":{},\"title\":{},\"base_url\":{},\"findings_schema\":{}",
         quoted(SCHEMA),
         quoted(&site.title),
-        quoted(base_url)
-    )?;
-    let mut spans: Vec<Spans> = Vec::new();
-    array(&mut json, Section::Records, lines, &mut spans)?;
-    write!(json, ",\"findings_schema\":{},\"findings\":[", quoted(FINDINGS_SCHEMA))?;
-    array(&mut json, Section::Findings, lines, &mut spans)?;
+        quoted(base_url),
+        quoted(FINDINGS_SCHEMA)
+    )
+    .into_bytes();
     if verified {
-        write!(json, ",\"evidence_schema\":{},\"evidence\":[", quoted(EVIDENCE_SCHEMA))?;
-        array(&mut json, Section::Evidence, lines, &mut spans)?;
+        json.extend_from_slice(format!(",\"evidence_schema\":{}", quoted(EVIDENCE_SCHEMA)).as_bytes());
     }
-    json.write_all(b"}\n")?;
-    Ok(spans)
-}
-
-/// The items of an array (the caller opened it with `[`), from each run's lines, each
-/// item on a line of its own; then `]`. Notes where each run's lines are.
-fn array(
-    json: &mut Counted<'_>,
-    section: Section,
-    lines: &mut Lines<'_>,
-    spans: &mut Vec<Spans>,
-) -> std::io::Result<()> {
-    let mut written = false;
-    let mut run = 0;
-    lines(section, &mut |run_lines| {
-        if spans.len() <= run {
-            spans.push([(0, 0); 3]);
+    let mut lines = Vec::new();
+    for system in &site.systems {
+        for run in &system.runs {
+            let entry = RunEntry {
+                system: system.slug.to_string(),
+                run: run.slug.to_string(),
+                revision: run.revision.to_string(),
+                path: run_path(system, run),
+                records: run.records.len(),
+                findings: run.reports.iter().map(|r| r.findings.len()).sum(),
+            };
+            push_line(&mut lines, &entry);
         }
-        if !run_lines.is_empty() {
-            json.write_all(if written { b",\n" } else { b"\n" })?;
-            spans[run][section as usize] = (json.written, run_lines.len() as u64);
-            json.write_all(run_lines)?;
-            written = true;
-        }
-        run += 1;
-        Ok(())
-    })?;
-    json.write_all(if written { b"\n]" } else { b"]" })
+    }
+    json.extend_from_slice(b",\"runs\":[");
+    array(&mut json, &lines);
+    json.extend_from_slice(b"}\n");
+    json
 }
 
-/// A writer that counts what it wrote.
-struct Counted<'a> {
-    inner: &'a mut dyn Write,
-    written: u64,
+/// A run's `records.json`: its records, findings and (in a verified build, with what
+/// `verification` found) evidence, each item on a line of its own (compact, so the
+/// manifest costs little more than its data, and line tools and diffs still see one item
+/// per line), for a site published at `base_url`. Made from the run alone, so a build
+/// makes the runs' files in parallel and a later one keeps those of unchanged runs.
+pub fn run_file(
+    system: &System,
+    run: &Run,
+    base_url: &str,
+    verification: Option<&crate::model::Verification>,
+) -> Vec<u8> {
+    let quoted = |text: &str| serde_json::to_string(text).expect("a string serialises");
+    let mut json = format!(
+        "{{\"schema\":{},\"system\":{},\"run\":{},\"revision\":{},\"records\":[",
+        quoted(RUN_SCHEMA),
+        quoted(&system.slug),
+        quoted(&run.slug),
+        quoted(run.revision.as_str())
+    )
+    .into_bytes();
+    array(&mut json, &run_lines(system, run, base_url, verification, Section::Records));
+    json.extend_from_slice(b",\"findings\":[");
+    array(&mut json, &run_lines(system, run, base_url, verification, Section::Findings));
+    if verification.is_some() {
+        json.extend_from_slice(b",\"evidence\":[");
+        array(&mut json, &run_lines(system, run, base_url, verification, Section::Evidence));
+    }
+    json.extend_from_slice(b"}\n");
+    json
 }
 
-impl Write for Counted<'_> {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(bytes)?;
-        self.written += n as u64;
-        Ok(n)
+/// An array's items (the caller opened it with `[`), each on a line of its own; then `]`.
+fn array(json: &mut Vec<u8>, lines: &[u8]) {
+    if !lines.is_empty() {
+        json.push(b'\n');
+        json.extend_from_slice(lines);
+        json.push(b'\n');
     }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
+    json.push(b']');
 }
 
 /// Adds `item`'s JSON to `out` as a line of its own (after `,\n` when `out` holds one).
@@ -714,24 +739,109 @@ impl<'a> Entries<'a> {
     }
 }
 
+/// The site's `records.json` as read.
+#[derive(Deserialize)]
+struct SiteFile {
+    title: String,
+    base_url: String,
+    #[serde(default)]
+    findings_schema: Option<String>,
+    #[serde(default)]
+    evidence_schema: Option<String>,
+    runs: Vec<RunEntry>,
+}
+
+/// A run's `records.json` as read.
+#[derive(Deserialize)]
+struct RunFile {
+    schema: String,
+    records: Vec<RecordEntry>,
+    findings: Vec<FindingEntry>,
+    #[serde(default)]
+    evidence: Vec<EvidenceEntry>,
+}
+
 impl Manifest {
-    /// Reads `records.json`, checking the schema.
-    pub fn from_json(text: &str) -> Result<Self, String> {
-        let manifest: Manifest = serde_json::from_str(text).map_err(|e| format!("not a casebook manifest: {e}"))?;
-        if manifest.schema != SCHEMA {
-            return Err(format!("manifest schema `{}` is not `{SCHEMA}`", manifest.schema));
+    /// Reads a site's manifest: its `records.json` (`file`) and each run's file it lists
+    /// (beside it, read in parallel); a manifest of schema 1 is `file` alone. Errors say
+    /// what is wrong, and which run's file when it is one (the caller names `file`).
+    pub fn read(file: &Path) -> Result<Self, String> {
+        #[derive(Deserialize)]
+        struct Schema {
+            schema: String,
+        }
+        let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read it: {e}"))?;
+        let not_manifest = |e: serde_json::Error| format!("not a casebook manifest: {e}");
+        let schema = serde_json::from_str::<Schema>(&text).map_err(not_manifest)?.schema;
+        match schema.as_str() {
+            SCHEMA => {
+                let site: SiteFile = serde_json::from_str(&text).map_err(not_manifest)?;
+                Self::from_runs(file.parent().unwrap_or(Path::new("")), site)
+            }
+            SCHEMA_1 => serde_json::from_str(&text).map_err(not_manifest),
+            other => Err(format!("manifest schema `{other}` is neither `{SCHEMA}` nor `{SCHEMA_1}`")),
+        }
+    }
+
+    /// The manifest of the site whose `records.json` (in `dir`) is `site`: each run's
+    /// items, read from its file, in the site's order.
+    fn from_runs(dir: &Path, site: SiteFile) -> Result<Self, String> {
+        use rayon::prelude::*;
+        let runs: Vec<RunFile> = site.runs.par_iter().map(|entry| read_run(dir, entry)).collect::<Result<_, _>>()?;
+        let mut manifest = Manifest {
+            schema: SCHEMA.to_string(),
+            title: site.title,
+            base_url: site.base_url,
+            records: Vec::new(),
+            findings_schema: site.findings_schema,
+            findings: Vec::new(),
+            evidence_schema: site.evidence_schema,
+            evidence: Vec::new(),
+        };
+        for run in runs {
+            manifest.records.extend(run.records);
+            manifest.findings.extend(run.findings);
+            manifest.evidence.extend(run.evidence);
         }
         Ok(manifest)
     }
+}
+
+/// A run's file as the site's `records.json` lists it (`entry`), checked against it: a
+/// file of another build (a site copied in part) is an error, not a silent mix.
+fn read_run(dir: &Path, entry: &RunEntry) -> Result<RunFile, String> {
+    let relative = Path::new(&entry.path);
+    if !relative.components().all(|c| matches!(c, std::path::Component::Normal(_))) {
+        return Err(format!("it lists `{}` as a run's file, which is not a path inside its folder", entry.path));
+    }
+    let path = dir.join(relative);
+    let whole = "the run files are read from beside records.json: copy the whole built site, not records.json alone";
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| format!("{}: cannot read it ({e}); {whole}", path.display()))?;
+    let run: RunFile =
+        serde_json::from_str(&text).map_err(|e| format!("{}: not a run's manifest: {e}", path.display()))?;
+    if run.schema != RUN_SCHEMA {
+        return Err(format!("{}: schema `{}` is not `{RUN_SCHEMA}`", path.display(), run.schema));
+    }
+    if (run.records.len(), run.findings.len()) != (entry.records, entry.findings) {
+        return Err(format!(
+            "{}: holds {} records and {} findings where records.json says {} and {}: the files are of different builds; build the site again",
+            path.display(),
+            run.records.len(),
+            run.findings.len(),
+            entry.records,
+            entry.findings
+        ));
+    }
+    Ok(run)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_site_without_records_writes_the_manifest_serde_would_compactly() {
-        let site = Site {
+    fn empty_site() -> Site {
+        Site {
             title: "An \"empty\" site".into(),
             statuses: Vec::new(),
             kinds: BTreeMap::new(),
@@ -739,11 +849,58 @@ mod tests {
             systems: Vec::new(),
             source_url: None,
             record_pages: Default::default(),
-        };
-        let mut json = Vec::new();
-        let spans = write_manifest(&site, "/docs/", false, &mut |_, _| Ok(()), &mut json).unwrap();
-        assert!(spans.is_empty());
-        let expected = serde_json::to_string(&manifest(&site, "/docs/")).unwrap() + "\n";
-        assert_eq!(String::from_utf8(json).unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn a_site_without_runs_writes_a_records_json_that_reads_back_as_its_manifest() {
+        let site = empty_site();
+        let json = String::from_utf8(site_file(&site, "/docs/", false)).unwrap();
+        assert_eq!(
+            json,
+            "{\"schema\":\"casebook.records/2\",\"title\":\"An \\\"empty\\\" site\",\"base_url\":\"/docs/\",\"findings_schema\":\"casebook.findings/1\",\"runs\":[]}\n"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(FILE), json).unwrap();
+        assert_eq!(Manifest::read(&dir.path().join(FILE)).unwrap(), manifest(&site, "/docs/"));
+    }
+
+    /// A site's `records.json` listing one run, whose file holds `records` records.
+    fn site_listing_a_run(dir: &Path, path: &str, records: usize) -> std::path::PathBuf {
+        let site = format!(
+            "{{\"schema\":\"{SCHEMA}\",\"title\":\"T\",\"base_url\":\"/\",\"runs\":[\n{{\"system\":\"s\",\"run\":\"r\",\"revision\":\"abc\",\"path\":\"{path}\",\"records\":{records},\"findings\":0}}\n]}}\n"
+        );
+        std::fs::write(dir.join(FILE), site).unwrap();
+        dir.join(FILE)
+    }
+
+    #[test]
+    fn a_run_file_missing_or_of_another_build_is_an_error_saying_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = site_listing_a_run(dir.path(), "s/r/records.json", 0);
+        let missing = Manifest::read(&file).unwrap_err();
+        assert!(missing.contains("s/r/records.json") && missing.contains("copy the whole built site"), "{missing}");
+
+        std::fs::create_dir_all(dir.path().join("s/r")).unwrap();
+        let run = format!("{{\"schema\":\"{RUN_SCHEMA}\",\"system\":\"s\",\"run\":\"r\",\"revision\":\"abc\",\"records\":[],\"findings\":[]}}\n");
+        std::fs::write(dir.path().join("s/r/records.json"), run).unwrap();
+        let read = Manifest::read(&file).unwrap();
+        assert!(read.records.is_empty() && read.findings.is_empty() && read.title == "T");
+
+        let file = site_listing_a_run(dir.path(), "s/r/records.json", 2);
+        let mixed = Manifest::read(&file).unwrap_err();
+        assert!(mixed.contains("holds 0 records") && mixed.contains("says 2"), "{mixed}");
+
+        let file = site_listing_a_run(dir.path(), "../r/records.json", 0);
+        let outside = Manifest::read(&file).unwrap_err();
+        assert!(outside.contains("not a path inside its folder"), "{outside}");
+    }
+
+    #[test]
+    fn a_manifest_of_an_unknown_schema_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(FILE), "{\"schema\":\"casebook.records/9\"}").unwrap();
+        let refused = Manifest::read(&dir.path().join(FILE)).unwrap_err();
+        assert!(refused.contains("casebook.records/9") && refused.contains(SCHEMA), "{refused}");
     }
 }

@@ -1,10 +1,10 @@
 //! Publish: the files a site needs beyond its pages, made from the resolved site and the
-//! rendered page list: the record manifest (`records.json`),
+//! rendered page list: the record manifest (`records.json`, the site's and each run's),
 //! `sitemap.xml`, `robots.txt`, Atom feeds (site-wide and per system), Netlify
 //! `_redirects`, and the anchor contract that keeps published record URLs from breaking.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -24,37 +24,36 @@ pub fn published_base(base_url: &BaseUrl) -> String {
     format!("{}/", base_url.prefix())
 }
 
-/// The record manifest's files, by path in the output.
-pub const MANIFEST_FILES: [&str; 1] = ["records.json"];
+/// Whether `path` (in the output) is a file of the record manifest: the site's
+/// `records.json` or a run's (`<system>/<run>/records.json`).
+pub fn is_manifest_file(path: &Path) -> bool {
+    path.file_name().is_some_and(|name| name == manifest::FILE) && matches!(path.components().count(), 1 | 3)
+}
 
-/// Runs whose lines of the manifest are made at once (in parallel): memory holds these
-/// runs' lines, never the whole manifest (a large site's is hundreds of megabytes).
-const RUNS_PER_BATCH: usize = 16;
-
-/// What a build knows of the manifest the previous build wrote: where each run's lines are
-/// in it, and the file itself while it still holds them (the output's `records.json`).
+/// What a build knows of the manifest the previous build wrote: what each run's file was
+/// made from, and whether the output still holds a file as written.
 pub struct KeptManifest<'a> {
-    /// Where each run's lines are, with what they were made from.
+    /// What each run's file was made from.
     pub parts: &'a std::sync::Mutex<ManifestParts>,
     /// Each run's token now.
     pub token: &'a RunToken<'a>,
-    /// The previous `records.json`, when the output still holds it as written.
-    pub previous: Option<PathBuf>,
+    /// Whether the output holds the file at a path as the previous build wrote it.
+    pub holds: &'a (dyn Fn(&Path) -> bool + Sync),
 }
 
-/// The record manifest (`records.json`). It needs the site alone, so a full build writes
-/// it while the pages render. It is made of each run's lines ([`manifest::run_lines`],
-/// made in parallel a few runs at a time, written and dropped); with `kept` (where the
-/// previous build's file holds each run's lines, and what they were made from: the dev
-/// server and the build cache keep it), the lines of the runs that did not change are
-/// copied from the previous file, and only the others are made.
-pub fn publish_manifest<E>(
+/// The record manifest: the site's `records.json` and each run's. It needs the site alone,
+/// so a full build writes it while the pages render; each run's file is made apart (in
+/// parallel, handed to `emit` and dropped). With `kept` (what the dev server or the build
+/// cache knows of the previous build), a run whose file was made from what it is made of
+/// now keeps it: its path is given back, for the output to keep (a rebuild) or link (a
+/// warm build).
+pub fn publish_manifest<E: Send>(
     site: &Site,
     base_url: &BaseUrl,
     verification: Option<&crate::model::Verification>,
     kept: Option<KeptManifest<'_>>,
-    emit: &StreamedEmit<'_, E>,
-) -> Result<(), E> {
+    emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
+) -> Result<Vec<PathBuf>, E> {
     let base = published_base(base_url);
     let runs: Vec<(&System, &Run)> = site.systems.iter().flat_map(|s| s.runs.iter().map(move |r| (s, &**r))).collect();
     let mut parts = kept.as_ref().map(|k| k.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
@@ -62,38 +61,33 @@ pub fn publish_manifest<E>(
         Some(kept) => runs.par_iter().map(|&(system, run)| made_from(system, run, kept.token, verification)).collect(),
         None => vec![None; runs.len()],
     };
-    let previous = kept.as_ref().and_then(|k| k.previous.as_ref()).and_then(|p| std::fs::File::open(p).ok());
-    let copies: Vec<Option<manifest::Spans>> = match (&parts, &previous) {
-        (Some(parts), Some(file)) => parts.copies(&runs, &made_from, file),
-        _ => vec![None; runs.len()],
-    };
-    let spans = std::sync::Mutex::new(None);
-    emit(&MANIFEST_FILES.map(PathBuf::from), &|out| {
-        let [json] = out else { unreachable!("one file asked for") };
-        let mut lines = |section: manifest::Section, put: &mut dyn FnMut(&[u8]) -> std::io::Result<()>| {
-            let indices: Vec<usize> = (0..runs.len()).collect();
-            indices.chunks(RUNS_PER_BATCH).try_for_each(|batch| {
-                let made: Vec<std::io::Result<Vec<u8>>> = batch
-                    .par_iter()
-                    .map(|&i| match (copies[i], &previous) {
-                        (Some(spans), Some(file)) => copied(file, spans[section as usize]),
-                        _ => Ok(manifest::run_lines(runs[i].0, runs[i].1, &base, verification, section)),
-                    })
-                    .collect();
-                made.into_iter().try_for_each(|lines| put(&lines?))
-            })
-        };
-        let written = manifest::write_manifest(site, &base, verification.is_some(), &mut lines, &mut **json)?;
-        *spans.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(written);
-        Ok(())
-    })?;
-    if let (Some(parts), Some(spans)) = (parts.as_mut(), spans.into_inner().unwrap_or_else(|e| e.into_inner())) {
-        parts.note(&runs, &made_from, &spans);
+    let previous = parts.as_deref();
+    let kept_paths: Vec<Option<PathBuf>> = runs
+        .par_iter()
+        .zip(&made_from)
+        .map(|(&(system, run), from)| {
+            let path = PathBuf::from(manifest::run_path(system, run));
+            let key = format!("{}/{}", system.slug, run.slug);
+            let unchanged = from.is_some() && previous.and_then(|p| p.runs.get(&key)) == from.as_ref();
+            if unchanged && kept.as_ref().is_some_and(|k| (k.holds)(&path)) {
+                return Ok(Some(path));
+            }
+            emit(OutputFile { path, bytes: manifest::run_file(system, run, &base, verification) })?;
+            Ok(None)
+        })
+        .collect::<Result<_, E>>()?;
+    emit(OutputFile { path: manifest::FILE.into(), bytes: manifest::site_file(site, &base, verification.is_some()) })?;
+    if let Some(parts) = parts.as_mut() {
+        parts.runs = runs
+            .iter()
+            .zip(&made_from)
+            .filter_map(|((system, run), from)| Some((format!("{}/{}", system.slug, run.slug), (*from)?)))
+            .collect();
     }
-    Ok(())
+    Ok(kept_paths.into_iter().flatten().collect())
 }
 
-/// What a run's lines are made from: its token and a digest of what verification found in
+/// What a run's file is made from: its token and a digest of what verification found in
 /// it; `None` when its token is not known.
 fn made_from(
     system: &System,
@@ -106,75 +100,28 @@ fn made_from(
     Some((token(system, run)?, xxhash_rust::xxh3::xxh3_128(found.as_bytes())))
 }
 
-/// The bytes at `span` (offset, length) of `file`.
-fn copied(file: &std::fs::File, (offset, length): (u64, u64)) -> std::io::Result<Vec<u8>> {
-    let mut bytes = vec![0; usize::try_from(length).map_err(std::io::Error::other)?];
-    std::os::unix::fs::FileExt::read_exact_at(file, &mut bytes, offset)?;
-    Ok(bytes)
-}
-
-/// A run's token: the same only while what its lines are made from is (see
+/// A run's token: the same only while what its file is made from is (see
 /// `index::Tokens::run_token`).
 pub type RunToken<'a> = dyn Fn(&System, &Run) -> Option<u128> + Sync + 'a;
 
-/// Where the previous build's `records.json` holds each run's lines (by `system/run`),
-/// with the token and the verification digest they were made from.
+/// What the previous build made each run's manifest file from (by `system/run`): its token
+/// and the digest of what verification found in it.
 #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ManifestParts {
-    runs: HashMap<String, (u128, u128, manifest::Spans)>,
+    runs: HashMap<String, (u128, u128)>,
 }
 
 impl ManifestParts {
-    /// For each run, where `file` (the previous `records.json`) holds its lines as this
-    /// build would make them: made from the same token and verification, and inside the
-    /// file.
-    fn copies(
-        &self,
-        runs: &[(&System, &Run)],
-        made_from: &[Option<(u128, u128)>],
-        file: &std::fs::File,
-    ) -> Vec<Option<manifest::Spans>> {
-        let len = file.metadata().map_or(0, |m| m.len());
-        runs.iter()
-            .zip(made_from)
-            .map(|((system, run), from)| {
-                let (token, found, spans) = self.runs.get(&format!("{}/{}", system.slug, run.slug))?;
-                let inside = spans.iter().all(|&(offset, length)| offset.saturating_add(length) <= len);
-                (Some((*token, *found)) == *from && inside).then_some(*spans)
-            })
-            .collect()
-    }
-
-    /// The runs' lines as this build wrote them (runs whose token is not known are not
-    /// kept).
-    fn note(&mut self, runs: &[(&System, &Run)], made_from: &[Option<(u128, u128)>], spans: &[manifest::Spans]) {
-        self.runs = runs
-            .iter()
-            .zip(made_from)
-            .zip(spans)
-            .filter_map(|(((system, run), from), spans)| {
-                let (token, found) = (*from)?;
-                Some((format!("{}/{}", system.slug, run.slug), (token, found, *spans)))
-            })
-            .collect();
-    }
-
     /// The same parts, each run's token given anew by `token` (`system`, `run`): see
     /// `index::BrowserIndex::retoken`.
     pub fn retoken(&mut self, token: &dyn Fn(&str, &str) -> Option<u128>) {
-        self.runs.retain(|key, (t, _, _)| {
+        self.runs.retain(|key, (t, _)| {
             let new = key.split_once('/').and_then(|(system, run)| token(system, run));
             *t = new.unwrap_or_default();
             new.is_some()
         });
     }
 }
-
-/// Writes files side by side, one writer each.
-pub type StreamedWrite<'a> = dyn Fn(&mut [&mut dyn std::io::Write]) -> std::io::Result<()> + 'a;
-
-/// Hands files to the output as a function that writes them.
-pub type StreamedEmit<'a, E> = dyn Fn(&[PathBuf], &StreamedWrite<'_>) -> Result<(), E> + Sync + 'a;
 
 /// The rest of what this module adds to the output, which needs the list of pages (`pages`:
 /// the rendered files): sitemap, robots.txt, feeds and redirects.
@@ -410,38 +357,49 @@ pub fn check_anchors(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
-    /// `records.json` of `site` as a build writes it, with `kept` parts and their tokens.
-    fn written(site: &Site, kept: Option<KeptManifest<'_>>) -> Vec<u8> {
-        let out = std::sync::Mutex::new(Vec::new());
-        let emit = |_: &[PathBuf], write: &StreamedWrite<'_>| -> std::io::Result<()> {
-            let mut bytes = Vec::new();
-            write(&mut [&mut bytes])?;
-            *out.lock().unwrap() = bytes;
+    /// The manifest's files of `site` as a build makes them (by path), with `kept` parts and
+    /// their tokens, and the paths of the run files it kept.
+    fn made(site: &Site, kept: Option<KeptManifest<'_>>) -> (BTreeMap<PathBuf, Vec<u8>>, Vec<PathBuf>) {
+        let out = std::sync::Mutex::new(BTreeMap::new());
+        let emit = |file: OutputFile| -> Result<(), ()> {
+            out.lock().unwrap().insert(file.path, file.bytes);
             Ok(())
         };
-        publish_manifest(site, &BaseUrl::new("/"), None, kept, &emit).unwrap();
-        out.into_inner().unwrap()
+        let kept = publish_manifest(site, &BaseUrl::new("/"), None, kept, &emit).unwrap();
+        (out.into_inner().unwrap(), kept)
     }
 
     #[test]
-    fn a_manifest_copies_the_lines_of_unchanged_runs_from_the_previous_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("records.json");
+    fn a_manifest_keeps_the_files_of_unchanged_runs_and_makes_the_others() {
         let mut site = crate::testing::site_of(&["alpha", "beta"], &["r1", "r2"]);
-        let cold = written(&site, None);
+        let (cold, none_kept) = made(&site, None);
+        assert!(none_kept.is_empty());
+        let paths: Vec<&str> = cold.keys().map(|p| p.to_str().unwrap()).collect();
+        assert_eq!(
+            paths,
+            [
+                "alpha/r1/records.json",
+                "alpha/r2/records.json",
+                "beta/r1/records.json",
+                "beta/r2/records.json",
+                "records.json"
+            ]
+        );
+        assert!(paths.iter().all(|p| is_manifest_file(Path::new(p))));
         let parts = std::sync::Mutex::new(ManifestParts::default());
         let tokens = std::sync::Mutex::new(HashMap::<String, u128>::new());
         let token = |system: &System, run: &Run| {
             tokens.lock().unwrap().get(&format!("{}/{}", system.slug, run.slug)).copied().or(Some(1))
         };
-        let kept = |previous: Option<PathBuf>| KeptManifest { parts: &parts, token: &token, previous };
-        let first = written(&site, Some(kept(None)));
-        assert_eq!(first, cold);
-        std::fs::write(&file, &first).unwrap();
+        let lost = std::sync::Mutex::new(BTreeSet::<PathBuf>::new());
+        let holds = |path: &Path| !lost.lock().unwrap().contains(path);
+        let kept = || KeptManifest { parts: &parts, token: &token, holds: &holds };
+        // Nothing known yet: every file made, as a build from nothing makes it.
+        assert_eq!(made(&site, Some(kept())), (cold.clone(), Vec::new()));
 
-        // beta/r2 changes: the others' lines come from the file. Spoil one run's lines in
-        // the file: the new manifest shows it, so they were copied.
+        // beta/r2 changes: its file and the site's are made, the others kept.
         let (mut edited, _) = crate::testing::run_of(
             "revision: abc\n",
             &[("memory", "# Report\n\n## OBJ-01 Object, renamed\n\nIt keeps turns.\n\n## OBJ-02 New\n\nMore.\n")],
@@ -449,17 +407,24 @@ mod tests {
         edited.slug = crate::model::Slug::parse("r2").unwrap();
         site.systems[1].runs[1] = Arc::new(edited);
         tokens.lock().unwrap().insert("beta/r2".into(), 2);
-        let now = written(&site, Some(kept(Some(file.clone()))));
-        assert_eq!(now, written(&site, None), "the manifest a build from nothing writes");
-        assert_ne!(now, cold);
-        let spoilt = String::from_utf8(first.clone()).unwrap().replace("Object of alpha r1", "Object of alpha rX");
-        std::fs::write(&file, &spoilt).unwrap();
-        tokens.lock().unwrap().insert("beta/r2".into(), 3);
-        let copied = String::from_utf8(written(&site, Some(kept(Some(file.clone()))))).unwrap();
-        assert!(copied.contains("Object of alpha rX"), "alpha/r1's lines were copied");
-        // A file shorter than the spans: every run is made.
-        std::fs::write(&file, b"{}").unwrap();
-        tokens.lock().unwrap().insert("beta/r2".into(), 4);
-        assert_eq!(written(&site, Some(kept(Some(file.clone())))), written(&site, None));
+        let (now, kept_paths) = made(&site, Some(kept()));
+        let (from_nothing, _) = made(&site, None);
+        assert_eq!(
+            now.keys().collect::<Vec<_>>(),
+            [&PathBuf::from("beta/r2/records.json"), &PathBuf::from("records.json")]
+        );
+        assert_eq!(now[Path::new("beta/r2/records.json")], from_nothing[Path::new("beta/r2/records.json")]);
+        assert_ne!(now[Path::new("beta/r2/records.json")], cold[Path::new("beta/r2/records.json")]);
+        assert_eq!(now[Path::new("records.json")], from_nothing[Path::new("records.json")]);
+        assert_eq!(kept_paths.len(), 3);
+        assert!(!kept_paths.contains(&PathBuf::from("beta/r2/records.json")));
+
+        // A file the output no longer holds as written is made again, though its run did
+        // not change.
+        lost.lock().unwrap().insert("alpha/r1/records.json".into());
+        let (now, kept_paths) = made(&site, Some(kept()));
+        assert!(now.contains_key(Path::new("alpha/r1/records.json")));
+        assert_eq!(now[Path::new("alpha/r1/records.json")], from_nothing[Path::new("alpha/r1/records.json")]);
+        assert_eq!(kept_paths.len(), 3, "alpha/r2, beta/r1 and beta/r2");
     }
 }

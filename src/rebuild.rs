@@ -84,7 +84,7 @@ pub struct Memory {
     index_parts: crate::index::IndexParts,
     /// The browser index as the last build left it (its runs' tokens are `run_token`s).
     browser: std::sync::Mutex<crate::index::BrowserIndex>,
-    /// Where the output's `records.json` holds each run's lines (by `run_token`s).
+    /// What each run's manifest file in the output was made from (by `run_token`s).
     manifest_parts: std::sync::Mutex<crate::publish::ManifestParts>,
 }
 
@@ -187,7 +187,7 @@ impl Memory {
         self.browser = std::sync::Mutex::new(browser);
     }
 
-    /// Where the output's `records.json` holds each run's lines, for the next build.
+    /// What each run's manifest file in the output was made from, for the next build.
     pub(crate) fn manifest_parts(&self) -> &std::sync::Mutex<crate::publish::ManifestParts> {
         &self.manifest_parts
     }

@@ -14,117 +14,6 @@ use std::path::{Path, PathBuf};
 use crate::output::OutputFile;
 use crate::rebuild::{FileHash, Stamp};
 
-/// The buffer of a file written by streaming.
-const STREAM_BUFFER: usize = 1 << 20;
-
-/// A writer that hashes what goes through it (when asked to), as `rebuild::hash` hashes
-/// a file's bytes.
-struct Hashing<W> {
-    inner: W,
-    hasher: Option<Box<xxhash_rust::xxh3::Xxh3>>,
-}
-
-impl<W: io::Write> Hashing<W> {
-    /// Writes to `inner`, hashing when `hash`.
-    fn new(inner: W, hash: bool) -> Self {
-        Hashing { inner, hasher: hash.then(|| Box::new(xxhash_rust::xxh3::Xxh3::new())) }
-    }
-
-    /// The writer, and the hash of all that was written (when asked for).
-    fn finish(self) -> (W, Option<FileHash>) {
-        (self.inner, self.hasher.map(|h| h.digest128()))
-    }
-}
-
-impl<W: io::Write> io::Write for Hashing<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let written = self.inner.write(buf)?;
-        if let Some(hasher) = &mut self.hasher {
-            hasher.update(&buf[..written]);
-        }
-        Ok(written)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// A file being written by streaming (`Staging::open_streamed`, `InPlace::open_streamed`,
-/// or nowhere, for `check`), hashing its bytes when asked to.
-pub struct StreamedFile {
-    target: PathBuf,
-    out: Hashing<io::BufWriter<StreamTarget>>,
-}
-
-enum StreamTarget {
-    /// The file in the staging folder.
-    File(fs::File),
-    /// A temporary file beside the file of the output it replaces.
-    Temporary(tempfile::NamedTempFile),
-    /// Nowhere: only hashed.
-    Nowhere(io::Sink),
-}
-
-impl io::Write for StreamTarget {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            StreamTarget::File(f) => f.write(buf),
-            StreamTarget::Temporary(f) => f.write(buf),
-            StreamTarget::Nowhere(f) => f.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            StreamTarget::File(f) => f.flush(),
-            StreamTarget::Temporary(f) => f.flush(),
-            StreamTarget::Nowhere(f) => f.flush(),
-        }
-    }
-}
-
-impl StreamedFile {
-    fn new(target: PathBuf, to: StreamTarget, hash: bool) -> Self {
-        StreamedFile { target, out: Hashing::new(io::BufWriter::with_capacity(STREAM_BUFFER, to), hash) }
-    }
-
-    /// A file that goes nowhere: its bytes are only hashed (when `hash`).
-    pub fn nowhere(path: &Path, hash: bool) -> Self {
-        StreamedFile::new(path.to_path_buf(), StreamTarget::Nowhere(io::sink()), hash)
-    }
-
-    /// Finishes the file. A temporary file takes its place in the output unless
-    /// `unchanged` says the bytes there are these (by their hash). Returns the hash (when
-    /// asked for), and whether the file was written to the output.
-    pub fn finish(self, unchanged: &dyn Fn(&FileHash) -> bool) -> Result<(Option<FileHash>, bool), WriteError> {
-        let StreamedFile { target, out } = self;
-        let (buffered, hash) = out.finish();
-        let to = buffered.into_inner().map_err(|e| WriteError::Io { path: target.clone(), source: e.into_error() })?;
-        let written = match to {
-            StreamTarget::File(_) => true,
-            StreamTarget::Nowhere(_) => false,
-            StreamTarget::Temporary(_) if hash.as_ref().is_some_and(unchanged) => false,
-            StreamTarget::Temporary(temporary) => {
-                temporary.persist(&target).map_err(|e| WriteError::Io { path: target.clone(), source: e.error })?;
-                true
-            }
-        };
-        Ok((hash, written))
-    }
-}
-
-impl io::Write for StreamedFile {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        // Which file failed, for the message.
-        self.out.write(buf).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.target.display())))
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
-    }
-}
-
 /// The file that marks a folder as casebook output.
 pub const MARKER: &str = ".casebook";
 
@@ -289,14 +178,6 @@ impl Staging {
         fs::create_dir_all(parent).map_err(io_error(parent))?;
         folders().insert(parent.to_path_buf());
         Ok(())
-    }
-
-    /// Opens a file to be written by streaming, hashing its bytes when `hash`.
-    pub fn open_streamed(&self, path: &Path, hash: bool) -> Result<StreamedFile, WriteError> {
-        let target = self.dir.join(path);
-        self.folder_of(&target)?;
-        let file = fs::File::create(&target).map_err(io_error(&target))?;
-        Ok(StreamedFile::new(target, StreamTarget::File(file), hash))
     }
 
     /// Copies `static_dir` in (last, so a site can replace any generated file), marks the
@@ -491,16 +372,6 @@ impl InPlace {
         io::Write::write_all(&mut temporary, &file.bytes).map_err(io_error(&target))?;
         temporary.persist(&target).map_err(|e| WriteError::Io { path: target.clone(), source: e.error })?;
         Ok(())
-    }
-
-    /// Opens a file to be written by streaming: into a temporary file beside it, which
-    /// [`StreamedFile::finish`] puts in its place unless its bytes are there already.
-    pub fn open_streamed(&self, path: &Path) -> Result<StreamedFile, WriteError> {
-        let target = self.output.join(path);
-        let parent = target.parent().unwrap_or(&self.output);
-        fs::create_dir_all(parent).map_err(io_error(parent))?;
-        let temporary = tempfile::NamedTempFile::new_in(parent).map_err(io_error(parent))?;
-        Ok(StreamedFile::new(target, StreamTarget::Temporary(temporary), true))
     }
 
     /// Removes files (paths relative to the output), and the folders they leave empty.

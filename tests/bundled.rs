@@ -385,9 +385,7 @@ fn a_record_page_shows_every_dimension_of_its_findings_with_meanings() {
 #[test]
 fn every_fractal_record_is_titled_by_more_than_its_id() {
     let built = bundled();
-    let manifest: casebook::manifest::Manifest =
-        casebook::manifest::Manifest::from_json(&std::fs::read_to_string(built.out().join("records.json")).unwrap())
-            .unwrap();
+    let manifest = casebook::manifest::Manifest::read(&built.out().join("records.json")).unwrap();
     for r in manifest.records.iter().filter(|r| r.published) {
         assert!(r.label.is_some() || r.derived_label.is_some(), "{} has a title", r.id);
         let page = built.page(&format!("/{}", r.path));

@@ -41,8 +41,7 @@ fn edited_copy() -> tempfile::TempDir {
 #[test]
 fn the_manifest_lists_every_record_with_a_documented_schema() {
     let built = bundled();
-    let json = std::fs::read_to_string(built.out().join("records.json")).unwrap();
-    let manifest = Manifest::from_json(&json).unwrap();
+    let manifest = Manifest::read(&built.out().join("records.json")).unwrap();
     let published: Vec<_> = manifest.records.iter().filter(|r| r.published).collect();
     assert_eq!(published.len(), 38);
     let raw = manifest.records.iter().find(|r| r.id == "MEM-OBJ-raw").unwrap();
@@ -53,45 +52,64 @@ fn the_manifest_lists_every_record_with_a_documented_schema() {
     assert!(built.exists(&format!("/{}", raw.path)));
     let unpublished = manifest.records.iter().find(|r| r.id == "RT-RTE-memory-delivery").unwrap();
     assert_eq!((unpublished.published, unpublished.unpublished_in.as_deref()), (false, Some("runtime report")));
-    // `records.jsonl` (the records again, a line each) is no longer written: records.json
-    // has a record a line.
+    // `records.jsonl` (the records again, a line each) is no longer written.
     assert!(!built.out().join("records.jsonl").exists());
-    // It is written run by run; it holds the manifest of the site, the one `casebook diff`
-    // makes from the content.
+    // The files hold the manifest of the site, the one `casebook diff` makes from the
+    // content.
     let (made, _) = casebook::pipeline::manifest_of(&repo(), Some(&manifest.base_url));
     assert_eq!(manifest, made.unwrap());
-    assert_eq!(
-        json.replace(",\n", ",").replace("[\n", "[").replace("\n]", "]"),
-        serde_json::to_string(&manifest).unwrap() + "\n",
-        "records.json is the manifest, compact"
-    );
-    // Each record and finding is a line of its own, the first record's after the header.
-    let json_lines: Vec<&str> = json.lines().collect();
-    assert_eq!(json_lines.len(), 1 + manifest.records.len() + 1 + manifest.findings.len() + 1, "one item a line");
-    for (line, record) in json_lines[1..].iter().zip(&manifest.records) {
-        assert_eq!(
-            &serde_json::from_str::<casebook::manifest::RecordEntry>(line.trim_end_matches(',')).unwrap(),
-            record
-        );
-    }
-    // Every JSON key of a record is documented.
+
+    // The site's records.json: a header, then a line per run naming its file.
+    let site = std::fs::read_to_string(built.out().join("records.json")).unwrap();
+    let site_value: serde_json::Value = serde_json::from_str(&site).unwrap();
+    let runs = site_value["runs"].as_array().unwrap();
+    assert_eq!(site.lines().count(), 1 + runs.len() + 1, "one run a line");
+    assert_eq!(site_value["schema"], "casebook.records/2");
+    let mut records = 0;
     let doc = std::fs::read_to_string(repo().join("docs/manifest.md")).unwrap();
-    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
-    for key in value["records"][0].as_object().unwrap().keys() {
-        assert!(doc.contains(&format!("`{key}`")), "docs/manifest.md does not document `{key}`");
+    for run in runs {
+        // Each run's file: a header, each record and finding a line of its own, compact.
+        let file = run["path"].as_str().unwrap();
+        assert_eq!(file, format!("{}/{}/records.json", run["system"].as_str().unwrap(), run["run"].as_str().unwrap()));
+        let json = std::fs::read_to_string(built.out().join(file)).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["schema"], "casebook.run-records/2");
+        let (run_records, run_findings) = (value["records"].as_array().unwrap(), value["findings"].as_array().unwrap());
+        assert_eq!(
+            (run["records"].as_u64().unwrap() as usize, run["findings"].as_u64().unwrap() as usize),
+            (run_records.len(), run_findings.len())
+        );
+        let lines: Vec<&str> = json.lines().collect();
+        let items = lines.iter().filter(|l| l.starts_with("{\"system\"")).count();
+        assert_eq!(items, run_records.len() + run_findings.len(), "{file}: one item a line");
+        assert!(lines.len() - items <= 3, "{file}: the header, the arrays' ends");
+        for (line, record) in lines[1..=run_records.len()].iter().zip(&manifest.records[records..]) {
+            assert_eq!(
+                &serde_json::from_str::<casebook::manifest::RecordEntry>(line.trim_end_matches(',')).unwrap(),
+                record
+            );
+        }
+        records += run_records.len();
+        assert!(!json.contains("\n\n"), "{file} is compact");
+        // Every JSON key of a run's file, its records and findings is documented.
+        let keys = value.as_object().unwrap().keys();
+        let record_keys = run_records.iter().flat_map(|r| r.as_object().unwrap().keys());
+        let finding_keys =
+            run_findings.iter().flat_map(|f| f.as_object().unwrap().keys().chain(f["at"].as_object().unwrap().keys()));
+        for key in keys.chain(record_keys).chain(finding_keys) {
+            assert!(doc.contains(&format!("`{key}`")), "docs/manifest.md does not document `{key}`");
+        }
     }
-    for key in
-        value["findings"][0].as_object().unwrap().keys().chain(value["findings"][0]["at"].as_object().unwrap().keys())
-    {
-        assert!(doc.contains(&format!("`{key}`")), "docs/manifest.md does not document the finding key `{key}`");
+    assert_eq!(records, manifest.records.len());
+    for key in site_value.as_object().unwrap().keys().chain(runs[0].as_object().unwrap().keys()) {
+        assert!(doc.contains(&format!("`{key}`")), "docs/manifest.md does not document `{key}` of records.json");
     }
 }
 
 #[test]
 fn the_manifest_holds_every_finding_with_where_it_is_written() {
     let built = bundled();
-    let json = std::fs::read_to_string(built.out().join("records.json")).unwrap();
-    let manifest = Manifest::from_json(&json).unwrap();
+    let manifest = Manifest::read(&built.out().join("records.json")).unwrap();
     assert_eq!(manifest.findings_schema.as_deref(), Some("casebook.findings/1"));
     let find = |subject: &str, dimension: &str| {
         manifest
@@ -326,7 +344,7 @@ fn sitemap_robots_feeds_and_404_follow_an_absolute_base_url() {
     assert!(out.join("fractal/feed.xml").is_file() && out.join("exia-seed/feed.xml").is_file());
     let not_found = std::fs::read_to_string(out.join("404.html")).unwrap();
     assert!(not_found.contains("href=\"/preview/pr-12/\""), "404 links honour the base path");
-    let manifest = Manifest::from_json(&std::fs::read_to_string(out.join("records.json")).unwrap()).unwrap();
+    let manifest = Manifest::read(&out.join("records.json")).unwrap();
     assert!(manifest.records.iter().all(|r| r.url.starts_with("https://example.org/preview/pr-12/")));
 }
 

@@ -81,8 +81,7 @@ fn filters_keep_only_matching_records() {
 
 #[test]
 fn counts_equal_the_model() {
-    let manifest =
-        Manifest::from_json(&std::fs::read_to_string(bundled().out().join("records.json")).unwrap()).unwrap();
+    let manifest = Manifest::read(&bundled().out().join("records.json")).unwrap();
     let published: Vec<_> = manifest.records.iter().filter(|r| r.published).collect();
     let count = |request: Request| searcher().search(&Request { limit: 1, ..request }).unwrap().total;
     let records = || Request { doc_type: Some("record".into()), ..Request::default() };

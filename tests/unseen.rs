@@ -23,7 +23,7 @@ fn unseen() -> &'static Built {
 }
 
 fn manifest() -> Manifest {
-    Manifest::from_json(&std::fs::read_to_string(unseen().out().join("records.json")).unwrap()).unwrap()
+    Manifest::read(&unseen().out().join("records.json")).unwrap()
 }
 
 const RUN: &str = "/quill/2026-11-02/";

@@ -119,6 +119,10 @@ fn an_edit_renders_its_run_again_and_links_every_other_page_from_the_previous_ou
     let relinked =
         |prefix: &str| edited.iter().filter(|(p, _)| p.starts_with(prefix)).all(|(p, ino)| after.get(p) == Some(ino));
     assert!(relinked("fractal"), "a page of the system not edited was made again");
+    // Its runs' manifest files too (the site's lists each run's, and is made again).
+    let fractal_manifest = Path::new("fractal/aas-2026-08-20-fractal-01/records.json");
+    assert_eq!(edited.get(fractal_manifest), after.get(fractal_manifest));
+    assert!(edited.contains_key(fractal_manifest));
     let run = report.parent().unwrap().file_name().unwrap();
     let report_page = Path::new("exia-seed").join(run).join(report.file_stem().unwrap()).join("index.html");
     assert_ne!(edited.get(&report_page), after.get(&report_page), "the edited report's page was not made again");
@@ -204,8 +208,8 @@ fn a_file_changed_in_the_output_by_hand_is_made_again() {
     let text = std::fs::read_to_string(&page).unwrap();
     std::fs::remove_file(&page).unwrap();
     std::fs::write(&page, text.replacen("<title>", "<title>X", 1).replacen("</title>", "/title>", 1)).unwrap();
-    // The manifest changed: made again, though no content did.
-    let manifest = out.join("records.json");
+    // A run's manifest changed: made again, though no content did.
+    let manifest = out.join("fractal/aas-2026-08-20-fractal-01/records.json");
     let lines = std::fs::read_to_string(&manifest).unwrap();
     std::fs::write(&manifest, lines.replacen("\"records\"", "\"recorde\"", 1)).unwrap();
     let home = out.join("index.html");

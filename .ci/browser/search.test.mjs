@@ -50,7 +50,10 @@ test("typing a query shows the expected record", async () => {
 });
 
 test("facet counts equal the records and subjects of the model", async () => {
-  const manifest = JSON.parse(readFileSync(join(site.output, "records.json"), "utf8"));
+  // The site's records.json lists the runs; each run's file holds its records and findings.
+  const runs = JSON.parse(readFileSync(join(site.output, "records.json"), "utf8")).runs;
+  const files = runs.map((run) => JSON.parse(readFileSync(join(site.output, run.path), "utf8")));
+  const manifest = { records: files.flatMap((f) => f.records), findings: files.flatMap((f) => f.findings) };
   const published = manifest.records.filter((r) => r.published);
   const isPublished = new Set(published.map((r) => `${r.system}/${r.run}/${r.id}`));
   const page = await openSearch();

@@ -23,7 +23,7 @@ use crate::progress::{Unwatched, Watch};
 use crate::rebuild::{FileHash, Memory};
 use crate::render::{self, Theme};
 use crate::{discover, parse, postprocess, publish, resolve, write};
-use output::{Interruptible, Kind, Output, SupersededWrite};
+use output::{Kind, Output};
 use pages::Made;
 use reuse::{Fresh, Reuse};
 
@@ -469,7 +469,7 @@ fn publish_stage(
     if in_place {
         match pages::manifest(cx) {
             Err(PipelineError::Superseded) => return Ok(None),
-            done => done?,
+            kept => paths.extend(kept?),
         }
     }
     publish::publish(cx.site, &paths, cx.base_url, &redirects.entries, &|f| cx.files.put(f))?;
@@ -539,9 +539,7 @@ fn assemble(
 /// The manifest of the previously published site, when the options name one.
 fn previous_manifest(options: &BuildOptions) -> Result<Option<crate::manifest::Manifest>, PipelineError> {
     let Some(path) = &options.previous_manifest else { return Ok(None) };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| PipelineError::PreviousManifest { path: path.clone(), message: e.to_string() })?;
-    let manifest = crate::manifest::Manifest::from_json(&text)
+    let manifest = crate::manifest::Manifest::read(path)
         .map_err(|message| PipelineError::PreviousManifest { path: path.clone(), message })?;
     Ok(Some(manifest))
 }
@@ -628,36 +626,13 @@ impl<'a> Files<'a> {
         self.output.link_previous(paths)
     }
 
-    /// A search index's file; a rebuild's stops between files when a newer change waits.
-    fn put_index(&self, file: OutputFile) -> Result<(), PipelineError> {
+    /// A file made from the whole site (a search index's, the manifest's); a rebuild's stop
+    /// between files when a newer change waits.
+    fn put_site_wide(&self, file: OutputFile) -> Result<(), PipelineError> {
         if self.superseded.is_some_and(|superseded| superseded()) {
             return Err(PipelineError::Superseded);
         }
         self.put(file)
-    }
-
-    /// Files too large to hold (the manifest of a large site), written by
-    /// streaming; a rebuild's stops when a newer change waits.
-    fn put_streamed(&self, paths: &[PathBuf], write: &publish::StreamedWrite<'_>) -> Result<(), PipelineError> {
-        self.more.fetch_add(paths.len(), Ordering::Relaxed);
-        let Some(superseded) = self.superseded else { return self.output.put_streamed(paths, write) };
-        let interruptible = |writers: &mut [&mut dyn std::io::Write]| -> std::io::Result<()> {
-            let mut wrapped: Vec<Interruptible<'_, '_>> = writers
-                .iter_mut()
-                .map(|inner| Interruptible { inner: &mut **inner, superseded, since_asked: 0 })
-                .collect();
-            let mut writers: Vec<&mut dyn std::io::Write> =
-                wrapped.iter_mut().map(|w| w as &mut dyn std::io::Write).collect();
-            write(&mut writers)
-        };
-        self.output.put_streamed(paths, &interruptible).map_err(|e| match e {
-            PipelineError::Write(write::WriteError::Io { source, .. })
-                if source.get_ref().is_some_and(|e| e.is::<SupersededWrite>()) =>
-            {
-                PipelineError::Superseded
-            }
-            e => e,
-        })
     }
 
     fn more(&self) -> usize {

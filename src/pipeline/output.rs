@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::output::OutputFile;
-use crate::publish;
 use rayon::prelude::*;
 
 use crate::cache::Warm;
@@ -143,41 +142,6 @@ impl<'a> Output<'a> {
         }
     }
 
-    /// [`Output::put`] for files written by streaming, side by side: `write` writes the
-    /// bytes of each of `paths`, one writer each.
-    pub(super) fn put_streamed(
-        &self,
-        paths: &[PathBuf],
-        write: &publish::StreamedWrite<'_>,
-    ) -> Result<(), PipelineError> {
-        let hash = self.hashes.is_some();
-        let mut files = Vec::with_capacity(paths.len());
-        for path in paths {
-            files.push(match &self.destination {
-                Destination::Staged(staging) => staging.open_streamed(path, hash)?,
-                Destination::InPlace(in_place) => in_place.open_streamed(path)?,
-                Destination::Nowhere => write::StreamedFile::nowhere(path, hash),
-            });
-        }
-        let mut writers: Vec<&mut dyn std::io::Write> =
-            files.iter_mut().map(|f| f as &mut dyn std::io::Write).collect();
-        write(&mut writers)
-            .map_err(|source| write::WriteError::Io { path: paths.first().cloned().unwrap_or_default(), source })?;
-        let in_place = matches!(self.destination, Destination::InPlace(_));
-        for (file, path) in files.into_iter().zip(paths) {
-            let (hash, written) = file.finish(&|hash| self.unchanged(path, hash))?;
-            if let (Destination::Staged(staging), Some(warm)) = (&self.destination, self.warm) {
-                // Too large to hold until its hash is known: written, then the previous
-                // file takes its place when it holds the same bytes.
-                if let Some(previous) = warm.reusable(path, hash) {
-                    staging.link(path, &previous)?;
-                }
-            }
-            self.record(path, hash, written && in_place);
-        }
-        Ok(())
-    }
-
     /// The files a rebuild wrote so far, with their hashes, for a rebuild that stops early.
     pub(super) fn into_written_in_place(self) -> HashMap<PathBuf, FileHash> {
         let changed: HashSet<PathBuf> =
@@ -238,43 +202,5 @@ impl<'a> Output<'a> {
         // A generated file under a static one is not in the output.
         written.retain(|path, _| !self.statics.contains_key(path));
         Ok(Finished { written, statics: self.statics, changed: changed_files, index_parts: None })
-    }
-}
-
-/// What a rebuild's streamed write stops with when a newer change supersedes it.
-#[derive(Debug)]
-pub(super) struct SupersededWrite;
-
-impl std::fmt::Display for SupersededWrite {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a newer change superseded this rebuild")
-    }
-}
-
-impl std::error::Error for SupersededWrite {}
-
-/// A writer that stops with [`SupersededWrite`] once `superseded` says so, asked every
-/// 16 KB (a lock and a look at a channel: nothing next to writing them).
-pub(super) struct Interruptible<'a, 'w> {
-    pub(super) inner: &'a mut (dyn std::io::Write + 'w),
-    pub(super) superseded: &'a (dyn Fn() -> bool + Sync),
-    pub(super) since_asked: usize,
-}
-
-impl std::io::Write for Interruptible<'_, '_> {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        if self.since_asked >= 16 * 1024 {
-            self.since_asked = 0;
-            if (self.superseded)() {
-                return Err(std::io::Error::other(SupersededWrite));
-            }
-        }
-        let written = self.inner.write(bytes)?;
-        self.since_asked += written;
-        Ok(written)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
     }
 }

@@ -40,8 +40,9 @@ pub(super) fn all_pages(cx: &PageContext<'_>, reuse: &dyn Reuse, watch: &dyn Wat
         || rayon::join(|| indexes(cx), || manifest(cx)),
     );
     let indexed = indexes?;
-    manifest?;
-    Ok(Made { paths: paths?, indexed })
+    let mut paths = paths?;
+    paths.extend(manifest?);
+    Ok(Made { paths, indexed })
 }
 
 /// A rebuild: first the pages made from the edited reports (the page the author has open),
@@ -93,20 +94,16 @@ pub(super) fn indexes(cx: &PageContext<'_>) -> Result<Option<Indexed>, PipelineE
     let mut kept = cx.reuse.browser().map(|kept| kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
     let browser = kept.as_deref_mut().unwrap_or(&mut fresh);
     let previous = index::Previous { parts: cx.reuse.index_parts().unwrap_or(&none), tokens: &tokens, browser };
-    Ok(Some(index::search_indexes(cx.site, &published_base, previous, &|file| cx.files.put_index(file))?))
+    Ok(Some(index::search_indexes(cx.site, &published_base, previous, &|file| cx.files.put_site_wide(file))?))
 }
 
-/// The record manifest: the lines of the runs that did not change are copied from the
-/// previous `records.json` (where the dev server or the build cache says they are).
-pub(super) fn manifest(cx: &PageContext<'_>) -> Result<(), PipelineError> {
+/// The record manifest: the files of the runs that did not change are kept (the dev
+/// server and the build cache know what each was made from); gives their paths.
+pub(super) fn manifest(cx: &PageContext<'_>) -> Result<Vec<PathBuf>, PipelineError> {
     let token = |system: &crate::model::System, run: &crate::model::Run| cx.reuse.run_token(system, run);
-    let file = std::path::Path::new(publish::MANIFEST_FILES[0]);
-    let kept = cx.reuse.manifest_parts().map(|parts| publish::KeptManifest {
-        parts,
-        token: &token,
-        previous: cx.reuse.holds(file).then(|| cx.options.output.join(file)),
-    });
-    publish::publish_manifest(cx.site, cx.site_base_url(), cx.verification, kept, &|p, w| cx.files.put_streamed(p, w))
+    let holds = |path: &std::path::Path| cx.reuse.holds(path);
+    let kept = cx.reuse.manifest_parts().map(|parts| publish::KeptManifest { parts, token: &token, holds: &holds });
+    publish::publish_manifest(cx.site, cx.site_base_url(), cx.verification, kept, &|file| cx.files.put_site_wide(file))
 }
 
 /// The previous build as the indexes ask it.

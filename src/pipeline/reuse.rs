@@ -83,7 +83,7 @@ pub(super) trait Reuse: Sync {
     fn browser(&self) -> Option<&std::sync::Mutex<crate::index::BrowserIndex>> {
         None
     }
-    /// Where the last build's `records.json` holds each run's lines (the dev server and
+    /// What each run's manifest file of the last build was made from (the dev server and
     /// the build cache keep it), which this build updates.
     fn manifest_parts(&self) -> Option<&std::sync::Mutex<crate::publish::ManifestParts>> {
         None
