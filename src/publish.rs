@@ -132,7 +132,9 @@ pub fn publish<E>(
     redirects: &[Redirect],
     emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
 ) -> Result<(), E> {
-    emit(sitemap(pages, base_url))?;
+    for sitemap in sitemaps(pages, base_url) {
+        emit(sitemap)?;
+    }
     emit(robots(base_url))?;
     for feed in feeds(site, base_url) {
         emit(feed)?;
@@ -143,8 +145,14 @@ pub fn publish<E>(
     Ok(())
 }
 
-/// `sitemap.xml`: every HTML page but the 404 page, in path order.
-fn sitemap(pages: &[PathBuf], base_url: &BaseUrl) -> OutputFile {
+/// The sitemap protocol's cap on the URLs of one file (sitemaps.org: 50,000 URLs and
+/// 50 MB; a file of 50,000 of casebook's URLs is some 6 MB).
+const SITEMAP_URLS: usize = 50_000;
+
+/// `sitemap.xml`: every HTML page but the 404 page, in path order. Past the protocol's
+/// 50,000 URLs a file, `sitemap.xml` is an index of `sitemap-1.xml`, `sitemap-2.xml`… of
+/// 50,000 each (crawlers reject a larger file whole).
+fn sitemaps(pages: &[PathBuf], base_url: &BaseUrl) -> Vec<OutputFile> {
     let prefix = base_url.prefix();
     let mut urls: Vec<String> = pages
         .iter()
@@ -153,14 +161,29 @@ fn sitemap(pages: &[PathBuf], base_url: &BaseUrl) -> OutputFile {
         .map(|p| format!("/{}", p.strip_suffix("index.html").unwrap_or(p)))
         .collect();
     urls.sort();
-    let mut xml = String::from(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
-    );
-    for url in urls {
-        xml.push_str(&format!("  <url><loc>{}</loc></url>\n", escape(&format!("{prefix}{url}"))));
+    const HEAD: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    const NAMESPACE: &str = "xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"";
+    let urlset = |path: String, urls: &[String]| {
+        let mut xml = format!("{HEAD}<urlset {NAMESPACE}>\n");
+        for url in urls {
+            xml.push_str(&format!("  <url><loc>{}</loc></url>\n", escape(&format!("{prefix}{url}"))));
+        }
+        xml.push_str("</urlset>\n");
+        OutputFile { path: path.into(), bytes: xml.into_bytes() }
+    };
+    if urls.len() <= SITEMAP_URLS {
+        return vec![urlset("sitemap.xml".into(), &urls)];
     }
-    xml.push_str("</urlset>\n");
-    OutputFile { path: "sitemap.xml".into(), bytes: xml.into_bytes() }
+    let mut files: Vec<OutputFile> =
+        urls.chunks(SITEMAP_URLS).enumerate().map(|(i, part)| urlset(format!("sitemap-{}.xml", i + 1), part)).collect();
+    let mut index = format!("{HEAD}<sitemapindex {NAMESPACE}>\n");
+    for file in &files {
+        let loc = format!("{prefix}/{}", file.path.display());
+        index.push_str(&format!("  <sitemap><loc>{}</loc></sitemap>\n", escape(&loc)));
+    }
+    index.push_str("</sitemapindex>\n");
+    files.push(OutputFile { path: "sitemap.xml".into(), bytes: index.into_bytes() });
+    files
 }
 
 /// `robots.txt`: everything may be crawled; the sitemap is named when the base URL is
@@ -426,5 +449,31 @@ mod tests {
         assert!(now.contains_key(Path::new("alpha/r1/records.json")));
         assert_eq!(now[Path::new("alpha/r1/records.json")], from_nothing[Path::new("alpha/r1/records.json")]);
         assert_eq!(kept_paths.len(), 3, "alpha/r2, beta/r1 and beta/r2");
+    }
+
+    #[test]
+    fn a_sitemap_past_fifty_thousand_urls_is_an_index_of_files_of_fifty_thousand() {
+        let base = BaseUrl::new("https://example.org/docs/");
+        let pages = |n: usize| -> Vec<PathBuf> {
+            (0..n).map(|i| PathBuf::from(format!("s/r/records/R-{i:06}.html"))).chain(["404.html".into()]).collect()
+        };
+        let one = sitemaps(&pages(SITEMAP_URLS), &base);
+        assert_eq!(one.len(), 1);
+        let text = String::from_utf8(one[0].bytes.clone()).unwrap();
+        assert_eq!(text.matches("<url>").count(), SITEMAP_URLS);
+        assert!(text.contains("<loc>https://example.org/docs/s/r/records/R-000000.html</loc>"));
+
+        let files = sitemaps(&pages(SITEMAP_URLS * 2 + 1), &base);
+        let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
+        assert_eq!(names, ["sitemap-1.xml", "sitemap-2.xml", "sitemap-3.xml", "sitemap.xml"]);
+        let text = |i: usize| String::from_utf8(files[i].bytes.clone()).unwrap();
+        assert_eq!(
+            (0..3).map(|i| text(i).matches("<url>").count()).collect::<Vec<_>>(),
+            [SITEMAP_URLS, SITEMAP_URLS, 1]
+        );
+        assert!(text(2).contains("R-100000.html") && !text(2).contains("404"));
+        assert!(text(3).starts_with("<?xml") && text(3).contains("<sitemapindex"));
+        assert!(text(3).contains("<sitemap><loc>https://example.org/docs/sitemap-2.xml</loc></sitemap>"));
+        assert_eq!(text(3).matches("<sitemap>").count(), 3);
     }
 }
