@@ -19,6 +19,11 @@ use std::time::{Duration, Instant};
 
 use casebook::pipeline::{BuildOptions, Rebuilder};
 
+// The allocator `casebook serve` runs with (src/main.rs): the rebuild's figures are the
+// server's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn percentile(times: &mut [Duration], p: f64) -> f64 {
     times.sort();
     let i = ((times.len() as f64 - 1.0) * p).round() as usize;

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::model::{Code, Diagnostic, Location, Site, Verification};
-use crate::rebuild::FileHash;
+use crate::rebuild::{FileHash, PathMap};
 use crate::render::Scope;
 
 /// The state file's format: a state of another format is not read.
@@ -95,7 +95,7 @@ struct State {
     scopes: BTreeMap<String, ScopeEntry>,
     /// Every generated file, by its path in the output (looked up for each file a build
     /// makes: a hash map, the state file's order does not matter).
-    files: HashMap<PathBuf, FileEntry>,
+    files: PathMap<FileEntry>,
     /// The digest of every scope's inputs and whether the search indexes were made: the
     /// search indexes and the manifest are made from those alone.
     site: FileHash,
@@ -454,12 +454,12 @@ impl Warm {
     /// After the output was swapped in: remembers each of its generated files (`written`,
     /// by hash) and each scope's inputs and pages, for the next build. A warning when the
     /// cache cannot be written: the site is whole, the next build is cold.
-    pub(crate) fn save(&self, site: &Site, written: &HashMap<PathBuf, FileHash>) -> Option<Diagnostic> {
+    pub(crate) fn save(&self, site: &Site, written: &PathMap<FileHash>) -> Option<Diagnostic> {
         let site_model = site;
         // A file with the bytes of the previous build's is, almost always, its hard link:
         // the same inode, size and time, not asked again. (When it is not, the next build
         // finds the stat changed and compares the bytes.)
-        let files: HashMap<PathBuf, FileEntry> = written
+        let files: PathMap<FileEntry> = written
             .par_iter()
             .filter_map(|(path, hash)| {
                 let stat = match self.previous.files.get(path) {
@@ -641,7 +641,7 @@ mod tests {
         std::fs::write(output.join("a.html"), "a").unwrap();
         let warm = Warm::open(&dir.path().join("cache"), &output, true);
         let stat = Stat::of(&output.join("a.html")).unwrap();
-        let mut files = HashMap::new();
+        let mut files = PathMap::default();
         files.insert(PathBuf::from("a.html"), FileEntry { hash: u128::MAX - 7, stat });
         let state = State { format: FORMAT, output: warm.output.clone(), files, ..State::default() };
         warm.write(&state).unwrap();
@@ -656,7 +656,7 @@ mod tests {
         assert_eq!(again.reusable(Path::new("a.html"), None), None);
         // Same bytes in a new file (a restored cache): its hash tells.
         let entry = FileEntry { hash: crate::rebuild::hash(b"ab"), stat: Stat { len: 2, modified: (1, 0), ..stat } };
-        let mut files = HashMap::new();
+        let mut files = PathMap::default();
         files.insert(PathBuf::from("a.html"), entry);
         let state = State { format: FORMAT, output: warm.output.clone(), files, ..State::default() };
         warm.write(&state).unwrap();

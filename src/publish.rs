@@ -319,6 +319,9 @@ pub fn check_anchors(
     redirects_file: &std::path::Path,
     redirects_text: &str,
 ) -> Vec<Diagnostic> {
+    if redirects.is_empty() && previous.is_none() {
+        return Vec::new();
+    }
     let mut paths: BTreeSet<String> = pages
         .iter()
         .filter_map(|p| p.to_str())

@@ -73,9 +73,9 @@ pub struct Memory {
     /// Scope → the versions its pages were last written from.
     rendered: HashMap<ScopeKey, Vec<u64>>,
     /// Output path → hash of the bytes written there (generated files only).
-    written: HashMap<PathBuf, FileHash>,
+    written: PathMap<FileHash>,
     /// Output path → stamp of the static file copied there.
-    statics: HashMap<PathBuf, Stamp>,
+    statics: PathMap<Stamp>,
     /// True once the output folder holds a complete build this memory describes.
     pub(crate) complete: bool,
     /// The source tree the last build found, with its diagnostics.
@@ -260,7 +260,7 @@ impl Memory {
         self.written.keys()
     }
 
-    pub(crate) fn set_written(&mut self, written: HashMap<PathBuf, FileHash>) {
+    pub(crate) fn set_written(&mut self, written: PathMap<FileHash>) {
         self.written = written;
     }
 
@@ -269,15 +269,15 @@ impl Memory {
     /// file whose old bytes come back; forgetting the paths would leave a new file behind
     /// if the next build no longer makes it. Files it would have removed are still
     /// remembered, so the next rebuild removes them.
-    pub(crate) fn wrote(&mut self, written: HashMap<PathBuf, FileHash>) {
+    pub(crate) fn wrote(&mut self, written: PathMap<FileHash>) {
         self.written.extend(written);
     }
 
-    pub(crate) fn statics(&self) -> &HashMap<PathBuf, Stamp> {
+    pub(crate) fn statics(&self) -> &PathMap<Stamp> {
         &self.statics
     }
 
-    pub(crate) fn set_statics(&mut self, statics: HashMap<PathBuf, Stamp>) {
+    pub(crate) fn set_statics(&mut self, statics: PathMap<Stamp>) {
         self.statics = statics;
     }
 }
@@ -286,6 +286,10 @@ impl Memory {
 /// has to tell a build's own files apart, not resist a forger, and it is taken of every
 /// byte a build writes.
 pub(crate) type FileHash = u128;
+
+/// A map keyed by output paths: hundreds of thousands of them in a large site, looked up
+/// on every rebuild, so hashed with Fx (the keys are the site's own paths).
+pub(crate) type PathMap<V> = HashMap<PathBuf, V, rustc_hash::FxBuildHasher>;
 
 /// The hash a file is remembered by.
 pub(crate) fn hash(bytes: &[u8]) -> FileHash {

@@ -6,13 +6,12 @@
 //! casebook only ever replaces a folder it wrote itself (it leaves a `.casebook` marker),
 //! so `--output` pointed at the wrong folder cannot delete someone's work.
 
-use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::output::OutputFile;
-use crate::rebuild::{FileHash, Stamp};
+use crate::rebuild::{FileHash, PathMap, Stamp};
 
 /// The file that marks a folder as casebook output.
 pub const MARKER: &str = ".casebook";
@@ -401,9 +400,9 @@ impl InPlace {
     pub fn sync_static(
         &self,
         static_dir: &Path,
-        before: &HashMap<PathBuf, Stamp>,
-        now: &HashMap<PathBuf, Stamp>,
-        generated: &HashMap<PathBuf, FileHash>,
+        before: &PathMap<Stamp>,
+        now: &PathMap<Stamp>,
+        generated: &PathMap<FileHash>,
     ) -> Result<Vec<PathBuf>, WriteError> {
         let mut changed = Vec::new();
         for (path, stamp) in now {
@@ -425,8 +424,8 @@ impl InPlace {
 }
 
 /// The files of the static folder (relative paths) with their stamps.
-pub fn static_stamps(static_dir: &Path) -> Result<HashMap<PathBuf, Stamp>, WriteError> {
-    let mut stamps = HashMap::new();
+pub fn static_stamps(static_dir: &Path) -> Result<PathMap<Stamp>, WriteError> {
+    let mut stamps = PathMap::default();
     if !static_dir.is_dir() {
         return Ok(stamps);
     }

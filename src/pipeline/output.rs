@@ -2,7 +2,7 @@
 //! (`build`), or the output folder itself, only the files whose bytes changed (a
 //! rebuild). Every stage that makes files hands them here.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -10,7 +10,7 @@ use crate::output::OutputFile;
 use rayon::prelude::*;
 
 use crate::cache::Warm;
-use crate::rebuild::{FileHash, Memory, Stamp};
+use crate::rebuild::{FileHash, Memory, PathMap, Stamp};
 use crate::write;
 
 use super::{BuildOptions, PipelineError};
@@ -34,10 +34,10 @@ pub(super) struct Output<'a> {
     /// linked from it, not written.
     warm: Option<&'a Warm>,
     /// Path → hash of every generated file, when a memory is kept.
-    hashes: Option<Mutex<HashMap<PathBuf, FileHash>>>,
+    hashes: Option<Mutex<PathMap<FileHash>>>,
     /// The static files now (when a memory or a cache is kept): they take the place of
     /// generated files of the same path.
-    statics: HashMap<PathBuf, Stamp>,
+    statics: PathMap<Stamp>,
     static_dir: PathBuf,
     /// The files a rebuild wrote, in the order written.
     changed: Mutex<Vec<PathBuf>>,
@@ -45,8 +45,8 @@ pub(super) struct Output<'a> {
 
 /// What a build wrote, for the memory a rebuild keeps.
 pub(crate) struct Finished {
-    pub(crate) written: HashMap<PathBuf, FileHash>,
-    pub(crate) statics: HashMap<PathBuf, Stamp>,
+    pub(crate) written: PathMap<FileHash>,
+    pub(crate) statics: PathMap<Stamp>,
     /// What a rebuild wrote or removed; `None` for a build that replaced the folder.
     pub(crate) changed: Option<Vec<PathBuf>>,
     /// The search indexes' parts, when the build made the indexes.
@@ -72,7 +72,7 @@ impl<'a> Output<'a> {
         warm: Option<&'a Warm>,
     ) -> Result<Self, PipelineError> {
         let static_dir = options.root.join("static");
-        let hashes = (memory.is_some() || warm.is_some()).then(|| Mutex::new(HashMap::new()));
+        let hashes = (memory.is_some() || warm.is_some()).then(|| Mutex::new(PathMap::default()));
         let destination = match kind {
             Kind::Check => Destination::Nowhere,
             Kind::Build => Destination::Staged(write::Staging::create(&options.output, &options.root)?),
@@ -81,7 +81,7 @@ impl<'a> Output<'a> {
         // Kept with a memory or a cache: a generated file under a static one is not in the
         // output, so neither remembers it.
         let statics = match (&destination, memory.is_some() || warm.is_some()) {
-            (Destination::Nowhere, _) | (_, false) => HashMap::new(),
+            (Destination::Nowhere, _) | (_, false) => PathMap::default(),
             _ => write::static_stamps(&static_dir)?,
         };
         Ok(Output { destination, memory, warm, hashes, statics, static_dir, changed: Mutex::default() })
@@ -143,7 +143,7 @@ impl<'a> Output<'a> {
     }
 
     /// The files a rebuild wrote so far, with their hashes, for a rebuild that stops early.
-    pub(super) fn into_written_in_place(self) -> HashMap<PathBuf, FileHash> {
+    pub(super) fn into_written_in_place(self) -> PathMap<FileHash> {
         let changed: HashSet<PathBuf> =
             self.changed.into_inner().expect("no writer panics holding the lock").into_iter().collect();
         let mut hashes =
@@ -175,6 +175,7 @@ impl<'a> Output<'a> {
             written.extend(linked);
         }
         if let Some(memory) = self.memory {
+            written.reserve(kept.len().saturating_sub(written.len()));
             for path in kept {
                 if let (false, Some(hash)) = (written.contains_key(&path), memory.hash_of(&path)) {
                     written.insert(path, hash);

@@ -72,6 +72,7 @@ pub(super) fn changed_pages(
     }
     let not_site_wide = |scope: Scope<'_>| !matches!(scope, Scope::Site);
     paths.extend(render::render(&cx.page_inputs(), &not_site_wide, Pages::All, &emit)?);
+    clock.lap("pages made from the whole site");
     if (progress.superseded)() {
         return Ok(None);
     }

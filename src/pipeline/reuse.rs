@@ -2,14 +2,13 @@
 //! the stages ask. `check` and `build` take and leave nothing ([`Fresh`]); the dev
 //! server's rebuilds keep a [`Memory`] (in `rebuild.rs`), which answers for itself.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::cache::Warm;
 use crate::discover::SourceTree;
 use crate::index::IndexParts;
 use crate::model::{Diagnostic, Run, Site, System};
-use crate::rebuild::{FileHash, Memory, RememberedRun, Stamp};
+use crate::rebuild::{FileHash, Memory, PathMap, RememberedRun, Stamp};
 use crate::render::Scope;
 
 use super::output::Finished;
@@ -51,7 +50,7 @@ pub(super) trait Reuse: Sync {
     /// What the output holds of the last build, by file: unchanged bytes are not written.
     fn memory(&self) -> Option<&Memory>;
     /// A rebuild stopped early (a newer change waits): the files it wrote so far.
-    fn stopped(&mut self, written: HashMap<PathBuf, FileHash>, scopes: Vec<Scope<'_>>);
+    fn stopped(&mut self, written: PathMap<FileHash>, scopes: Vec<Scope<'_>>);
     /// What verification found (nothing when it did not run): pages show it.
     fn verified(&mut self, _verification: Option<&crate::model::Verification>) {}
     /// The previous output, file by file, when a warm cache knows it: a build links its
@@ -114,7 +113,7 @@ impl Reuse for Fresh {
     fn memory(&self) -> Option<&Memory> {
         None
     }
-    fn stopped(&mut self, _: HashMap<PathBuf, FileHash>, _: Vec<Scope<'_>>) {}
+    fn stopped(&mut self, _: PathMap<FileHash>, _: Vec<Scope<'_>>) {}
     fn finished(&mut self, _: Finished, _: &Site) -> Option<Diagnostic> {
         None
     }
@@ -156,7 +155,7 @@ impl Reuse for Memory {
         Some(self)
     }
 
-    fn stopped(&mut self, written: HashMap<PathBuf, FileHash>, scopes: Vec<Scope<'_>>) {
+    fn stopped(&mut self, written: PathMap<FileHash>, scopes: Vec<Scope<'_>>) {
         self.wrote(written);
         self.rendered_all(scopes);
     }
@@ -220,7 +219,7 @@ impl Reuse for Warm {
     fn memory(&self) -> Option<&Memory> {
         None
     }
-    fn stopped(&mut self, _: HashMap<PathBuf, FileHash>, _: Vec<Scope<'_>>) {}
+    fn stopped(&mut self, _: PathMap<FileHash>, _: Vec<Scope<'_>>) {}
     fn verified(&mut self, verification: Option<&crate::model::Verification>) {
         self.note_verification(verification);
     }
@@ -292,7 +291,7 @@ impl Reuse for Primed<'_> {
     fn memory(&self) -> Option<&Memory> {
         None
     }
-    fn stopped(&mut self, written: HashMap<PathBuf, FileHash>, scopes: Vec<Scope<'_>>) {
+    fn stopped(&mut self, written: PathMap<FileHash>, scopes: Vec<Scope<'_>>) {
         Reuse::stopped(self.memory, written, scopes);
     }
     fn verified(&mut self, verification: Option<&crate::model::Verification>) {

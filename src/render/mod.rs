@@ -281,16 +281,9 @@ pub fn scope_pages(site: &Site, scope: Scope<'_>) -> Vec<std::path::PathBuf> {
     jobs_of(site, scope).into_iter().map(|job| urls::output_path(&job.url(site))).collect()
 }
 
-/// The output path of every page of the site (not the assets), sorted.
+/// The output path of every page of the site (not the assets), scope by scope.
 pub fn page_paths(site: &Site) -> Vec<std::path::PathBuf> {
-    let mut paths: Vec<std::path::PathBuf> = scopes(site)
-        .into_par_iter()
-        .flat_map_iter(|scope| {
-            jobs_of(site, scope).into_iter().map(|job| urls::output_path(&job.url(site))).collect::<Vec<_>>()
-        })
-        .collect();
-    paths.sort();
-    paths
+    scopes(site).into_par_iter().flat_map_iter(|scope| scope_pages(site, scope)).collect()
 }
 
 /// The statuses (indexes into `site.statuses`) that some published record or some
