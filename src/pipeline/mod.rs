@@ -436,7 +436,7 @@ fn verification(
 
 /// The publish stage: every page's path (the ones a rebuild kept included) checked
 /// against the anchor contract, then the files made from the page list (sitemap, feeds,
-/// redirects) and, in a rebuild, the manifest and the search indexes (a full build made
+/// redirects) and, in a rebuild, side by side with them, the manifest and the search indexes (a full build made
 /// them alongside the pages). `None` when a newer change superseded the rebuild.
 fn publish_stage(
     cx: &PageContext<'_>,
@@ -471,20 +471,23 @@ fn publish_stage(
         return Ok(Some(Made { paths, indexed }));
     }
     if in_place {
-        match pages::manifest(cx) {
-            Err(PipelineError::Superseded) => return Ok(None),
-            kept => paths.extend(kept?),
+        // What the whole site makes, side by side: the files made from the page list, the
+        // manifest and the search indexes (a full build made the last two with the pages).
+        let (published, (manifest, indexes)) = rayon::join(
+            || publish::publish(cx.site, &paths, cx.base_url, &redirects.entries, &|f| cx.files.put(f)),
+            || rayon::join(|| pages::manifest(cx), || pages::indexes(cx)),
+        );
+        published?;
+        if matches!(manifest, Err(PipelineError::Superseded)) || matches!(indexes, Err(PipelineError::Superseded)) {
+            return Ok(None);
         }
+        paths.extend(manifest?);
+        indexed = indexes?;
+        clock.lap("publish, the manifest and the search indexes");
+        return Ok(Some(Made { paths, indexed }));
     }
     publish::publish(cx.site, &paths, cx.base_url, &redirects.entries, &|f| cx.files.put(f))?;
     clock.lap("publish");
-    if in_place && clean {
-        match pages::indexes(cx) {
-            Err(PipelineError::Superseded) => return Ok(None),
-            made => indexed = made?,
-        }
-        clock.lap("search indexes");
-    }
     Ok(Some(Made { paths, indexed }))
 }
 
