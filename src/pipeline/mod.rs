@@ -448,7 +448,6 @@ fn publish_stage(
     clock: &mut Stopwatch,
 ) -> Result<Option<Made>, PipelineError> {
     let Made { mut paths, mut indexed } = made;
-    paths.extend(render::page_paths(cx.site));
     // Any order that brings equal paths together will do (nothing is written in this
     // order): the paths' bytes compare faster than their components.
     paths.par_sort_unstable_by(|a, b| a.as_os_str().as_encoded_bytes().cmp(b.as_os_str().as_encoded_bytes()));

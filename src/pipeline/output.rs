@@ -175,12 +175,13 @@ impl<'a> Output<'a> {
             written.extend(linked);
         }
         if let Some(memory) = self.memory {
-            written.reserve(kept.len().saturating_sub(written.len()));
-            for path in kept {
-                if let (false, Some(hash)) = (written.contains_key(&path), memory.hash_of(&path)) {
-                    written.insert(path, hash);
-                }
-            }
+            // Every page of a large site: looked up in parallel, inserted after.
+            let unrendered: Vec<(PathBuf, FileHash)> = kept
+                .into_par_iter()
+                .filter(|path| !written.contains_key(path))
+                .filter_map(|path| memory.hash_of(&path).map(|hash| (path, hash)))
+                .collect();
+            written.extend(unrendered);
         }
         let mut changed_files = None;
         match (self.destination, self.memory) {
@@ -188,8 +189,9 @@ impl<'a> Output<'a> {
             (Destination::InPlace(in_place), Some(memory)) => {
                 let mut changed = self.changed.into_inner().expect("no writer panics holding the lock");
                 changed.extend(in_place.sync_static(&self.static_dir, memory.statics(), &self.statics, &written)?);
-                let stale: Vec<&PathBuf> = memory
-                    .written_paths()
+                let previous: Vec<&PathBuf> = memory.written_paths().collect();
+                let stale: Vec<&PathBuf> = previous
+                    .into_par_iter()
                     .filter(|p| !written.contains_key(*p) && !self.statics.contains_key(*p))
                     .collect();
                 in_place.remove(&stale)?;

@@ -12,8 +12,9 @@ use crate::render::{self, Pages, Scope};
 use super::reuse::Reuse;
 use super::{Kind, PageContext, PipelineError, Progress, Stopwatch};
 
-/// What the pages stage made: the paths of the files rendered (sorted), and the search
-/// indexes when they were made alongside.
+/// What the pages stage made: the paths of the files rendered and of every page of the
+/// site (rendered or not, some twice; in no order), and the search indexes when they were
+/// made alongside.
 pub(super) struct Made {
     pub(super) paths: Vec<PathBuf>,
     pub(super) indexed: Option<Indexed>,
@@ -31,17 +32,19 @@ pub(super) fn all_pages(cx: &PageContext<'_>, reuse: &dyn Reuse, watch: &dyn Wat
     };
     if let Some(files) = reuse.unchanged_site_files(cx.site).filter(|_| cx.kind == Kind::Build) {
         // Nothing the indexes and the manifest are made from changed: linked, not made.
-        let paths = render::render(&cx.page_inputs(), &up_to_date, Pages::All, &emit)?;
+        let mut paths = render::render(&cx.page_inputs(), &up_to_date, Pages::All, &emit)?;
+        paths.extend(render::page_paths(cx.site));
         cx.files.previous(&files)?;
         return Ok(Made { paths, indexed: None });
     }
-    let (paths, (indexes, manifest)) = rayon::join(
+    let (paths, (indexes, (manifest, pages))) = rayon::join(
         || render::render(&cx.page_inputs(), &up_to_date, Pages::All, &emit),
-        || rayon::join(|| indexes(cx), || manifest(cx)),
+        || rayon::join(|| indexes(cx), || rayon::join(|| manifest(cx), || render::page_paths(cx.site))),
     );
     let indexed = indexes?;
     let mut paths = paths?;
     paths.extend(manifest?);
+    paths.extend(pages);
     Ok(Made { paths, indexed })
 }
 
@@ -71,8 +74,13 @@ pub(super) fn changed_pages(
         return Ok(None);
     }
     let not_site_wide = |scope: Scope<'_>| !matches!(scope, Scope::Site);
-    paths.extend(render::render(&cx.page_inputs(), &not_site_wide, Pages::All, &emit)?);
-    clock.lap("pages made from the whole site");
+    let (site_wide, every_page) = rayon::join(
+        || render::render(&cx.page_inputs(), &not_site_wide, Pages::All, &emit),
+        || render::page_paths(cx.site),
+    );
+    paths.extend(site_wide?);
+    paths.extend(every_page);
+    clock.lap("pages made from the whole site, and the list of every page");
     if (progress.superseded)() {
         return Ok(None);
     }
