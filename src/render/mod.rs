@@ -109,7 +109,7 @@ pub struct PageInputs<'a> {
 
 /// Renders every page and asset of the site, handing each file to `emit` as soon as it
 /// is made (pages are never all held in memory), and returns the paths of the files made,
-/// sorted. The pages of a scope for which `up_to_date` says true are not rendered (a
+/// in no order. The pages of a scope for which `up_to_date` says true are not rendered (a
 /// rebuild keeps them as they are); [`page_paths`] names every page.
 pub fn render<E>(
     inputs: &PageInputs<'_>,
@@ -183,7 +183,6 @@ where
         paths.push(path.clone());
         emit(OutputFile { path, bytes })?;
     }
-    paths.sort();
     Ok(paths)
 }
 
