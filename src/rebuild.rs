@@ -260,6 +260,11 @@ impl Memory {
         self.written.keys()
     }
 
+    /// How many generated files the previous build left.
+    pub(crate) fn written_len(&self) -> usize {
+        self.written.len()
+    }
+
     pub(crate) fn set_written(&mut self, written: PathMap<FileHash>) {
         self.written = written;
     }

@@ -174,6 +174,9 @@ impl<'a> Output<'a> {
                 .collect::<Result<_, write::WriteError>>()?;
             written.extend(linked);
         }
+        // Whether every file this build made, the previous one made too: then, if it also
+        // kept as many, it made the same files, and none is stale.
+        let made_known = self.memory.is_some_and(|memory| written.keys().all(|path| memory.hash_of(path).is_some()));
         if let Some(memory) = self.memory {
             // Every page of a large site: looked up in parallel, inserted after.
             let unrendered: Vec<(PathBuf, FileHash)> = kept
@@ -189,11 +192,18 @@ impl<'a> Output<'a> {
             (Destination::InPlace(in_place), Some(memory)) => {
                 let mut changed = self.changed.into_inner().expect("no writer panics holding the lock");
                 changed.extend(in_place.sync_static(&self.static_dir, memory.statics(), &self.statics, &written)?);
-                let previous: Vec<&PathBuf> = memory.written_paths().collect();
-                let stale: Vec<&PathBuf> = previous
-                    .into_par_iter()
-                    .filter(|p| !written.contains_key(*p) && !self.statics.contains_key(*p))
-                    .collect();
+                // `written` holds the files made now and those kept that the previous build
+                // made: as many as it made, none new, and they are the same files.
+                let same_files = made_known && written.len() == memory.written_len();
+                let stale: Vec<&PathBuf> = if same_files {
+                    Vec::new()
+                } else {
+                    let previous: Vec<&PathBuf> = memory.written_paths().collect();
+                    previous
+                        .into_par_iter()
+                        .filter(|p| !written.contains_key(*p) && !self.statics.contains_key(*p))
+                        .collect()
+                };
                 in_place.remove(&stale)?;
                 changed.extend(stale.into_iter().cloned());
                 changed.sort();
