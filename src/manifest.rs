@@ -903,4 +903,34 @@ mod tests {
         let refused = Manifest::read(&dir.path().join(FILE)).unwrap_err();
         assert!(refused.contains("casebook.records/9") && refused.contains(SCHEMA), "{refused}");
     }
+
+    #[test]
+    fn a_manifest_of_schema_1_is_read_from_its_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut old = manifest(&empty_site(), "/docs/");
+        old.schema = SCHEMA_1.to_string();
+        old.findings_schema = None;
+        old.records.push(RecordEntry {
+            system: "s".into(),
+            run: "r".into(),
+            revision: "abc".into(),
+            id: "OBJ-01".into(),
+            kind: "OBJ".into(),
+            family: None,
+            label: Some("An object".into()),
+            derived_label: None,
+            published: true,
+            unpublished_in: None,
+            statuses: Vec::new(),
+            parts: Vec::new(),
+            path: "s/r/records/OBJ-01.html".into(),
+            url: "/docs/s/r/records/OBJ-01.html".into(),
+            declared: Vec::new(),
+            references: Vec::new(),
+            hash: "0".repeat(64),
+            digests: BTreeMap::new(),
+        });
+        std::fs::write(dir.path().join(FILE), serde_json::to_string(&old).unwrap()).unwrap();
+        assert_eq!(Manifest::read(&dir.path().join(FILE)).unwrap(), old);
+    }
 }
