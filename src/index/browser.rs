@@ -808,6 +808,11 @@ struct FacetValues {
     status_sets: Vec<Vec<usize>>,
     /// Each document's system, kind ([`NO_KIND`]: none) and set of statuses, by number.
     docs: Vec<(u32, u32, u32)>,
+    /// The last document's system, by name and number: documents come run by run, so
+    /// most have the one before's.
+    last_system: Option<(Box<str>, u32)>,
+    /// The set of statuses being numbered (kept to spare an allocation a document).
+    set: Vec<usize>,
 }
 
 /// A document without a kind (not a record).
@@ -858,17 +863,28 @@ impl Interner {
 impl FacetValues {
     fn add(&mut self, d: &DocFacets) {
         let number = |n: usize| u32::try_from(n).expect("fewer than 4 billion values");
-        let system = number(self.systems.number(&d.system));
+        let system = match &self.last_system {
+            Some((name, n)) if *name == d.system => *n,
+            _ => {
+                let n = number(self.systems.number(&d.system));
+                self.last_system = Some((d.system.clone(), n));
+                n
+            }
+        };
         let kind = d.kind.as_deref().map_or(NO_KIND, |k| number(self.kinds.number(k)));
-        let set: Vec<usize> = d.statuses.iter().map(|v| self.statuses.number(v)).collect();
+        self.set.clear();
+        for value in &d.statuses {
+            let n = self.statuses.number(value);
+            self.set.push(n);
+        }
         if self.status_sets.is_empty() {
             self.status_sets.push(Vec::new());
         }
         // A site has a few dozen sets: a search through them is quicker than hashing.
-        let set = match self.status_sets.iter().position(|s| *s == set) {
+        let set = match self.status_sets.iter().position(|s| *s == self.set) {
             Some(n) => n,
             None => {
-                self.status_sets.push(set);
+                self.status_sets.push(self.set.clone());
                 self.status_sets.len() - 1
             }
         };
@@ -891,11 +907,8 @@ impl FacetValues {
         let (statuses, status_place) = self.statuses.sorted();
         let status_sets: Vec<Vec<usize>> =
             self.status_sets.into_iter().map(|set| set.into_iter().map(|v| status_place[v]).collect()).collect();
-        let mut counts: BTreeMap<&'static str, Vec<usize>> = BTreeMap::from([
-            ("system", vec![0; systems.len()]),
-            ("kind", vec![0; kinds.len()]),
-            ("status", vec![0; statuses.len()]),
-        ]);
+        let (mut system_counts, mut kind_counts, mut status_counts) =
+            (vec![0; systems.len()], vec![0; kinds.len()], vec![0; statuses.len()]);
         let (mut system, mut kind, mut status) = (Vec::new(), Vec::new(), Vec::new());
         for (s, k, set) in self.docs {
             if s == NO_SYSTEM {
@@ -905,18 +918,19 @@ impl FacetValues {
                 continue;
             }
             let s = system_place[s as usize];
-            counts.get_mut("system").expect("present")[s] += 1;
+            system_counts[s] += 1;
             push_run(&mut system, s as i64);
             let k = (k != NO_KIND).then(|| kind_place[k as usize]);
             if let Some(k) = k {
-                counts.get_mut("kind").expect("present")[k] += 1;
+                kind_counts[k] += 1;
             }
             push_run(&mut kind, k.map_or(-1, |k| k as i64));
             for &v in &status_sets[set as usize] {
-                counts.get_mut("status").expect("present")[v] += 1;
+                status_counts[v] += 1;
             }
             push_run(&mut status, i64::from(set));
         }
+        let counts = BTreeMap::from([("system", system_counts), ("kind", kind_counts), ("status", status_counts)]);
         let status_sets = if status_sets.is_empty() { vec![Vec::new()] } else { status_sets };
         let values = BTreeMap::from([("system", systems), ("kind", kinds), ("status", statuses)]);
         Facets { values, system, kind, status, status_sets, counts }
