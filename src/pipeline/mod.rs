@@ -436,8 +436,9 @@ fn verification(
 
 /// The publish stage: every page's path (the ones a rebuild kept included) checked
 /// against the anchor contract, then the files made from the page list (sitemap, feeds,
-/// redirects) and, in a rebuild, side by side with them, the manifest and the search indexes (a full build made
-/// them alongside the pages). `None` when a newer change superseded the rebuild.
+/// redirects) and, in a rebuild, side by side with them, the manifest and the search
+/// indexes (a full build made those alongside the pages). `None` when a newer change
+/// superseded the rebuild.
 fn publish_stage(
     cx: &PageContext<'_>,
     made: Made,
@@ -632,8 +633,8 @@ impl<'a> Files<'a> {
         self.output.link_previous(paths)
     }
 
-    /// A file made from the whole site (a search index's, the manifest's); a rebuild's stop
-    /// between files when a newer change waits.
+    /// A file made from the whole site (a search index's, the manifest's); a rebuild's
+    /// stops between files when a newer change waits.
     fn put_site_wide(&self, file: OutputFile) -> Result<(), PipelineError> {
         if self.superseded.is_some_and(|superseded| superseded()) {
             return Err(PipelineError::Superseded);
