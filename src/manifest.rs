@@ -621,14 +621,18 @@ pub struct RunEntry {
 
 /// The path of a run's manifest file in the output (`<system>/<run>/records.json`).
 pub fn run_path(system: &System, run: &Run) -> String {
-    format!("{}/{}/{FILE}", system.slug, run.slug)
+    format!("{}{FILE}", urls::run(&system.slug, &run.slug).trim_start_matches('/'))
+}
+
+/// `text` as a JSON string.
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).expect("a string serialises")
 }
 
 /// The site's `records.json`: its title and base URL, the schemas of the runs' files, and a
 /// line per run saying where its file is. Small, whatever the size of the site: a build
 /// that changed one run rewrites this and that run's file.
 pub fn site_file(site: &Site, base_url: &str, verified: bool) -> Vec<u8> {
-    let quoted = |text: &str| serde_json::to_string(text).expect("a string serialises");
     let mut json = format!(
         "{{\"schema\":{},\"title\":{},\"base_url\":{},\"findings_schema\":{}",
         quoted(SCHEMA),
@@ -671,7 +675,6 @@ pub fn run_file(
     base_url: &str,
     verification: Option<&crate::model::Verification>,
 ) -> Vec<u8> {
-    let quoted = |text: &str| serde_json::to_string(text).expect("a string serialises");
     let mut json = format!(
         "{{\"schema\":{},\"system\":{},\"run\":{},\"revision\":{},\"records\":[",
         quoted(RUN_SCHEMA),

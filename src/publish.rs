@@ -61,14 +61,15 @@ pub fn publish_manifest<E: Send>(
         Some(kept) => runs.par_iter().map(|&(system, run)| made_from(system, run, kept.token, verification)).collect(),
         None => vec![None; runs.len()],
     };
+    let keys: Vec<String> = runs.iter().map(|(system, run)| format!("{}/{}", system.slug, run.slug)).collect();
     let previous = parts.as_deref();
     let kept_paths: Vec<Option<PathBuf>> = runs
         .par_iter()
         .zip(&made_from)
-        .map(|(&(system, run), from)| {
+        .zip(&keys)
+        .map(|((&(system, run), from), key)| {
             let path = PathBuf::from(manifest::run_path(system, run));
-            let key = format!("{}/{}", system.slug, run.slug);
-            let unchanged = from.is_some() && previous.and_then(|p| p.runs.get(&key)) == from.as_ref();
+            let unchanged = from.is_some() && previous.and_then(|p| p.runs.get(key)) == from.as_ref();
             if unchanged && kept.as_ref().is_some_and(|k| (k.holds)(&path)) {
                 return Ok(Some(path));
             }
@@ -78,11 +79,7 @@ pub fn publish_manifest<E: Send>(
         .collect::<Result<_, E>>()?;
     emit(OutputFile { path: manifest::FILE.into(), bytes: manifest::site_file(site, &base, verification.is_some()) })?;
     if let Some(parts) = parts.as_mut() {
-        parts.runs = runs
-            .iter()
-            .zip(&made_from)
-            .filter_map(|((system, run), from)| Some((format!("{}/{}", system.slug, run.slug), (*from)?)))
-            .collect();
+        parts.runs = keys.into_iter().zip(&made_from).filter_map(|(key, from)| Some((key, (*from)?))).collect();
     }
     Ok(kept_paths.into_iter().flatten().collect())
 }
