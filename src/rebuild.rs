@@ -20,6 +20,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -72,8 +73,10 @@ pub struct Memory {
     runs: HashMap<(String, String), RememberedRun>,
     /// Scope → the versions its pages were last written from.
     rendered: HashMap<ScopeKey, Vec<u64>>,
-    /// Output path → hash of the bytes written there (generated files only).
-    written: PathMap<FileHash>,
+    /// Output path → the bytes written there (generated files only).
+    written: PathMap<Held>,
+    /// The last mark [`Memory::mark_kept`] set (a rebuild's).
+    mark: AtomicU64,
     /// Output path → stamp of the static file copied there.
     statics: PathMap<Stamp>,
     /// True once the output folder holds a complete build this memory describes.
@@ -247,26 +250,47 @@ impl Memory {
 
     /// True when the output already holds these bytes at `path`.
     pub(crate) fn holds(&self, path: &Path, hash: &FileHash) -> bool {
-        self.written.get(path) == Some(hash)
+        self.hash_of(path).as_ref() == Some(hash)
     }
 
     /// The hash of the generated file the previous build left at `path`.
     pub(crate) fn hash_of(&self, path: &Path) -> Option<FileHash> {
-        self.written.get(path).copied()
+        self.written.get(path).map(|held| held.hash)
     }
 
-    /// The generated files of the previous build.
-    pub(crate) fn written_paths(&self) -> impl Iterator<Item = &PathBuf> {
-        self.written.keys()
+    /// A new mark for [`Memory::mark_kept`]: a rebuild's, so that none of an earlier
+    /// rebuild's marks count.
+    pub(crate) fn new_mark(&self) -> u64 {
+        self.mark.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// How many generated files the previous build left.
-    pub(crate) fn written_len(&self) -> usize {
-        self.written.len()
+    /// Marks the file at `path`, if the previous build left one, as kept by this rebuild.
+    pub(crate) fn mark_kept(&self, path: &Path, mark: u64) {
+        if let Some(held) = self.written.get(path) {
+            held.kept.store(mark, Ordering::Relaxed);
+        }
     }
 
-    pub(crate) fn set_written(&mut self, written: PathMap<FileHash>) {
-        self.written = written;
+    /// The generated files of the previous build that this rebuild did not mark kept.
+    /// Marks, not a set of the kept paths: a large site keeps hundreds of thousands of
+    /// pages on every rebuild, and looking each up is cheaper than gathering them.
+    pub(crate) fn unmarked(&self, mark: u64) -> impl Iterator<Item = &PathBuf> {
+        self.written.iter().filter(move |(_, held)| held.kept.load(Ordering::Relaxed) != mark).map(|(path, _)| path)
+    }
+
+    /// After a build is written: the generated files and the static files the output
+    /// holds now (a generated file under a static one is not in it).
+    pub(crate) fn set_output(&mut self, written: Written, statics: PathMap<Stamp>) {
+        match written {
+            Written::Whole(all) => self.written = all.into_iter().map(Held::new).collect(),
+            Written::Changes { made, removed } => {
+                for path in removed.iter().chain(statics.keys()) {
+                    self.written.remove(path);
+                }
+                self.written.extend(made.into_iter().map(Held::new));
+            }
+        }
+        self.statics = statics;
     }
 
     /// After a rebuild that stopped early (a newer change superseded it): the files it
@@ -275,15 +299,34 @@ impl Memory {
     /// if the next build no longer makes it. Files it would have removed are still
     /// remembered, so the next rebuild removes them.
     pub(crate) fn wrote(&mut self, written: PathMap<FileHash>) {
-        self.written.extend(written);
+        self.written.extend(written.into_iter().map(Held::new));
     }
 
     pub(crate) fn statics(&self) -> &PathMap<Stamp> {
         &self.statics
     }
+}
 
-    pub(crate) fn set_statics(&mut self, statics: PathMap<Stamp>) {
-        self.statics = statics;
+/// The generated files a build leaves in the output, by path and hash of their bytes.
+pub(crate) enum Written {
+    /// Every one (a build that replaced the folder).
+    Whole(PathMap<FileHash>),
+    /// What a rebuild in place changed: the files it made (written, or found unchanged)
+    /// and those it removed; every other file is as the previous build left it.
+    Changes { made: PathMap<FileHash>, removed: Vec<PathBuf> },
+}
+
+/// A generated file the output holds: the hash of its bytes, and the mark of the last
+/// rebuild that kept it.
+#[derive(Debug)]
+struct Held {
+    hash: FileHash,
+    kept: AtomicU64,
+}
+
+impl Held {
+    fn new((path, hash): (PathBuf, FileHash)) -> (PathBuf, Held) {
+        (path, Held { hash, kept: AtomicU64::new(0) })
     }
 }
 

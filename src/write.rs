@@ -11,7 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::output::OutputFile;
-use crate::rebuild::{FileHash, PathMap, Stamp};
+use crate::rebuild::{PathMap, Stamp};
 
 /// The file that marks a folder as casebook output.
 pub const MARKER: &str = ".casebook";
@@ -402,7 +402,7 @@ impl InPlace {
         static_dir: &Path,
         before: &PathMap<Stamp>,
         now: &PathMap<Stamp>,
-        generated: &PathMap<FileHash>,
+        generated: &dyn Fn(&Path) -> bool,
     ) -> Result<Vec<PathBuf>, WriteError> {
         let mut changed = Vec::new();
         for (path, stamp) in now {
@@ -415,8 +415,7 @@ impl InPlace {
                 changed.push(path.clone());
             }
         }
-        let gone: Vec<&PathBuf> =
-            before.keys().filter(|p| !now.contains_key(*p) && !generated.contains_key(*p)).collect();
+        let gone: Vec<&PathBuf> = before.keys().filter(|p| !now.contains_key(*p) && !generated(p)).collect();
         self.remove(&gone)?;
         changed.extend(gone.into_iter().cloned());
         Ok(changed)

@@ -55,12 +55,20 @@ struct Site {
     broken: bool,
     /// `record_pages: per-run`: each run's records on one page.
     per_run: bool,
+    /// A static `robots.txt`, in the place of the one casebook makes.
+    static_robots: bool,
 }
 
 impl Site {
     fn new() -> Self {
-        let mut site =
-            Site { systems: Vec::new(), next_number: 1, template_marker: None, broken: false, per_run: false };
+        let mut site = Site {
+            systems: Vec::new(),
+            next_number: 1,
+            template_marker: None,
+            broken: false,
+            per_run: false,
+            static_robots: false,
+        };
         for (slug, name) in [("alpha", "Alpha"), ("beta", "Beta")] {
             let mut runs = Vec::new();
             // Runs in three groups of the search indexes (`index::begins_group`): a rebuild keeps
@@ -109,6 +117,9 @@ impl Site {
             );
         }
         files.insert("static/notes.txt".into(), "A static file.\n".into());
+        if self.static_robots {
+            files.insert("static/robots.txt".into(), "User-agent: *\nDisallow: /\n".into());
+        }
         for system in &self.systems {
             files.insert(format!("content/{}/system.yaml", system.slug).into(), format!("name: {}\n", system.name));
             for run in &system.runs {
@@ -152,6 +163,8 @@ enum Edit {
     Template,
     /// Switches between a page per record and a page of records per run.
     Layout,
+    /// Puts a static file over a generated one, or takes it away.
+    StaticRobots,
     SystemName(usize),
     Touch(usize),
     BreakThenFix,
@@ -169,6 +182,7 @@ fn edit() -> impl Strategy<Value = Edit> {
         any::<usize>().prop_map(Edit::DeleteReport),
         Just(Edit::Template),
         Just(Edit::Layout),
+        Just(Edit::StaticRobots),
         any::<usize>().prop_map(Edit::SystemName),
         any::<usize>().prop_map(Edit::Touch),
         Just(Edit::BreakThenFix),
@@ -267,6 +281,7 @@ fn apply(site: &mut Site, edit: &Edit) {
             };
         }
         Edit::Layout => site.per_run = !site.per_run,
+        Edit::StaticRobots => site.static_robots = !site.static_robots,
         Edit::SystemName(i) => {
             let system = &mut site.systems[i % 2];
             system.name = format!("{} {}", system.name.split(' ').next().unwrap_or("System"), i % 97);
@@ -457,7 +472,9 @@ fn every_kind_of_edit_in_turn() {
         (Edit::AddReport(1), None),
         (Edit::Delete(4), Some(3)),
         (Edit::SystemName(1), None),
+        (Edit::StaticRobots, None),
         (Edit::BreakThenFix, None),
+        (Edit::StaticRobots, Some(2)),
         (Edit::DeleteReport(3), Some(5)),
         (Edit::Template, None),
         (Edit::Status(7), Some(1)),

@@ -10,7 +10,7 @@ use crate::output::OutputFile;
 use rayon::prelude::*;
 
 use crate::cache::Warm;
-use crate::rebuild::{FileHash, Memory, PathMap, Stamp};
+use crate::rebuild::{FileHash, Memory, PathMap, Stamp, Written};
 use crate::write;
 
 use super::{BuildOptions, PipelineError};
@@ -45,7 +45,7 @@ pub(super) struct Output<'a> {
 
 /// What a build wrote, for the memory a rebuild keeps.
 pub(crate) struct Finished {
-    pub(crate) written: PathMap<FileHash>,
+    pub(crate) written: Written,
     pub(crate) statics: PathMap<Stamp>,
     /// What a rebuild wrote or removed; `None` for a build that replaced the folder.
     pub(crate) changed: Option<Vec<PathBuf>>,
@@ -157,63 +157,63 @@ impl<'a> Output<'a> {
     /// `kept` are every page, the ones not rendered included: a rebuild leaves those as
     /// they are, a warm build links them from the previous output.
     pub(super) fn finish(self, kept: Vec<PathBuf>) -> Result<Finished, PipelineError> {
-        let mut written =
+        let mut made =
             self.hashes.map(|h| h.into_inner().expect("no writer panics holding the lock")).unwrap_or_default();
-        if let (Destination::Staged(staging), Some(warm)) = (&self.destination, self.warm) {
-            let unrendered: Vec<&PathBuf> = kept.iter().filter(|path| !written.contains_key(*path)).collect();
-            let linked: Vec<(PathBuf, FileHash)> = unrendered
-                .into_par_iter()
-                .map(|path| {
-                    // The pages of the scopes `Warm::up_to_date` found whole in the output.
-                    let Some(hash) = warm.hash_of(path) else {
-                        return Err(write::WriteError::ChangedDuringBuild(warm.output().join(path)));
-                    };
-                    staging.link(path, &warm.output().join(path))?;
-                    Ok((path.clone(), hash))
-                })
-                .collect::<Result<_, write::WriteError>>()?;
-            written.extend(linked);
-        }
-        // Whether every file this build made, the previous one made too: then, if it also
-        // kept as many, it made the same files, and none is stale.
-        let made_known = self.memory.is_some_and(|memory| written.keys().all(|path| memory.hash_of(path).is_some()));
-        if let Some(memory) = self.memory {
-            // Every page of a large site: looked up in parallel, inserted after.
-            let unrendered: Vec<(PathBuf, FileHash)> = kept
-                .into_par_iter()
-                .filter(|path| !written.contains_key(path))
-                .filter_map(|path| memory.hash_of(&path).map(|hash| (path, hash)))
-                .collect();
-            written.extend(unrendered);
-        }
-        let mut changed_files = None;
-        match (self.destination, self.memory) {
-            (Destination::Staged(staging), _) => staging.commit(Some(&self.static_dir))?,
+        let statics = self.statics;
+        let (written, changed) = match (self.destination, self.memory) {
             (Destination::InPlace(in_place), Some(memory)) => {
+                let removed = stale(memory, &made, &kept, &statics);
+                let generated = |path: &Path| made.contains_key(path) || kept.iter().any(|k| k == path);
                 let mut changed = self.changed.into_inner().expect("no writer panics holding the lock");
-                changed.extend(in_place.sync_static(&self.static_dir, memory.statics(), &self.statics, &written)?);
-                // `written` holds the files made now and those kept that the previous build
-                // made: as many as it made, none new, and they are the same files.
-                let same_files = made_known && written.len() == memory.written_len();
-                let stale: Vec<&PathBuf> = if same_files {
-                    Vec::new()
-                } else {
-                    let previous: Vec<&PathBuf> = memory.written_paths().collect();
-                    previous
-                        .into_par_iter()
-                        .filter(|p| !written.contains_key(*p) && !self.statics.contains_key(*p))
-                        .collect()
-                };
-                in_place.remove(&stale)?;
-                changed.extend(stale.into_iter().cloned());
+                changed.extend(in_place.sync_static(&self.static_dir, memory.statics(), &statics, &generated)?);
+                in_place.remove(&removed.iter().collect::<Vec<_>>())?;
+                changed.extend(removed.iter().cloned());
                 changed.sort();
                 changed.dedup();
-                changed_files = Some(changed);
+                // A generated file under a static one is not in the output.
+                made.retain(|path, _| !statics.contains_key(path));
+                (Written::Changes { made, removed }, Some(changed))
             }
-            _ => {}
-        }
-        // A generated file under a static one is not in the output.
-        written.retain(|path, _| !self.statics.contains_key(path));
-        Ok(Finished { written, statics: self.statics, changed: changed_files, index_parts: None })
+            (destination, _) => {
+                if let Destination::Staged(staging) = destination {
+                    if let Some(warm) = self.warm {
+                        made.extend(link_unrendered(&staging, warm, &made, &kept)?);
+                    }
+                    staging.commit(Some(&self.static_dir))?;
+                }
+                made.retain(|path, _| !statics.contains_key(path));
+                (Written::Whole(made), None)
+            }
+        };
+        Ok(Finished { written, statics, changed, index_parts: None })
     }
+}
+
+/// The pages of the scopes `Warm::up_to_date` found whole in the previous output (those
+/// among `kept` this build did not make): linked into the staging folder.
+fn link_unrendered(
+    staging: &write::Staging,
+    warm: &Warm,
+    made: &PathMap<FileHash>,
+    kept: &[PathBuf],
+) -> Result<Vec<(PathBuf, FileHash)>, write::WriteError> {
+    let unrendered: Vec<&PathBuf> = kept.iter().filter(|path| !made.contains_key(*path)).collect();
+    unrendered
+        .into_par_iter()
+        .map(|path| {
+            let Some(hash) = warm.hash_of(path) else {
+                return Err(write::WriteError::ChangedDuringBuild(warm.output().join(path)));
+            };
+            staging.link(path, &warm.output().join(path))?;
+            Ok((path.clone(), hash))
+        })
+        .collect()
+}
+
+/// The files the previous build left that this rebuild no longer makes: neither `made`
+/// now nor `kept` as they are, nor under a static file.
+fn stale(memory: &Memory, made: &PathMap<FileHash>, kept: &[PathBuf], statics: &PathMap<Stamp>) -> Vec<PathBuf> {
+    let mark = memory.new_mark();
+    kept.par_iter().for_each(|path| memory.mark_kept(path, mark));
+    memory.unmarked(mark).filter(|path| !made.contains_key(*path) && !statics.contains_key(*path)).cloned().collect()
 }

@@ -8,7 +8,7 @@ use crate::cache::Warm;
 use crate::discover::SourceTree;
 use crate::index::IndexParts;
 use crate::model::{Diagnostic, Run, Site, System};
-use crate::rebuild::{FileHash, Memory, PathMap, RememberedRun, Stamp};
+use crate::rebuild::{FileHash, Memory, PathMap, RememberedRun, Stamp, Written};
 use crate::render::Scope;
 
 use super::output::Finished;
@@ -184,8 +184,7 @@ impl Reuse for Memory {
         if let Some(parts) = finished.index_parts {
             self.set_index_parts(parts);
         }
-        self.set_written(finished.written);
-        self.set_statics(finished.statics);
+        self.set_output(finished.written, finished.statics);
         self.rendered_all(crate::render::scopes(site));
         None
     }
@@ -248,7 +247,9 @@ impl Reuse for Warm {
         if let Some(parts) = finished.index_parts {
             self.set_index_parts(parts);
         }
-        self.save(site, &finished.written)
+        // A build with a cache replaces the output folder: it knows every file.
+        let Written::Whole(written) = &finished.written else { return None };
+        self.save(site, written)
     }
 }
 
@@ -326,7 +327,10 @@ impl Reuse for Primed<'_> {
             finished.index_parts = Some(parts.rekeyed(&|system, run| memory.run_token(system, run)));
             self.warm.set_index_parts(parts);
         }
-        let warning = self.warm.save(site, &finished.written);
+        let warning = match &finished.written {
+            Written::Whole(written) => self.warm.save(site, written),
+            Written::Changes { .. } => None,
+        };
         // Where the manifest holds each run's lines, told by the memory's tokens.
         let mut manifest = self.warm.manifest_parts().lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         manifest.retoken(&|system, run| self.memory.run_token(system, run));
