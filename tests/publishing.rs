@@ -618,3 +618,58 @@ fn external_links_and_heading_anchors_are_written_on_every_page_at_the_root_and_
     let below = common::build_site(&repo(), |o| o.base_url = Some("/pr-12/".into()));
     assert_eq!(links_and_headings_are_marked(&below.out(), "/pr-12/"), root);
 }
+
+/// A site of `systems` systems, each with a run of `runs` reports of one record each.
+fn site_of_systems(systems: usize, runs: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let content = dir.path().join("content");
+    std::fs::create_dir_all(&content).unwrap();
+    std::fs::write(content.join("casebook.yaml"), "title: Many\nids:\n  kinds:\n    OBJ: object\n    RTE: route\n")
+        .unwrap();
+    for s in 0..systems {
+        let system = content.join(format!("sys-{s:02}"));
+        for r in 0..runs {
+            let run = system.join(format!("run-{r}"));
+            std::fs::create_dir_all(&run).unwrap();
+            std::fs::write(run.join("run.yaml"), format!("revision: abc1234\ndate: 2026-0{}-01\n", r + 1)).unwrap();
+            let kind = if s % 2 == 0 { "OBJ" } else { "RTE" };
+            std::fs::write(
+                run.join("report.md"),
+                format!("# R\n\n| ID | Label | Status |\n|---|---|---|\n| {kind}-{s}{r} | a thing | absent |\n"),
+            )
+            .unwrap();
+        }
+        std::fs::write(system.join("system.yaml"), format!("name: System {s:02}\n")).unwrap();
+    }
+    dir
+}
+
+/// Past a dozen systems, the home page has a row per system (its last runs, its counts of
+/// records, findings and kinds), not a section and a column each; a dozen keep theirs.
+#[test]
+fn a_home_page_of_many_systems_has_a_row_per_system() {
+    let many = site_of_systems(13, 4);
+    let built = common::build_site(many.path(), |_| {});
+    let home = built.page("/");
+    let table = &home[home.find("<table class=\"systems\">").expect("a table of systems")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert_eq!(table.matches("<tr><th scope=\"row\">").count(), 13, "{table}");
+    assert!(!home.contains("<section class=\"system\">") && !home.contains("side-by-side kinds"), "{home}");
+    let row = &table[table.find("href=\"/sys-01/\"").unwrap()..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(row.contains("<a href=\"/sys-01/\">1 more</a>"), "the first run is on the system's page: {row}");
+    for r in 1..4 {
+        assert!(row.contains(&format!("href=\"/sys-01/run-{r}/\"")), "the last three runs: {row}");
+    }
+    assert!(!row.contains("/sys-01/run-0/"), "{row}");
+    let cells: Vec<&str> = row.split("<td class=\"num").skip(1).map(|c| &c[c.find('>').unwrap() + 1..]).collect();
+    assert!(cells[0].starts_with("4</td>") && cells[1].starts_with("4</td>"), "4 records, 4 findings: {cells:?}");
+    assert!(cells[2].starts_with("0</td>"), "no OBJ: {cells:?}");
+    assert!(cells[3].starts_with("<a href=\"/search/?") && cells[3].contains(">4</a>"), "4 RTE: {cells:?}");
+    assert!(home.contains("Kinds: OBJ object · RTE route."), "{home}");
+
+    let dozen = site_of_systems(12, 1);
+    let home = common::build_site(dozen.path(), |_| {}).page("/");
+    assert_eq!(home.matches("<section class=\"system\">").count(), 12);
+    assert!(!home.contains("<table class=\"systems\">") && home.contains("side-by-side kinds"));
+}

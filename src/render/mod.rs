@@ -300,6 +300,10 @@ fn statuses_in(site: &Site, system: &System) -> Vec<usize> {
 /// How many findings without a record a site-wide status page names per system.
 const SUBJECTS_SHOWN: usize = 24;
 
+/// How many systems the home page shows each with its runs; a site of more has a row per
+/// system.
+const HOME_SYSTEMS_IN_FULL: usize = 12;
+
 /// How many published records carry each status, and how many subjects without a
 /// published record have a finding of it (`Consolidation`, counted once however many
 /// dimensions state it), over some runs: every count of the site (home, system, run and
@@ -550,12 +554,23 @@ impl Renderer<'_> {
             self.all_runs().map(|r| r.reports.iter().map(|rep| rep.findings.len()).sum::<usize>()).sum();
         let statuses = self.status_counts(self.all_runs(), None, &|name| urls::status(name));
         let shown: Vec<&str> = statuses.iter().filter(|s| s.count + s.findings > 0).map(|s| s.name.as_str()).collect();
+        let kinds = self.kinds_by_system();
+        // Past a dozen systems, a section per system and a column per system make a wall:
+        // a row per system instead, its runs on its own page.
+        let (system_rows, kind_columns, kinds) = if self.site.systems.len() > HOME_SYSTEMS_IN_FULL {
+            let (rows, columns) = self.system_rows(kinds);
+            (rows, columns, Vec::new())
+        } else {
+            (Vec::new(), Vec::new(), kinds)
+        };
         context! {
             title => self.site.title.clone(),
             systems => self.site.systems.iter().map(|s| self.system_summary(s)).collect::<Vec<_>>(),
+            system_rows => system_rows,
+            kind_columns => kind_columns,
             side_by_side => self.side_by_side(&shown),
             side_by_side_statuses => statuses.iter().filter(|s| shown.contains(&s.name.as_str())).collect::<Vec<_>>(),
-            kinds => self.kinds_by_system(),
+            kinds => kinds,
             statuses => statuses,
             records => records,
             findings => findings,
@@ -584,6 +599,33 @@ impl Renderer<'_> {
             }
         }
         rows
+    }
+
+    /// A row per system, with its counts of `kinds` (a row per kind, a count per system)
+    /// as columns.
+    fn system_rows(&self, kinds: Vec<KindRow>) -> (Vec<SystemRow>, Vec<KindColumn>) {
+        let columns = kinds.iter().map(|k| KindColumn { kind: k.kind.clone(), kind_name: k.kind_name.clone() }).collect();
+        let mut counts: Vec<std::vec::IntoIter<KindCell>> = kinds.into_iter().map(|k| k.counts.into_iter()).collect();
+        let rows = self
+            .site
+            .systems
+            .iter()
+            .map(|system| {
+                let shown = system.runs.len().saturating_sub(SystemRow::RUNS_SHOWN);
+                SystemRow {
+                    system: Link { name: system.name.clone(), url: urls::system(&system.slug) },
+                    runs: system.runs[shown..]
+                        .iter()
+                        .map(|run| Link { name: run.name.clone(), url: urls::run(&system.slug, &run.slug) })
+                        .collect(),
+                    more_runs: shown,
+                    records: system.runs.iter().map(|run| run.published_records().count()).sum(),
+                    findings: system.runs.iter().flat_map(|run| &run.reports).map(|report| report.findings.len()).sum(),
+                    kinds: counts.iter_mut().map(|column| column.next().expect("a count per system")).collect(),
+                }
+            })
+            .collect();
+        (rows, columns)
     }
 
     /// Per kind of record, how many each system publishes.

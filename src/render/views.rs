@@ -73,6 +73,38 @@ pub struct KindRow {
     pub counts: Vec<KindCell>,
 }
 
+/// A system as a row of the home page of a site of many systems (its runs are on its
+/// own page).
+#[derive(Debug, Serialize)]
+pub struct SystemRow {
+    /// The system.
+    pub system: Link,
+    /// Its last runs, in its order (at most [`SystemRow::RUNS_SHOWN`]).
+    pub runs: Vec<Link>,
+    /// How many runs it has besides those.
+    pub more_runs: usize,
+    /// Its published records, over every run.
+    pub records: usize,
+    /// Its findings, over every run.
+    pub findings: usize,
+    /// Per kind of the table's columns, in order.
+    pub kinds: Vec<KindCell>,
+}
+
+impl SystemRow {
+    /// How many of a system's runs its row names.
+    pub const RUNS_SHOWN: usize = 3;
+}
+
+/// A kind of record, as a column of the home page's table of systems.
+#[derive(Debug, Serialize)]
+pub struct KindColumn {
+    /// Kind code.
+    pub kind: String,
+    /// Kind name.
+    pub kind_name: Option<String>,
+}
+
 /// How many published records of a kind a system has, and the search page listing them.
 #[derive(Debug, Serialize)]
 pub struct KindCell {
