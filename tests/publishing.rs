@@ -619,7 +619,8 @@ fn external_links_and_heading_anchors_are_written_on_every_page_at_the_root_and_
     assert_eq!(links_and_headings_are_marked(&below.out(), "/pr-12/"), root);
 }
 
-/// A site of `systems` systems, each with a run of `runs` reports of one record each.
+/// A site of `systems` systems, each with `runs` runs of a report of one record and a
+/// finding without a record (Compaction, absent).
 fn site_of_systems(systems: usize, runs: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let content = dir.path().join("content");
@@ -635,7 +636,10 @@ fn site_of_systems(systems: usize, runs: usize) -> tempfile::TempDir {
             let kind = if s % 2 == 0 { "OBJ" } else { "RTE" };
             std::fs::write(
                 run.join("report.md"),
-                format!("# R\n\n| ID | Label | Status |\n|---|---|---|\n| {kind}-{s}{r} | a thing | absent |\n"),
+                format!(
+                    "# R\n\n| ID | Label | Status |\n|---|---|---|\n| {kind}-{s}{r} | a thing | absent |\n\n\
+                     | Operation | Status |\n|---|---|\n| Compaction | absent |\n"
+                ),
             )
             .unwrap();
         }
@@ -645,7 +649,9 @@ fn site_of_systems(systems: usize, runs: usize) -> tempfile::TempDir {
 }
 
 /// Past a dozen systems, the home page has a row per system (its last runs, its counts of
-/// records, findings and kinds), not a section and a column each; a dozen keep theirs.
+/// records, findings and kinds), not a section and a column each, and a status's page
+/// leaves the subjects of findings without a record to each system's page of it; a dozen
+/// keep theirs.
 #[test]
 fn a_home_page_of_many_systems_has_a_row_per_system() {
     let many = site_of_systems(13, 4);
@@ -663,13 +669,18 @@ fn a_home_page_of_many_systems_has_a_row_per_system() {
     }
     assert!(!row.contains("/sys-01/run-0/"), "{row}");
     let cells: Vec<&str> = row.split("<td class=\"num").skip(1).map(|c| &c[c.find('>').unwrap() + 1..]).collect();
-    assert!(cells[0].starts_with("4</td>") && cells[1].starts_with("4</td>"), "4 records, 4 findings: {cells:?}");
+    assert!(cells[0].starts_with("4</td>") && cells[1].starts_with("8</td>"), "4 records, 8 findings: {cells:?}");
     assert!(cells[2].starts_with("0</td>"), "no OBJ: {cells:?}");
     assert!(cells[3].starts_with("<a href=\"/search/?") && cells[3].contains(">4</a>"), "4 RTE: {cells:?}");
     assert!(home.contains("Kinds: OBJ object · RTE route."), "{home}");
+    let absent = built.page("/statuses/absent/");
+    assert!(absent.contains("<a href=\"/sys-01/statuses/absent/\">System 01</a>") && !absent.contains("Compaction"));
+    assert!(built.page("/sys-01/statuses/absent/").contains("Compaction"), "the system's page names it");
 
     let dozen = site_of_systems(12, 1);
-    let home = common::build_site(dozen.path(), |_| {}).page("/");
+    let built = common::build_site(dozen.path(), |_| {});
+    let home = built.page("/");
     assert_eq!(home.matches("<section class=\"system\">").count(), 12);
     assert!(!home.contains("<table class=\"systems\">") && home.contains("side-by-side kinds"));
+    assert_eq!(built.page("/statuses/absent/").matches("Compaction</a>").count(), 12, "named for each system");
 }

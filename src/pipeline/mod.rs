@@ -16,8 +16,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use rayon::slice::ParallelSliceMut;
-
 use crate::discover::SourceTree;
 use crate::model::{sort_diagnostics, BaseUrl, Diagnostic, Publication, Site};
 use crate::output::OutputFile;
@@ -449,10 +447,6 @@ fn publish_stage(
     clock: &mut Stopwatch,
 ) -> Result<Option<Made>, PipelineError> {
     let Made { mut paths, mut indexed } = made;
-    // Any order that brings equal paths together will do (nothing is written in this
-    // order): the paths' bytes compare faster than their components.
-    paths.par_sort_unstable_by(|a, b| a.as_os_str().as_encoded_bytes().cmp(b.as_os_str().as_encoded_bytes()));
-    paths.dedup();
     summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
     summary.record_pages = cx.site.record_pages;
     let in_place = cx.kind == Kind::InPlace;

@@ -12,9 +12,9 @@ use crate::render::{self, Pages, Scope};
 use super::reuse::Reuse;
 use super::{Kind, PageContext, PipelineError, Progress, Stopwatch};
 
-/// What the pages stage made: the paths of the files rendered and of every page of the
-/// site (rendered or not, some twice; in no order), and the search indexes when they were
-/// made alongside.
+/// What the pages stage made: the paths of every page of the site (rendered or not) and
+/// of the assets, each once, in no order, and the search indexes when they were made
+/// alongside.
 pub(super) struct Made {
     pub(super) paths: Vec<PathBuf>,
     pub(super) indexed: Option<Indexed>,
@@ -61,11 +61,12 @@ pub(super) fn changed_pages(
 ) -> Result<Option<Made>, PipelineError> {
     let emit = |file| cx.files.page(file);
     let not_site = |scope: Scope<'_>| matches!(scope, Scope::Site) || reuse.up_to_date(scope);
-    let mut paths = render::render(&cx.page_inputs(), &not_site, Pages::Of(edited), &emit)?;
+    // Each call makes the assets; the last one's are kept.
+    render::render(&cx.page_inputs(), &not_site, Pages::Of(edited), &emit)?;
     clock.lap("pages of the edited reports");
     let announced = cx.files.output.changed();
     (progress.pages_ready)(&announced);
-    paths.extend(render::render(&cx.page_inputs(), &not_site, Pages::NotOf(edited), &emit)?);
+    render::render(&cx.page_inputs(), &not_site, Pages::NotOf(edited), &emit)?;
     clock.lap("other pages of runs and systems");
     let more: Vec<PathBuf> =
         cx.files.output.changed().into_iter().filter(|p| announced.binary_search(p).is_err()).collect();
@@ -74,12 +75,11 @@ pub(super) fn changed_pages(
         return Ok(None);
     }
     let not_site_wide = |scope: Scope<'_>| !matches!(scope, Scope::Site);
-    let (site_wide, every_page) = rayon::join(
+    let (assets, mut paths) = rayon::join(
         || render::render(&cx.page_inputs(), &not_site_wide, Pages::All, &emit),
         || render::page_paths(cx.site),
     );
-    paths.extend(site_wide?);
-    paths.extend(every_page);
+    paths.extend(assets?);
     clock.lap("pages made from the whole site, and the list of every page");
     if (progress.superseded)() {
         return Ok(None);

@@ -108,9 +108,9 @@ pub struct PageInputs<'a> {
 }
 
 /// Renders every page and asset of the site, handing each file to `emit` as soon as it
-/// is made (pages are never all held in memory), and returns the paths of the files made,
-/// in no order. The pages of a scope for which `up_to_date` says true are not rendered (a
-/// rebuild keeps them as they are); [`page_paths`] names every page.
+/// is made (pages are never all held in memory), and returns the paths of the assets
+/// ([`page_paths`] names every page). The pages of a scope for which `up_to_date` says
+/// true are not rendered (a rebuild keeps them as they are).
 pub fn render<E>(
     inputs: &PageInputs<'_>,
     up_to_date: &(dyn Fn(Scope<'_>) -> bool + Sync),
@@ -165,19 +165,14 @@ where
         run_changes: &run_changes,
         graphs: &graphs,
     };
-    let mut paths: Vec<std::path::PathBuf> = jobs
-        .par_iter()
-        .map(|job| {
-            let page = renderer.page(job);
-            if let Some(memo) = job.run().and_then(|run| highlights.get(&run)) {
-                memo.page_done();
-            }
-            let page = page?;
-            let path = page.path.clone();
-            emit(page)?;
-            Ok(path)
-        })
-        .collect::<Result<_, E>>()?;
+    jobs.par_iter().try_for_each(|job| {
+        let page = renderer.page(job);
+        if let Some(memo) = job.run().and_then(|run| highlights.get(&run)) {
+            memo.page_done();
+        }
+        emit(page?)
+    })?;
+    let mut paths = Vec::with_capacity(assets.len());
     for (name, bytes) in assets {
         let path = urls::output_path(&asset_urls[&name]);
         paths.push(path.clone());
@@ -275,12 +270,18 @@ pub fn page_count(site: &Site, up_to_date: &(dyn Fn(Scope<'_>) -> bool + Sync)) 
     scopes(site).into_par_iter().filter(|&scope| !up_to_date(scope)).map(|scope| jobs_of(site, scope).len()).sum()
 }
 
-/// The output paths of a scope's pages, in the order they are made.
+/// The output paths of a scope's pages, each once (records whose IDs differ only in
+/// characters a file name cannot hold share a page).
 pub fn scope_pages(site: &Site, scope: Scope<'_>) -> Vec<std::path::PathBuf> {
-    jobs_of(site, scope).into_iter().map(|job| urls::output_path(&job.url(site))).collect()
+    let mut paths: Vec<std::path::PathBuf> =
+        jobs_of(site, scope).into_iter().map(|job| urls::output_path(&job.url(site))).collect();
+    paths.sort_unstable();
+    paths.dedup();
+    paths
 }
 
-/// The output path of every page of the site (not the assets), scope by scope.
+/// The output path of every page of the site (not the assets), scope by scope, each once
+/// (no two scopes share a path: the slugs that would are reserved).
 pub fn page_paths(site: &Site) -> Vec<std::path::PathBuf> {
     scopes(site).into_par_iter().flat_map_iter(|scope| scope_pages(site, scope)).collect()
 }
@@ -300,9 +301,10 @@ fn statuses_in(site: &Site, system: &System) -> Vec<usize> {
 /// How many findings without a record a site-wide status page names per system.
 const SUBJECTS_SHOWN: usize = 24;
 
-/// How many systems the home page shows each with its runs; a site of more has a row per
-/// system.
-const HOME_SYSTEMS_IN_FULL: usize = 12;
+/// Up to how many systems the home page shows each with its runs and a site-wide status
+/// page names subjects of each; a site of more has a row per system on both, the rest on
+/// each system's pages (a section per system of hundreds is a wall, not an overview).
+const SYSTEMS_IN_FULL: usize = 12;
 
 /// How many published records carry each status, and how many subjects without a
 /// published record have a finding of it (`Consolidation`, counted once however many
@@ -557,7 +559,7 @@ impl Renderer<'_> {
         let kinds = self.kinds_by_system();
         // Past a dozen systems, a section per system and a column per system make a wall:
         // a row per system instead, its runs on its own page.
-        let (system_rows, kind_columns, kinds) = if self.site.systems.len() > HOME_SYSTEMS_IN_FULL {
+        let (system_rows, kind_columns, kinds) = if self.site.systems.len() > SYSTEMS_IN_FULL {
             let (rows, columns) = self.system_rows(kinds);
             (rows, columns, Vec::new())
         } else {
@@ -604,7 +606,8 @@ impl Renderer<'_> {
     /// A row per system, with its counts of `kinds` (a row per kind, a count per system)
     /// as columns.
     fn system_rows(&self, kinds: Vec<KindRow>) -> (Vec<SystemRow>, Vec<KindColumn>) {
-        let columns = kinds.iter().map(|k| KindColumn { kind: k.kind.clone(), kind_name: k.kind_name.clone() }).collect();
+        let columns =
+            kinds.iter().map(|k| KindColumn { kind: k.kind.clone(), kind_name: k.kind_name.clone() }).collect();
         let mut counts: Vec<std::vec::IntoIter<KindCell>> = kinds.into_iter().map(|k| k.counts.into_iter()).collect();
         let rows = self
             .site
@@ -705,6 +708,7 @@ impl Renderer<'_> {
     /// the site).
     fn status(&self, index: usize) -> minijinja::Value {
         let status = &self.site.statuses[index];
+        let subjects_shown = if self.site.systems.len() > SYSTEMS_IN_FULL { 0 } else { SUBJECTS_SHOWN };
         let systems: Vec<SystemStatusCount> = self
             .site
             .systems
@@ -722,7 +726,7 @@ impl Renderer<'_> {
                             Some((run, subject, at))
                         })
                     })
-                    .take(SUBJECTS_SHOWN)
+                    .take(subjects_shown)
                     .map(|(run, subject, at)| Link {
                         name: subject.name.clone(),
                         url: self.finding_url(system, run, at, run.finding(at)),
