@@ -44,7 +44,14 @@ pub struct SiteConfig {
     /// the 404 page where a host has no redirects): a site of far fewer files, for hosts
     /// that cap them.
     pub record_pages: crate::model::RecordPages,
+    /// How many entries the site's feed (`/feed.xml`) holds: the newest runs and reports.
+    /// Each system's feed holds all of its own.
+    pub feed_entries: usize,
 }
+
+/// The site feed's entries unless casebook.yaml says otherwise: what a feed reader shows
+/// of a large site, not every report it ever published.
+pub const DEFAULT_FEED_ENTRIES: usize = 100;
 
 /// How sources of a run's register are written, unless casebook.yaml says otherwise.
 pub const DEFAULT_SOURCE_IDS: &str = "SRC-[0-9]+";
@@ -129,6 +136,7 @@ impl Default for SiteConfig {
             sources_dir: None,
             source_url: None,
             record_pages: Default::default(),
+            feed_entries: DEFAULT_FEED_ENTRIES,
         }
     }
 }

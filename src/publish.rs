@@ -242,6 +242,7 @@ fn feeds(site: &Site, base_url: &BaseUrl) -> Vec<OutputFile> {
             absolute(&url),
             entries,
             &url,
+            usize::MAX,
         ));
     }
     files.push(feed(
@@ -251,6 +252,7 @@ fn feeds(site: &Site, base_url: &BaseUrl) -> Vec<OutputFile> {
         absolute("/feed.xml"),
         all,
         "/feed.xml",
+        site.feed_entries,
     ));
     files
 }
@@ -267,9 +269,19 @@ fn entry(id: String, title: String, url: String, updated: FixedDateTime, summary
     entry
 }
 
-fn feed(id: String, title: String, page: String, self_url: String, mut entries: Vec<Entry>, path: &str) -> OutputFile {
+/// A feed of the newest `limit` of `entries`.
+fn feed(
+    id: String,
+    title: String,
+    page: String,
+    self_url: String,
+    mut entries: Vec<Entry>,
+    path: &str,
+    limit: usize,
+) -> OutputFile {
     // Newest first; ties in ID order, so the feed is the same on every build.
     entries.sort_by(|a, b| b.updated().cmp(a.updated()).then_with(|| a.id().cmp(b.id())));
+    entries.truncate(limit);
     let mut feed = Feed::default();
     feed.set_id(id);
     feed.set_title(title);

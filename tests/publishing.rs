@@ -684,3 +684,30 @@ fn a_home_page_of_many_systems_has_a_row_per_system() {
     assert!(!home.contains("<table class=\"systems\">") && home.contains("side-by-side kinds"));
     assert_eq!(built.page("/statuses/absent/").matches("Compaction</a>").count(), 12, "named for each system");
 }
+
+/// The site's feed holds the newest `feed_entries` runs and reports (ties in ID order);
+/// each system's feed all of its own.
+#[test]
+fn the_site_feed_holds_the_newest_entries_each_system_feed_all() {
+    let site = site_of_systems(3, 4);
+    let config = site.path().join("content/casebook.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}feed_entries: 5\n")).unwrap();
+    let built = common::build_site(site.path(), |_| {});
+    let feed = std::fs::read_to_string(built.out().join("feed.xml")).unwrap();
+    let ids: Vec<&str> =
+        feed.split("<entry>").skip(1).map(|e| &e[e.find("<id>").unwrap() + 4..e.find("</id>").unwrap()]).collect();
+    assert_eq!(
+        ids,
+        [
+            "urn:casebook:sys-00:run-3",
+            "urn:casebook:sys-00:run-3:report",
+            "urn:casebook:sys-01:run-3",
+            "urn:casebook:sys-01:run-3:report",
+            "urn:casebook:sys-02:run-3",
+        ],
+        "the newest, dated 2026-04-01: {feed}"
+    );
+    let system = std::fs::read_to_string(built.out().join("sys-01/feed.xml")).unwrap();
+    assert_eq!(system.matches("<entry>").count(), 8, "4 runs and their reports: {system}");
+}

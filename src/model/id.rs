@@ -30,6 +30,11 @@ impl RecordId {
         }
         slug
     }
+
+    /// Whether the slug is the ID itself: then no other ID has the same slug.
+    pub fn is_own_slug(&self) -> bool {
+        !self.0.starts_with('.') && self.0.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    }
 }
 
 impl fmt::Display for RecordId {
@@ -154,5 +159,7 @@ mod tests {
     fn slugs_never_escape_a_folder() {
         assert_eq!(RecordId::new("MEM-OBJ-raw").slug(), "MEM-OBJ-raw");
         assert_eq!(RecordId::new("../x/%2f").slug(), "_._x__2f");
+        assert!(RecordId::new("MEM-OBJ-raw").is_own_slug());
+        assert!(!RecordId::new("OBJ:1").is_own_slug() && !RecordId::new(".x").is_own_slug());
     }
 }

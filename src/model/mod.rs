@@ -37,6 +37,8 @@ pub struct Site {
     pub source_url: Option<SourceUrl>,
     /// Whether each record has a page of its own or its run's one page of records holds it.
     pub record_pages: RecordPages,
+    /// How many entries the site's feed holds (the newest).
+    pub feed_entries: usize,
 }
 
 /// How records are laid out in pages (`record_pages:` of casebook.yaml). A record's

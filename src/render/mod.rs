@@ -275,8 +275,14 @@ pub fn page_count(site: &Site, up_to_date: &(dyn Fn(Scope<'_>) -> bool + Sync)) 
 pub fn scope_pages(site: &Site, scope: Scope<'_>) -> Vec<std::path::PathBuf> {
     let mut paths: Vec<std::path::PathBuf> =
         jobs_of(site, scope).into_iter().map(|job| urls::output_path(&job.url(site))).collect();
-    paths.sort_unstable();
-    paths.dedup();
+    let shared = match scope {
+        Scope::Run(_, run) => run.records.keys().any(|id| !id.is_own_slug()),
+        Scope::Site | Scope::System(_) => false,
+    };
+    if shared {
+        paths.sort_unstable();
+        paths.dedup();
+    }
     paths
 }
 
