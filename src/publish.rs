@@ -150,20 +150,27 @@ const SITEMAP_URLS: usize = 50_000;
 /// 50,000 URLs a file, `sitemap.xml` is an index of `sitemap-1.xml`, `sitemap-2.xml`… of
 /// 50,000 each (crawlers reject a larger file whole).
 fn sitemaps(pages: &[PathBuf], base_url: &BaseUrl) -> Vec<OutputFile> {
-    let prefix = base_url.prefix();
-    let mut urls: Vec<String> = pages
-        .iter()
+    // A page's URL below the base: its path without `index.html` (all begin with the same
+    // `/`, so these sort as the URLs do).
+    let mut urls: Vec<&str> = pages
+        .par_iter()
         .filter_map(|p| p.to_str())
         .filter(|p| p.ends_with(".html") && *p != "404.html")
-        .map(|p| format!("/{}", p.strip_suffix("index.html").unwrap_or(p)))
+        .map(|p| p.strip_suffix("index.html").unwrap_or(p))
         .collect();
-    urls.sort();
+    urls.par_sort_unstable();
+    let prefix = base_url.prefix();
+    let base = escape(&format!("{prefix}/"));
     const HEAD: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     const NAMESPACE: &str = "xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"";
-    let urlset = |path: String, urls: &[String]| {
-        let mut xml = format!("{HEAD}<urlset {NAMESPACE}>\n");
+    let urlset = |path: String, urls: &[&str]| {
+        let mut xml = String::with_capacity(urls.len() * (base.len() + 64));
+        xml.push_str(&format!("{HEAD}<urlset {NAMESPACE}>\n"));
         for url in urls {
-            xml.push_str(&format!("  <url><loc>{}</loc></url>\n", escape(&format!("{prefix}{url}"))));
+            xml.push_str("  <url><loc>");
+            xml.push_str(&base);
+            pulldown_cmark_escape::escape_html(&mut xml, url).expect("writing to a String cannot fail");
+            xml.push_str("</loc></url>\n");
         }
         xml.push_str("</urlset>\n");
         OutputFile { path: path.into(), bytes: xml.into_bytes() }
@@ -171,8 +178,11 @@ fn sitemaps(pages: &[PathBuf], base_url: &BaseUrl) -> Vec<OutputFile> {
     if urls.len() <= SITEMAP_URLS {
         return vec![urlset("sitemap.xml".into(), &urls)];
     }
-    let mut files: Vec<OutputFile> =
-        urls.chunks(SITEMAP_URLS).enumerate().map(|(i, part)| urlset(format!("sitemap-{}.xml", i + 1), part)).collect();
+    let mut files: Vec<OutputFile> = urls
+        .par_chunks(SITEMAP_URLS)
+        .enumerate()
+        .map(|(i, part)| urlset(format!("sitemap-{}.xml", i + 1), part))
+        .collect();
     let mut index = format!("{HEAD}<sitemapindex {NAMESPACE}>\n");
     for file in &files {
         let loc = format!("{prefix}/{}", file.path.display());
