@@ -33,6 +33,23 @@ pub fn record(system: &Slug, run: &Slug, id: &RecordId) -> String {
     format!("/{system}/{run}/records/{}", record_file(id))
 }
 
+/// The output file of a record's own page: `output_path(&record(…))`, made in one string
+/// (a large site lists hundreds of thousands of them on every build).
+pub fn record_output_path(system: &Slug, run: &Slug, id: &RecordId) -> std::path::PathBuf {
+    let (system, run) = (system.as_str(), run.as_str());
+    let mut path = String::with_capacity(system.len() + run.len() + id.as_str().len() + 16);
+    for part in [system, "/", run, "/records/"] {
+        path.push_str(part);
+    }
+    if id.is_own_slug() {
+        path.push_str(id.as_str());
+    } else {
+        path.push_str(&id.slug());
+    }
+    path.push_str(".html");
+    path.into()
+}
+
 /// Where a record is shown: its own page, or its place on its run's page of records
 /// (`records.html#<ID>.html`, the anchor named by the file it would have had, so the
 /// redirect from that file is one rule for the whole site).
@@ -179,6 +196,9 @@ mod tests {
         assert_eq!(sibling_record(RecordPages::PerRun, &id), "#OBJ-03.html");
         assert_eq!(record_below_run(RecordPages::Separate, &id), "records/OBJ-03.html");
         assert_eq!(output_path(&run_records(&system, &run)), std::path::PathBuf::from("lab/r1/records.html"));
+        for id in ["OBJ-03", "MEM-OBJ-raw", "OBJ:1", ".x", "../y"].map(RecordId::new) {
+            assert_eq!(record_output_path(&system, &run, &id), output_path(&record(&system, &run, &id)), "{id}");
+        }
     }
 
     #[test]

@@ -273,8 +273,13 @@ pub fn page_count(site: &Site, up_to_date: &(dyn Fn(Scope<'_>) -> bool + Sync)) 
 /// The output paths of a scope's pages, each once (records whose IDs differ only in
 /// characters a file name cannot hold share a page).
 pub fn scope_pages(site: &Site, scope: Scope<'_>) -> Vec<std::path::PathBuf> {
-    let mut paths: Vec<std::path::PathBuf> =
-        jobs_of(site, scope).into_iter().map(|job| urls::output_path(&job.url(site))).collect();
+    let mut paths: Vec<std::path::PathBuf> = jobs_of(site, scope)
+        .into_iter()
+        .map(|job| match job {
+            Job::Record(system, run, record) => urls::record_output_path(&system.slug, &run.slug, &record.id),
+            _ => urls::output_path(&job.url(site)),
+        })
+        .collect();
     let shared = match scope {
         Scope::Run(_, run) => run.records.keys().any(|id| !id.is_own_slug()),
         Scope::Site | Scope::System(_) => false,
