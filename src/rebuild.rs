@@ -7,9 +7,10 @@
 //!   not name, keeps its parsed and resolved `Run`. After edits of files the last build
 //!   knew (no file added or removed), the source tree is kept and only the runs the
 //!   watcher named are read again: the watcher is trusted for the others.
-//! - Every run, system and the site's global inputs (configuration, theme, base URL) carry
-//!   a version, bumped when they change. The pages of a scope are rendered again only
-//!   when the versions they were last rendered from differ (`up_to_date`).
+//! - Every run, system and the site's global inputs (configuration, theme and the static
+//!   pages that stand in for generated ones, base URL) carry a version, bumped when they
+//!   change. The pages of a scope are rendered again only when the versions they were
+//!   last rendered from differ (`up_to_date`).
 //! - Every file written is remembered by a hash of its bytes: a rebuild writes only files
 //!   whose bytes changed and deletes the files no longer made.
 //!

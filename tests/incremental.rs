@@ -57,6 +57,8 @@ struct Site {
     per_run: bool,
     /// A static `robots.txt`, in the place of the one casebook makes.
     static_robots: bool,
+    /// A static page in the place of a report's page.
+    static_page: bool,
 }
 
 impl Site {
@@ -68,6 +70,7 @@ impl Site {
             broken: false,
             per_run: false,
             static_robots: false,
+            static_page: false,
         };
         for (slug, name) in [("alpha", "Alpha"), ("beta", "Beta")] {
             let mut runs = Vec::new();
@@ -117,6 +120,9 @@ impl Site {
             );
         }
         files.insert("static/notes.txt".into(), "A static file.\n".into());
+        if self.static_page {
+            files.insert("static/alpha/r1/report-1/index.html".into(), "<!doctype html><title>Static</title>\n".into());
+        }
         if self.static_robots {
             files.insert("static/robots.txt".into(), "User-agent: *\nDisallow: /\n".into());
         }
@@ -165,6 +171,8 @@ enum Edit {
     Layout,
     /// Puts a static file over a generated one, or takes it away.
     StaticRobots,
+    /// Puts a static page over a report's page, or takes it away.
+    StaticPage,
     SystemName(usize),
     Touch(usize),
     BreakThenFix,
@@ -183,6 +191,7 @@ fn edit() -> impl Strategy<Value = Edit> {
         Just(Edit::Template),
         Just(Edit::Layout),
         Just(Edit::StaticRobots),
+        Just(Edit::StaticPage),
         any::<usize>().prop_map(Edit::SystemName),
         any::<usize>().prop_map(Edit::Touch),
         Just(Edit::BreakThenFix),
@@ -282,6 +291,7 @@ fn apply(site: &mut Site, edit: &Edit) {
         }
         Edit::Layout => site.per_run = !site.per_run,
         Edit::StaticRobots => site.static_robots = !site.static_robots,
+        Edit::StaticPage => site.static_page = !site.static_page,
         Edit::SystemName(i) => {
             let system = &mut site.systems[i % 2];
             system.name = format!("{} {}", system.name.split(' ').next().unwrap_or("System"), i % 97);
@@ -475,6 +485,9 @@ fn every_kind_of_edit_in_turn() {
         (Edit::StaticRobots, None),
         (Edit::BreakThenFix, None),
         (Edit::StaticRobots, Some(2)),
+        (Edit::StaticPage, None),
+        (Edit::Status(5), None),
+        (Edit::StaticPage, None),
         (Edit::DeleteReport(3), Some(5)),
         (Edit::Template, None),
         (Edit::Status(7), Some(1)),

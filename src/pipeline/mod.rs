@@ -519,8 +519,35 @@ fn inputs(
             None
         }
     };
-    reuse.inputs(&config_text, theme.as_ref().map(Theme::fingerprint).unwrap_or_default(), base_url.as_str());
+    let look = pages_look(theme.as_ref().map(Theme::fingerprint).unwrap_or_default(), &options.root.join("static"));
+    reuse.inputs(&config_text, look, base_url.as_str());
     Some(Inputs { config, conventions, theme, base_url })
+}
+
+/// What every page is made with besides the configuration: the theme, and which pages a
+/// static file stands in for (the static HTML files' paths). A static page put over a
+/// page, or taken away, is then a change of every page: the page under it is made again
+/// even in a scope nothing else changed.
+fn pages_look(theme: [u8; 32], static_dir: &std::path::Path) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut pages: Vec<PathBuf> = walkdir::WalkDir::new(static_dir)
+        .min_depth(1)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "html"))
+        .filter_map(|entry| entry.path().strip_prefix(static_dir).ok().map(PathBuf::from))
+        .collect();
+    if pages.is_empty() {
+        return theme;
+    }
+    pages.sort();
+    let mut hasher = Sha256::new();
+    hasher.update(theme);
+    for page in pages {
+        hasher.update(page.as_os_str().as_encoded_bytes());
+        hasher.update([0]);
+    }
+    hasher.finalize().into()
 }
 
 /// The resolved site from its systems and runs; `reuse` keeps them for the next build.
