@@ -530,13 +530,10 @@ fn inputs(
 /// even in a scope nothing else changed.
 fn pages_look(theme: [u8; 32], static_dir: &std::path::Path) -> [u8; 32] {
     use sha2::{Digest, Sha256};
-    let mut pages: Vec<PathBuf> = walkdir::WalkDir::new(static_dir)
-        .min_depth(1)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "html"))
-        .filter_map(|entry| entry.path().strip_prefix(static_dir).ok().map(PathBuf::from))
-        .collect();
+    // A static folder that cannot be read is the output's error to report (`Output::open`).
+    let statics = crate::write::static_stamps(static_dir).unwrap_or_default();
+    let mut pages: Vec<&PathBuf> =
+        statics.keys().filter(|path| path.extension().is_some_and(|e| e == "html")).collect();
     if pages.is_empty() {
         return theme;
     }
