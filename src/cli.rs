@@ -725,10 +725,17 @@ fn summary_rows(s: &Summary, counts: DiagnosticCounts, explain: bool) -> Vec<(&'
     } else {
         String::new()
     };
-    let files_hint = if s.files > HOST_FILE_CAP && s.record_pages == crate::model::RecordPages::Separate {
+    let files_hint = if s.files <= HOST_FILE_CAP {
+        String::new()
+    } else if s.record_pages == crate::model::RecordPages::Separate {
         format!(
             "(over {HOST_FILE_CAP}, where some hosts cap a site: `record_pages: per-run` in casebook.yaml puts each run's records on one page, {} fewer files)",
             s.records + s.unpublished - s.runs
+        )
+    } else if s.search_files == crate::model::SearchFiles::default() {
+        format!(
+            "(over {HOST_FILE_CAP}, where some hosts cap a site: larger files of the search index make fewer, \
+             `search: {{documents_per_file: 256, term_file_kib: 96}}` in casebook.yaml; docs/performance.md counts them)"
         )
     } else {
         String::new()
@@ -781,6 +788,14 @@ mod tests {
         );
         summary.record_pages = crate::model::RecordPages::PerRun;
         assert!(!rows_of(&summary).iter().any(|(_, v)| v.contains("record_pages")), "already on pages per run");
+        let search_hint =
+            |summary: &Summary| rows_of(summary).into_iter().any(|(_, v)| v.contains("documents_per_file"));
+        assert!(search_hint(&summary), "on pages per run, the search index's files are next");
+        summary.search_files.documents_per_file = 256;
+        assert!(!search_hint(&summary), "the search index's files already set");
+        summary.search_files = Default::default();
+        summary.files = 20_000;
+        assert!(!search_hint(&summary), "at the cap, not over it");
         summary.record_pages = crate::model::RecordPages::Separate;
         summary.files = 20_000;
         assert!(!rows_of(&summary).iter().any(|(_, v)| v.contains("record_pages")), "at the cap, not over it");

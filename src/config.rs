@@ -47,6 +47,10 @@ pub struct SiteConfig {
     /// How many entries the site's feed (`/feed.xml`) holds: the newest runs and reports.
     /// Each system's feed holds all of its own.
     pub feed_entries: usize,
+    /// How the search page's index is split into files: `documents_per_file` (16) and
+    /// `term_file_kib` (24). Larger files make a large site fewer files, for hosts that
+    /// cap them; each query fetches more bytes.
+    pub search: crate::model::SearchFiles,
 }
 
 /// The site feed's entries unless casebook.yaml says otherwise: what a feed reader shows
@@ -137,6 +141,7 @@ impl Default for SiteConfig {
             source_url: None,
             record_pages: Default::default(),
             feed_entries: DEFAULT_FEED_ENTRIES,
+            search: Default::default(),
         }
     }
 }

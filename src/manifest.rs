@@ -853,6 +853,7 @@ mod tests {
             source_url: None,
             record_pages: Default::default(),
             feed_entries: crate::config::DEFAULT_FEED_ENTRIES,
+            search_files: Default::default(),
         }
     }
 

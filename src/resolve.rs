@@ -59,6 +59,7 @@ pub fn site(config: &SiteConfig, systems: Vec<System>) -> Site {
         source_url: config.source_url.as_deref().and_then(|t| crate::model::SourceUrl::parse(t).ok()),
         record_pages: config.record_pages,
         feed_entries: config.feed_entries,
+        search_files: config.search,
     }
 }
 

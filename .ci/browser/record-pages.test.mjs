@@ -2,10 +2,12 @@
 // host without redirects serves it (its own 404 page for a missing file): a record's own
 // address still leads to the record, on its run's page of records; that page passes
 // axe-core's WCAG 2.2 AA checks in both colour schemes, nothing overflows sideways at
-// 360 and 1280 px, and it is screenshotted at 390 and 1280 px.
+// 360 and 1280 px, and it is screenshotted at 390 and 1280 px. The site's search index
+// is split into small files (`search:` of casebook.yaml), as a large site splits it into
+// large ones: the search page still finds each record and leads to its place.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, mkdirSync, mkdtempSync, appendFileSync, existsSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, appendFileSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repo, servedSite, sidewaysOverflow, wcagViolations, watchedPage } from "./harness.mjs";
@@ -13,7 +15,7 @@ import { repo, servedSite, sidewaysOverflow, wcagViolations, watchedPage } from 
 const BASE = "/";
 const RUN = "fractal/aas-2026-08-20-fractal-01";
 const SHOTS = process.env.CASEBOOK_SCREENSHOTS ?? join(repo, "target/screenshots");
-let served, server, browser;
+let served, site, server, browser;
 const problems = [];
 
 before(async () => {
@@ -23,9 +25,12 @@ before(async () => {
   for (const folder of ["content", "themes", "static"]) {
     if (existsSync(join(repo, folder))) cpSync(join(repo, folder), join(root, folder), { recursive: true });
   }
-  appendFileSync(join(root, "content/casebook.yaml"), "\nrecord_pages: per-run\n");
+  appendFileSync(
+    join(root, "content/casebook.yaml"),
+    "\nrecord_pages: per-run\nsearch:\n  documents_per_file: 5\n  term_file_kib: 4\n",
+  );
   served = await servedSite(BASE, root);
-  ({ server, browser } = served);
+  ({ site, server, browser } = served);
   mkdirSync(SHOTS, { recursive: true });
 });
 
@@ -72,6 +77,32 @@ test("a record linked from its run's page opens at its place", async () => {
   const { page, context } = await open(`${RUN}/`);
   const link = page.locator('a[href$="records.html#OBJ-04.html"]').first();
   await link.click();
+  await page.waitForURL(`**/${RUN}/records.html#OBJ-04.html`);
+  assert.equal(await page.evaluate(() => document.querySelector(":target")?.id), "OBJ-04.html");
+  await context.close();
+});
+
+test("search over an index of small files finds each record and leads to its place", async () => {
+  const browserIndex = join(site.output, "search/browser");
+  const meta = JSON.parse(readFileSync(join(browserIndex, "meta.json"), "utf8"));
+  assert.equal(meta.docs_per_chunk, 5);
+  assert.ok(readdirSync(join(browserIndex, "d", RUN)).length > 3, "a run's documents in several files of 5");
+  assert.ok(meta.term_chunks.length > 3, "several term files of about 4 KiB");
+  // The relevance queries of `casebook search` (tests/search.rs), each in the top three.
+  const { queries } = JSON.parse(readFileSync(join(repo, "tests/relevance.json"), "utf8"));
+  const { page, context } = await open("search/");
+  const misses = [];
+  for (const { query, expected } of queries) {
+    await page.goto(`${server.url}${BASE}search/?q=${encodeURIComponent(query)}`);
+    await page.waitForSelector("#search[data-ready]");
+    const top = (await page.locator("#search-results a.result-link").allInnerTexts()).slice(0, 3);
+    const found = top.some((t) => t === expected || t.startsWith(`${expected} — `) || t.endsWith(`§ ${expected}`));
+    if (!found) misses.push(`${query} → ${JSON.stringify(top)}, expected ${expected}`);
+  }
+  assert.deepEqual(misses, []);
+  await page.goto(`${server.url}${BASE}search/?q=OBJ-04`);
+  await page.waitForSelector("#search[data-ready]");
+  await page.locator("#search-results a.result-link", { hasText: /^OBJ-04 — / }).first().click();
   await page.waitForURL(`**/${RUN}/records.html#OBJ-04.html`);
   assert.equal(await page.evaluate(() => document.querySelector(":target")?.id), "OBJ-04.html");
   await context.close();

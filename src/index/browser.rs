@@ -14,8 +14,9 @@
 //! - `t/<first term in hex>.txt.gz`: term chunks, terms in byte order, one line each: the
 //!   term, a tab, and its postings (a letter `A`–`Z` for the document's score level,
 //!   then the distance from the previous document's number in base 36);
-//! - `d/<system>/<run>/N.json.gz`: a run's documents in groups of [`DOCS_PER_CHUNK`]:
-//!   URL, title, where it is, and the start of its text for snippets;
+//! - `d/<system>/<run>/N.json.gz`: a run's documents in groups of `documents_per_file`
+//!   (16 unless casebook.yaml says otherwise, [`SearchFiles`]): URL, title, where it is,
+//!   and the start of its text for snippets;
 //! - `facets.json.gz`: each document's system, kind and statuses, run-length encoded in
 //!   document order, for counts within results and for filtering.
 //!
@@ -26,7 +27,7 @@
 //!
 //! **Made by parts.** The index is held as each run's part (its documents' terms,
 //! lengths and facets), and every file is a function of the site's content alone: a run's
-//! documents are numbered from a multiple of [`DOCS_PER_CHUNK`] (a run that gains or
+//! documents are numbered from a multiple of `documents_per_file` (a run that gains or
 //! loses a document moves no other run's numbers unless it crosses one); the BM25 levels
 //! use the average length rounded to a step of an eighth of an octave; a term chunk ends
 //! where a term's hash says (the likelier the longer its line), so a changed term changes
@@ -52,20 +53,16 @@ use serde::{Deserialize, Serialize};
 
 use super::analysis::{BrowserTerms, Occurrences, Vocabulary, STOP_WORDS};
 use super::{DocType, SearchDoc};
+use crate::model::SearchFiles;
 use crate::output::{OutputFile, BROWSER_DIR};
 
 /// The format name in `meta.json`; `search.js` refuses any other.
 const FORMAT: &str = "casebook.browser-search/3";
-/// Documents per `d/…/N.json.gz`: ten results fetch at most ten small files. A run's
-/// documents are numbered from a multiple of it.
-const DOCS_PER_CHUNK: u32 = 16;
-/// The size a term chunk has on average: a term begins a chunk with the probability of
-/// its line's share of this ([`begins_chunk`]).
-const TERM_CHUNK_BYTES: usize = 24 * 1024;
 /// Term chunks made at once (in parallel), then written: memory holds these only.
 const CHUNKS_PER_BATCH: usize = 64;
-/// No chunk grows past this, but by a term whose line is longer alone.
-const MAX_CHUNK_BYTES: usize = 4 * TERM_CHUNK_BYTES;
+/// No chunk grows past this many times the average size, but by a term whose line is
+/// longer alone.
+const MAX_CHUNK_FACTOR: usize = 4;
 /// Characters of a document's text kept for snippets.
 const SNIPPET_SOURCE_CHARS: usize = 1000;
 
@@ -75,6 +72,10 @@ const SNIPPET_SOURCE_CHARS: usize = 1000;
 /// order ([`BrowserIndex::arrange`]), and writes what changed ([`BrowserIndex::finish`]).
 #[derive(Default)]
 pub struct BrowserIndex {
+    /// How the index is split into files: the size of document files (a run's documents
+    /// are numbered from a multiple of it) and the average size of term chunks (a term
+    /// begins a chunk with the probability of its line's share of it, [`begins_chunk`]).
+    layout: SearchFiles,
     /// Every term of the parts, numbered (a term keeps its number while the index lives).
     vocabulary: Vocabulary,
     /// The runs' parts, by slot.
@@ -102,6 +103,7 @@ pub struct BrowserIndex {
 /// lookup table (made again from its terms) and what is pending between two `finish`es.
 #[derive(Serialize)]
 struct Saving<'a> {
+    layout: SearchFiles,
     terms: Vec<String>,
     slots: &'a [Option<RunPart>],
     by_key: &'a HashMap<String, usize>,
@@ -115,6 +117,7 @@ struct Saving<'a> {
 /// [`Saving`], read back.
 #[derive(Deserialize)]
 struct Saved {
+    layout: SearchFiles,
     terms: Vec<String>,
     slots: Vec<Option<RunPart>>,
     by_key: HashMap<String, usize>,
@@ -126,11 +129,22 @@ struct Saved {
 }
 
 impl BrowserIndex {
+    /// An empty index split into files as `layout` says.
+    pub fn new(layout: SearchFiles) -> Self {
+        BrowserIndex { layout, ..BrowserIndex::default() }
+    }
+
+    /// How the index is split into files.
+    pub fn layout(&self) -> SearchFiles {
+        self.layout
+    }
+
     /// Writes the index (after a `finish`: nothing is pending) for a build in another
     /// process to update: the build cache keeps it.
     pub fn save(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         debug_assert!(self.dirty.is_empty() && self.new_terms.is_empty(), "saved after a finish");
         let saving = Saving {
+            layout: self.layout,
             terms: self.vocabulary.all_texts(),
             slots: &self.slots,
             by_key: &self.by_key,
@@ -147,6 +161,7 @@ impl BrowserIndex {
     pub fn load(input: &mut dyn std::io::Read) -> Option<BrowserIndex> {
         let saved: Saved = bincode::deserialize_from(input).ok()?;
         let index = BrowserIndex {
+            layout: saved.layout,
             vocabulary: Vocabulary::of_texts(&saved.terms),
             slots: saved.slots,
             by_key: saved.by_key,
@@ -310,7 +325,7 @@ impl BrowserIndex {
             part.postings.push(posting);
         }
         let mut text = String::with_capacity(SNIPPET_SOURCE_CHARS + 8);
-        for (k, group) in shown.chunks(DOCS_PER_CHUNK as usize).enumerate() {
+        for (k, group) in shown.chunks(self.layout.documents_per_file as usize).enumerate() {
             let mut bytes = Vec::with_capacity(group.len() * (SNIPPET_SOURCE_CHARS + 256));
             bytes.push(b'[');
             for (i, d) in group.iter().enumerate() {
@@ -502,7 +517,7 @@ impl BrowserIndex {
             let made: Vec<OutputFile> = batch
                 .par_iter()
                 .map(|chunk| {
-                    let mut text = String::with_capacity(TERM_CHUNK_BYTES + 1024);
+                    let mut text = String::with_capacity(self.layout.term_file_bytes() + 1024);
                     for &term in &self.sorted[chunk.at..chunk.at + chunk.count as usize] {
                         lines.write(term, texts.get(term), &mut text);
                     }
@@ -525,13 +540,14 @@ impl BrowserIndex {
     /// are as last written).
     fn chunks(&self, texts: &super::analysis::Terms, fresh: &[Option<u32>]) -> Vec<Chunk> {
         let mut chunks: Vec<Chunk> = Vec::new();
+        let average = self.layout.term_file_bytes();
         let (mut size, mut previous_len) = (0usize, 0usize);
         for (at, (&term, fresh)) in self.sorted.iter().zip(fresh).enumerate() {
             let len = fresh.unwrap_or(self.line_len[term as usize]) as usize;
             let begins = chunks.is_empty()
-                || previous_len >= TERM_CHUNK_BYTES
-                || size + len > MAX_CHUNK_BYTES
-                || begins_chunk(texts.get(term), len);
+                || previous_len >= average
+                || size + len > MAX_CHUNK_FACTOR * average
+                || begins_chunk(texts.get(term), len, average);
             if begins {
                 chunks.push(Chunk { first: term, at, count: 0, changed: false });
                 size = 0;
@@ -562,7 +578,7 @@ impl BrowserIndex {
             format: FORMAT,
             documents: numbering.documents,
             numbered: numbering.numbered,
-            docs_per_chunk: DOCS_PER_CHUNK,
+            docs_per_chunk: self.layout.documents_per_file,
             term_chunks,
             runs,
             stop_words: &STOP_WORDS,
@@ -572,16 +588,17 @@ impl BrowserIndex {
         emit(gzipped("facets.json.gz".to_string(), &serde_json::to_vec(&facets).expect("facets serialise")))
     }
 
-    /// Each run's first document number (a multiple of [`DOCS_PER_CHUNK`]), the numbers
+    /// Each run's first document number (a multiple of `documents_per_file`), the numbers
     /// given, the documents and the average length the levels are made with.
     fn numbering(&self) -> Numbering {
         let mut starts = HashMap::with_capacity(self.order.len());
+        let per_file = self.layout.documents_per_file;
         let (mut next, mut documents, mut total) = (0u32, 0usize, 0f64);
         for &slot in &self.order {
             let part = self.part(slot);
             starts.insert(slot, next);
             let docs = u32::try_from(part.lengths.len()).expect("fewer than 4 billion documents");
-            next += docs.div_ceil(DOCS_PER_CHUNK) * DOCS_PER_CHUNK;
+            next += docs.div_ceil(per_file) * per_file;
             documents += part.lengths.len();
             total += part.lengths.iter().map(|&n| f64::from(n)).sum::<f64>();
         }
@@ -714,11 +731,11 @@ fn rounded_average(total: f64, documents: usize) -> f64 {
 }
 
 /// Whether `term`, whose line is `len` bytes, begins a term chunk: when its hash is
-/// below the line's share of [`TERM_CHUNK_BYTES`], so that chunks are about that size
+/// below the line's share of `average` bytes, so that chunks are about that size
 /// and where one begins depends on that term alone.
-fn begins_chunk(term: &str, len: usize) -> bool {
+fn begins_chunk(term: &str, len: usize, average: usize) -> bool {
     let hash = xxhash_rust::xxh3::xxh3_64(term.as_bytes());
-    (hash as f64 / u64::MAX as f64) < len as f64 / TERM_CHUNK_BYTES as f64
+    (hash as f64 / u64::MAX as f64) < len as f64 / average as f64
 }
 
 fn file(name: String, bytes: Vec<u8>) -> OutputFile {
@@ -1057,11 +1074,12 @@ mod tests {
     #[test]
     fn a_chunk_begins_at_a_term_with_the_odds_of_its_line() {
         let words: Vec<String> = (0..20_000).map(|n| format!("word{n}")).collect();
-        let begun = words.iter().filter(|w| begins_chunk(w, 240)).count();
+        let average = SearchFiles::default().term_file_bytes();
+        let begun = words.iter().filter(|w| begins_chunk(w, 240, average)).count();
         // 1 % of lines of 240 bytes begin a chunk: about 200 of 20,000.
         assert!((150..250).contains(&begun), "{begun}");
-        assert!(words.iter().all(|w| begins_chunk(w, TERM_CHUNK_BYTES)), "a line of a chunk's size begins one");
-        assert_eq!(begins_chunk("session", 300), begins_chunk("session", 300), "the same every time");
+        assert!(words.iter().all(|w| begins_chunk(w, average, average)), "a line of a chunk's size begins one");
+        assert_eq!(begins_chunk("session", 300, average), begins_chunk("session", 300, average), "the same every time");
     }
 
     #[test]

@@ -296,6 +296,10 @@ pub fn search_indexes<E: From<IndexError> + Send>(
     emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
 ) -> Result<Indexed, E> {
     let Previous { parts, tokens, browser } = previous;
+    if browser.layout() != site.search_files {
+        // Files of another size: every file is made anew.
+        *browser = BrowserIndex::new(site.search_files);
+    }
     let mut indexes = Indexes {
         tantivy: TantivyIndex::new(base_url)?,
         browser,
@@ -1020,6 +1024,62 @@ mod tests {
             );
             previous.files.extend(made.keys().cloned());
         }
+    }
+
+    #[test]
+    fn larger_search_files_make_fewer_and_an_index_kept_under_another_split_starts_anew() {
+        let mut site = site_of(&["alpha", "beta"], &["r1"]);
+        // 40 records with words of their own: several document files of 16, and term
+        // lines enough for several chunks of 4 KiB.
+        let report: String = (1..=40)
+            .map(|n| {
+                let words: Vec<String> = (0..60).map(|w| format!("w{n}x{w}")).collect();
+                format!("## OBJ-{n:02} Object {n}\n\nItem {n} keeps {}.\n\n", words.join(" "))
+            })
+            .collect();
+        with_report(&mut site, "alpha", "r1", &report);
+        let previous = Previous { tokens: HashMap::new(), files: HashSet::new() };
+        let files_under = |files: &BTreeMap<PathBuf, Vec<u8>>, folder: &str| {
+            files.keys().filter(|p| p.starts_with(format!("{}/{folder}", crate::output::BROWSER_DIR))).count()
+        };
+        let meta = |files: &BTreeMap<PathBuf, Vec<u8>>| -> serde_json::Value {
+            serde_json::from_slice(&files[&PathBuf::from(crate::output::BROWSER_DIR).join("meta.json")]).unwrap()
+        };
+        let mut kept = BrowserIndex::default();
+        let (small, _) = index_with(&site, &IndexParts::default(), &previous, &mut kept);
+        assert_eq!(meta(&small)["docs_per_chunk"], 16);
+
+        site.search_files = crate::model::SearchFiles { documents_per_file: 64, term_file_kib: 4 };
+        let (large, indexed) = index_with(&site, &IndexParts::default(), &previous, &mut kept);
+        assert_eq!(kept.layout(), site.search_files);
+        let large_meta = meta(&large);
+        assert_eq!(large_meta["docs_per_chunk"], 64);
+        for run in large_meta["runs"].as_array().unwrap() {
+            assert_eq!(run[1].as_u64().unwrap() % 64, 0, "a run's numbers begin at a multiple of 64: {run}");
+        }
+        // alpha/r1's documents (its records and sections) fit one file of 64, not one of 16.
+        let alpha_docs = large_meta["runs"][0][2].as_u64().unwrap();
+        assert!((33..=64).contains(&alpha_docs), "{alpha_docs}");
+        assert_eq!(files_under(&small, "d/alpha/r1"), 3);
+        assert_eq!(files_under(&large, "d/alpha/r1"), 1);
+        // Term files of 4 KiB instead of 24: more of them.
+        assert!(
+            files_under(&large, "t") > files_under(&small, "t"),
+            "{} {}",
+            files_under(&large, "t"),
+            files_under(&small, "t")
+        );
+        // Nothing kept from the index of the other split: every file made, as from nothing.
+        assert!(indexed.kept.iter().all(|p| !p.starts_with(crate::output::BROWSER_DIR)), "{:?}", indexed.kept);
+        let (fresh, _) = index_with(&site, &IndexParts::default(), &previous, &mut BrowserIndex::default());
+        let browser_files = |files: &BTreeMap<PathBuf, Vec<u8>>| -> Vec<(PathBuf, Vec<u8>)> {
+            files
+                .iter()
+                .filter(|(p, _)| p.starts_with(crate::output::BROWSER_DIR))
+                .map(|(p, b)| (p.clone(), b.clone()))
+                .collect()
+        };
+        assert!(browser_files(&large) == browser_files(&fresh), "the kept index wrote what a fresh one writes");
     }
 
     #[test]

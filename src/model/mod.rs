@@ -39,6 +39,42 @@ pub struct Site {
     pub record_pages: RecordPages,
     /// How many entries the site's feed holds (the newest).
     pub feed_entries: usize,
+    /// How the search page's index is split into files.
+    pub search_files: SearchFiles,
+}
+
+/// How the search page's index (`search/browser/`) is split into files (`search:` of
+/// casebook.yaml): small files make a query fetch few bytes; large ones make a large
+/// site fewer files, for hosts that cap them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchFiles {
+    /// Documents (records and sections) in each document file (`search/browser/d/…`),
+    /// from 1 to 1024. A result shown fetches the file holding it.
+    #[schemars(range(min = 1, max = 1024))]
+    pub documents_per_file: u32,
+    /// The average size of a term file (`search/browser/t/…`) before compression, in KiB,
+    /// from 4 to 1024. A query fetches the file holding each of its words.
+    #[schemars(range(min = 4, max = 1024))]
+    pub term_file_kib: u32,
+}
+
+impl Default for SearchFiles {
+    fn default() -> Self {
+        SearchFiles { documents_per_file: 16, term_file_kib: 24 }
+    }
+}
+
+impl SearchFiles {
+    /// The bounds of `documents_per_file`.
+    pub const DOCUMENTS_PER_FILE: std::ops::RangeInclusive<u32> = 1..=1024;
+    /// The bounds of `term_file_kib`.
+    pub const TERM_FILE_KIB: std::ops::RangeInclusive<u32> = 4..=1024;
+
+    /// The average size of a term file, in bytes.
+    pub fn term_file_bytes(self) -> usize {
+        self.term_file_kib as usize * 1024
+    }
 }
 
 /// How records are laid out in pages (`record_pages:` of casebook.yaml). A record's

@@ -96,6 +96,13 @@ pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, Convention
              `https://github.com/o/analyses/blob/main/{path}#L{line}`",
         ));
     }
+    if let Some(bad) = search_files_out_of_bounds(config.search, &config_text) {
+        let file = tree.config.clone().unwrap_or_else(|| "casebook.yaml".into());
+        let (line, col, source, width, message, help) = bad;
+        return Err(Diagnostic::error(Code::InvalidYaml, Location::new(Arc::from(file.as_path()), line, col), message)
+            .with_source(source, width)
+            .with_help(help));
+    }
     match Conventions::new(&config) {
         Ok(conventions) => Ok((config, config_text, conventions)),
         Err(e) => {
@@ -115,6 +122,31 @@ pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, Convention
             .with_help(format!("fix `{key}` in casebook.yaml (see docs/format.md)")))
         }
     }
+}
+
+/// A value of `search:` in casebook.yaml outside its bounds: its line, column, the line's
+/// text, the key's width, the message and the help.
+fn search_files_out_of_bounds(
+    search: crate::model::SearchFiles,
+    config_text: &str,
+) -> Option<(u32, u32, String, usize, String, String)> {
+    use crate::model::SearchFiles;
+    let default = SearchFiles::default();
+    let checks = [
+        ("documents_per_file", search.documents_per_file, SearchFiles::DOCUMENTS_PER_FILE, default.documents_per_file),
+        ("term_file_kib", search.term_file_kib, SearchFiles::TERM_FILE_KIB, default.term_file_kib),
+    ];
+    let (key, value, bounds, default) = checks.into_iter().find(|(_, value, bounds, _)| !bounds.contains(value))?;
+    let (line, col, source) = locate(config_text, key);
+    let (low, high) = (bounds.start(), bounds.end());
+    Some((
+        line,
+        col,
+        source,
+        key.len(),
+        format!("`search.{key}` is {value}, outside {low} to {high}"),
+        format!("give a number from {low} to {high} (the default is {default}; see docs/format.md)"),
+    ))
 }
 
 /// A status colour of casebook.yaml that cannot be used, and where it is.
