@@ -732,13 +732,22 @@ fn summary_rows(s: &Summary, counts: DiagnosticCounts, explain: bool) -> Vec<(&'
             "(over {HOST_FILE_CAP}, where some hosts cap a site: `record_pages: per-run` in casebook.yaml puts each run's records on one page, {} fewer files)",
             s.records + s.unpublished - s.runs
         )
-    } else if s.search_files == crate::model::SearchFiles::default() {
-        format!(
-            "(over {HOST_FILE_CAP}, where some hosts cap a site: larger files of the search index make fewer, \
-             `search: {{documents_per_file: 256, term_file_kib: 96}}` in casebook.yaml; docs/performance.md counts them)"
-        )
     } else {
-        String::new()
+        let mut next = Vec::new();
+        if s.status_pages == crate::model::StatusPages::Separate {
+            next.push("`status_pages: per-system`");
+        }
+        if s.search_files == crate::model::SearchFiles::default() {
+            next.push("`search: {documents_per_file: 256, term_file_kib: 96}`");
+        }
+        if next.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "(over {HOST_FILE_CAP}, where some hosts cap a site: {} in casebook.yaml make fewer files; docs/format.md says how)",
+                next.join(" and ")
+            )
+        }
     };
     let rows = [
         ("systems", s.systems.to_string()),
@@ -788,14 +797,22 @@ mod tests {
         );
         summary.record_pages = crate::model::RecordPages::PerRun;
         assert!(!rows_of(&summary).iter().any(|(_, v)| v.contains("record_pages")), "already on pages per run");
-        let search_hint =
-            |summary: &Summary| rows_of(summary).into_iter().any(|(_, v)| v.contains("documents_per_file"));
-        assert!(search_hint(&summary), "on pages per run, the search index's files are next");
+        let hint = |summary: &Summary| rows_of(summary).into_iter().map(|(_, v)| v).find(|v| v.contains("over 20000"));
+        assert_eq!(
+            hint(&summary).as_deref(),
+            Some(
+                "(over 20000, where some hosts cap a site: `status_pages: per-system` and `search: \
+                 {documents_per_file: 256, term_file_kib: 96}` in casebook.yaml make fewer files; docs/format.md says how)"
+            ),
+            "on pages per run, the status pages and the search index's files are next"
+        );
+        summary.status_pages = crate::model::StatusPages::PerSystem;
+        assert!(!hint(&summary).unwrap().contains("status_pages"), "the status pages already on one page per system");
         summary.search_files.documents_per_file = 256;
-        assert!(!search_hint(&summary), "the search index's files already set");
+        assert_eq!(hint(&summary), None, "every way to fewer files taken");
         summary.search_files = Default::default();
         summary.files = 20_000;
-        assert!(!search_hint(&summary), "at the cap, not over it");
+        assert_eq!(hint(&summary), None, "at the cap, not over it");
         summary.record_pages = crate::model::RecordPages::Separate;
         summary.files = 20_000;
         assert!(!rows_of(&summary).iter().any(|(_, v)| v.contains("record_pages")), "at the cap, not over it");

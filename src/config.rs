@@ -44,6 +44,11 @@ pub struct SiteConfig {
     /// the 404 page where a host has no redirects): a site of far fewer files, for hosts
     /// that cap them.
     pub record_pages: crate::model::RecordPages,
+    /// `separate` (the default): each system has a page per status. `per-system`: one
+    /// page per system listing every status, each status's own address kept by a redirect
+    /// (`_redirects`, and the 404 page where a host has no redirects): fewer files, for
+    /// hosts that cap them.
+    pub status_pages: crate::model::StatusPages,
     /// How many entries the site's feed (`/feed.xml`) holds: the newest runs and reports.
     /// Each system's feed holds all of its own.
     pub feed_entries: usize,
@@ -140,6 +145,7 @@ impl Default for SiteConfig {
             sources_dir: None,
             source_url: None,
             record_pages: Default::default(),
+            status_pages: Default::default(),
             feed_entries: DEFAULT_FEED_ENTRIES,
             search: Default::default(),
         }

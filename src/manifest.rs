@@ -852,6 +852,7 @@ mod tests {
             systems: Vec::new(),
             source_url: None,
             record_pages: Default::default(),
+            status_pages: Default::default(),
             feed_entries: crate::config::DEFAULT_FEED_ENTRIES,
             search_files: Default::default(),
         }

@@ -14,7 +14,7 @@ use atom_syndication::{Entry, Feed, FixedDateTime, Link};
 use crate::config::Redirect;
 use crate::manifest::{self, Manifest};
 use crate::markup::escape;
-use crate::model::{BaseUrl, Code, Diagnostic, Location, RecordPages, Run, Site, System};
+use crate::model::{BaseUrl, Code, Diagnostic, Location, RecordPages, Run, Site, StatusPages, System};
 use crate::output::OutputFile;
 use crate::urls;
 
@@ -136,8 +136,9 @@ pub fn publish<E>(
     for feed in feeds(site, base_url) {
         emit(feed)?;
     }
-    if !redirects.is_empty() || site.record_pages == RecordPages::PerRun {
-        emit(netlify_redirects(redirects, base_url.path(), site.record_pages))?;
+    if !redirects.is_empty() || site.record_pages == RecordPages::PerRun || site.status_pages == StatusPages::PerSystem
+    {
+        emit(netlify_redirects(redirects, base_url.path(), site.record_pages, site.status_pages))?;
     }
     Ok(())
 }
@@ -311,8 +312,15 @@ fn feed(
 
 /// Netlify's `_redirects` (Cloudflare and GitLab Pages read it too): one permanent
 /// redirect per entry, under the base path; with `record_pages: per-run`, then the one
-/// rule that leads every record's own address to its place on its run's page of records.
-fn netlify_redirects(redirects: &[Redirect], base: &str, record_pages: RecordPages) -> OutputFile {
+/// rule that leads every record's own address to its place on its run's page of records;
+/// with `status_pages: per-system`, the one that leads every system's status's address to
+/// its place on the system's page of statuses.
+fn netlify_redirects(
+    redirects: &[Redirect],
+    base: &str,
+    record_pages: RecordPages,
+    status_pages: StatusPages,
+) -> OutputFile {
     let mut text = String::from("# Written by casebook from content/redirects.yaml\n");
     for r in redirects {
         let target =
@@ -323,6 +331,12 @@ fn netlify_redirects(redirects: &[Redirect], base: &str, record_pages: RecordPag
     if record_pages == RecordPages::PerRun {
         text.push_str("# record_pages: per-run: a record's own page is its place on its run's page of records\n");
         text.push_str(&format!("{base}:system/:run/records/* {base}:system/:run/records.html#:splat 301\n"));
+    }
+    if status_pages == StatusPages::PerSystem {
+        text.push_str(
+            "# status_pages: per-system: a system's status page is its place on the system's page of statuses\n",
+        );
+        text.push_str(&format!("{base}:system/statuses/:status/ {base}:system/statuses.html#:status/ 301\n"));
     }
     OutputFile { path: "_redirects".into(), bytes: text.into_bytes() }
 }
@@ -351,6 +365,11 @@ pub fn check_anchors(
             for run in &system.runs {
                 paths.extend(run.records.keys().map(|id| crate::urls::record(&system.slug, &run.slug, id)));
             }
+        }
+    }
+    if site.status_pages == StatusPages::PerSystem {
+        for system in &site.systems {
+            paths.extend(site.statuses.iter().map(|status| crate::urls::system_status(&system.slug, &status.name)));
         }
     }
     let normal = |p: &str| format!("/{}", p.trim_start_matches('/'));

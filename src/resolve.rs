@@ -58,6 +58,7 @@ pub fn site(config: &SiteConfig, systems: Vec<System>) -> Site {
         // `parse_config` refused a template that does not parse.
         source_url: config.source_url.as_deref().and_then(|t| crate::model::SourceUrl::parse(t).ok()),
         record_pages: config.record_pages,
+        status_pages: config.status_pages,
         feed_entries: config.feed_entries,
         search_files: config.search,
     }

@@ -70,6 +70,7 @@ pub(crate) fn site_of(systems: &[&str], runs: &[&str]) -> crate::model::Site {
         systems,
         source_url: None,
         record_pages: Default::default(),
+        status_pages: Default::default(),
         feed_entries: crate::config::DEFAULT_FEED_ENTRIES,
         search_files: Default::default(),
     }

@@ -4,7 +4,7 @@
 //! so a site can be served under any sub-path. A record's URL depends only on its system,
 //! run and ID, never on heading text, so links to it survive edits of the prose.
 
-use crate::model::{RecordId, RecordPages, Slug};
+use crate::model::{RecordId, RecordPages, Slug, StatusPages};
 
 /// The home page.
 pub fn home() -> String {
@@ -109,15 +109,31 @@ pub fn status(name: &str) -> String {
     format!("/statuses/{}/", crate::recognise::slugify(name))
 }
 
-/// The records of one system with one status.
 /// The page of what changed from run `from` to run `to` of a system.
 pub fn changes(system: &Slug, from: &Slug, to: &Slug) -> String {
     format!("/{system}/changes/{from}/{to}/")
 }
 
-/// A system's records with status `name`.
+/// A system's records with status `name`: the address of its own page, which with
+/// `status_pages: per-system` a redirect keeps.
 pub fn system_status(system: &Slug, name: &str) -> String {
     format!("/{system}/statuses/{}/", crate::recognise::slugify(name))
+}
+
+/// Where a system's records with status `name` are shown: their own page, or with
+/// `status_pages: per-system` their place on the system's one page of statuses, at the
+/// anchor named by the folder their own page would have (`statuses.html#implemented/`).
+pub fn system_status_shown(pages: StatusPages, system: &Slug, name: &str) -> String {
+    match pages {
+        StatusPages::Separate => system_status(system, name),
+        StatusPages::PerSystem => format!("{}#{}/", system_statuses(system), crate::recognise::slugify(name)),
+    }
+}
+
+/// The page of a system's statuses, when they share one: beside the folder of their own
+/// addresses, not in it (as a run's page of records).
+pub fn system_statuses(system: &Slug) -> String {
+    format!("/{system}/statuses.html")
 }
 
 /// The search page.
@@ -199,6 +215,18 @@ mod tests {
         for id in ["OBJ-03", "MEM-OBJ-raw", "OBJ:1", ".x", "../y"].map(RecordId::new) {
             assert_eq!(record_output_path(&system, &run, &id), output_path(&record(&system, &run, &id)), "{id}");
         }
+    }
+
+    #[test]
+    fn a_systems_status_keeps_its_address_in_either_layout() {
+        let system = Slug::parse("lab").unwrap();
+        assert_eq!(system_status(&system, "Partly wired"), "/lab/statuses/partly-wired/");
+        assert_eq!(system_status_shown(StatusPages::Separate, &system, "Partly wired"), "/lab/statuses/partly-wired/");
+        assert_eq!(
+            system_status_shown(StatusPages::PerSystem, &system, "Partly wired"),
+            "/lab/statuses.html#partly-wired/"
+        );
+        assert_eq!(output_path(&system_statuses(&system)), std::path::PathBuf::from("lab/statuses.html"));
     }
 
     #[test]

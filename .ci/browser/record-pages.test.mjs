@@ -1,10 +1,11 @@
-// A site built with `record_pages: per-run` (one page of records per run), served as a
-// host without redirects serves it (its own 404 page for a missing file): a record's own
-// address still leads to the record, on its run's page of records; that page passes
-// axe-core's WCAG 2.2 AA checks in both colour schemes, nothing overflows sideways at
-// 360 and 1280 px, and it is screenshotted at 390 and 1280 px. The site's search index
-// is split into small files (`search:` of casebook.yaml), as a large site splits it into
-// large ones: the search page still finds each record and leads to its place.
+// A site of fewer files: the bundled site built with `record_pages: per-run` (one page of
+// records per run), `status_pages: per-system` (one page of statuses per system) and its
+// search index split into small files (`search:`), served as a host without redirects
+// serves it (its own 404 page for a missing file). A record's and a status's own address
+// still lead to their places on those pages; the pages pass axe-core's WCAG 2.2 AA checks
+// in both colour schemes, nothing overflows sideways at 360 and 1280 px, and they are
+// screenshotted at 390 and 1280 px; the search page finds each record and leads to its
+// place.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { cpSync, mkdirSync, mkdtempSync, appendFileSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -27,7 +28,7 @@ before(async () => {
   }
   appendFileSync(
     join(root, "content/casebook.yaml"),
-    "\nrecord_pages: per-run\nsearch:\n  documents_per_file: 5\n  term_file_kib: 4\n",
+    "\nrecord_pages: per-run\nstatus_pages: per-system\nsearch:\n  documents_per_file: 5\n  term_file_kib: 4\n",
   );
   served = await servedSite(BASE, root);
   ({ site, server, browser } = served);
@@ -108,20 +109,50 @@ test("search over an index of small files finds each record and leads to its pla
   await context.close();
 });
 
-test("the page of records: no WCAG 2.2 AA violation, light and dark", async () => {
-  for (const scheme of ["light", "dark"]) {
-    const { page, context } = await open(`${RUN}/records.html`, 1280, scheme);
-    assert.deepEqual(await wcagViolations(page), [], scheme);
-    await context.close();
+test("a system's status's own address leads to its place on the system's page of statuses", async () => {
+  const { page, context } = await open("fractal/statuses/implemented/");
+  await page.waitForURL("**/fractal/statuses.html#implemented/");
+  const shown = await page.evaluate(() => {
+    const section = document.getElementById("implemented/");
+    const box = section?.getBoundingClientRect();
+    return {
+      title: section?.querySelector("h2")?.textContent,
+      target: section?.matches(":target"),
+      inView: box ? box.top >= -1 && box.top < window.innerHeight : false,
+    };
+  });
+  assert.deepEqual(shown, { title: "implemented", target: true, inView: true });
+  await context.close();
+});
+
+test("a status linked from its system's page opens at its place", async () => {
+  const { page, context } = await open("fractal/");
+  await page.locator('a[href$="statuses.html#uninspected/"]').first().click();
+  await page.waitForURL("**/fractal/statuses.html#uninspected/");
+  assert.equal(await page.evaluate(() => document.querySelector(":target")?.id), "uninspected/");
+  await context.close();
+});
+
+const SHARED_PAGES = [[`${RUN}/records.html`, "records-per-run"], ["fractal/statuses.html", "statuses-per-system"]];
+
+test("the pages of records and of statuses: no WCAG 2.2 AA violation, light and dark", async () => {
+  for (const [path] of SHARED_PAGES) {
+    for (const scheme of ["light", "dark"]) {
+      const { page, context } = await open(path, 1280, scheme);
+      assert.deepEqual(await wcagViolations(page), [], `${path}, ${scheme}`);
+      await context.close();
+    }
   }
 });
 
-test("the page of records: nothing overflows sideways at 360 and 1280 px; screenshots", async () => {
-  for (const width of [360, 390, 1280]) {
-    const { page, context } = await open(`${RUN}/records.html`, width);
-    const overflow = await sidewaysOverflow(page);
-    assert.ok(overflow.page <= overflow.viewport && overflow.out.length === 0, `${width} px: ${JSON.stringify(overflow)}`);
-    if (width !== 360) await page.screenshot({ path: join(SHOTS, `records-per-run-${width}.png`), fullPage: false });
-    await context.close();
+test("the pages of records and of statuses: nothing overflows sideways at 360 and 1280 px; screenshots", async () => {
+  for (const [path, shot] of SHARED_PAGES) {
+    for (const width of [360, 390, 1280]) {
+      const { page, context } = await open(path, width);
+      const overflow = await sidewaysOverflow(page);
+      assert.ok(overflow.page <= overflow.viewport && overflow.out.length === 0, `${path}, ${width} px: ${JSON.stringify(overflow)}`);
+      if (width !== 360) await page.screenshot({ path: join(SHOTS, `${shot}-${width}.png`), fullPage: false });
+      await context.close();
+    }
   }
 });

@@ -37,6 +37,8 @@ pub struct Site {
     pub source_url: Option<SourceUrl>,
     /// Whether each record has a page of its own or its run's one page of records holds it.
     pub record_pages: RecordPages,
+    /// Whether each system has a page per status or one page listing every status.
+    pub status_pages: StatusPages,
     /// How many entries the site's feed holds (the newest).
     pub feed_entries: usize,
     /// How the search page's index is split into files.
@@ -90,6 +92,20 @@ pub enum RecordPages {
     /// by the file its own page would have: a site of a few files per report instead of
     /// one per record, for hosts that cap a site's files.
     PerRun,
+}
+
+/// How a system's records and findings are listed by status (`status_pages:` of
+/// casebook.yaml). The site-wide status pages are a page per status either way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum StatusPages {
+    /// A page per status of each system (`/<system>/statuses/<status>/`).
+    #[default]
+    Separate,
+    /// One page per system listing every status (`/<system>/statuses.html`), each at the
+    /// anchor named by the folder its own page would have (`#<status>/`), each page's
+    /// address kept by a redirect: a few files a system instead of one per status.
+    PerSystem,
 }
 
 /// A status of the site's vocabulary.

@@ -106,6 +106,8 @@ pub struct Summary {
     pub files: usize,
     /// Whether each record has a page of its own (`record_pages`).
     pub record_pages: crate::model::RecordPages,
+    /// Whether each system has a page per status (`status_pages`).
+    pub status_pages: crate::model::StatusPages,
     /// How the search page's index is split into files (`search`).
     pub search_files: crate::model::SearchFiles,
 }
@@ -451,6 +453,7 @@ fn publish_stage(
     let Made { mut paths, mut indexed } = made;
     summary.pages = paths.iter().filter(|p| p.extension().is_some_and(|e| e == "html")).count();
     summary.record_pages = cx.site.record_pages;
+    summary.status_pages = cx.site.status_pages;
     summary.search_files = cx.site.search_files;
     let in_place = cx.kind == Kind::InPlace;
     clock.lap(if in_place { "the list of pages" } else { "pages, and the search indexes alongside" });

@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use crate::markup::escape;
 use crate::model::{
     At, DeclarationForm, Limit, LimitKind, LineRange, Owner, Publication, Record, RecordId, RecordPages, Report, Run,
-    Site, SourceUrl, System,
+    Site, SourceUrl, StatusPages, System,
 };
 use crate::output::OutputFile;
 use crate::recognise::{slugify, Conventions};
@@ -60,6 +60,8 @@ enum Job<'a> {
     System(&'a System),
     /// A system's records with one status (`site.statuses[i]`).
     SystemStatus(&'a System, usize),
+    /// A system's records by every status on one page (`status_pages: per-system`).
+    SystemStatuses(&'a System),
     Run(&'a System, &'a Run),
     Report(&'a System, &'a Run, usize),
     Record(&'a System, &'a Run, &'a Record),
@@ -231,7 +233,12 @@ fn jobs_of<'a>(site: &'a Site, scope: Scope<'a>) -> Vec<Job<'a>> {
         }
         Scope::System(system) => {
             let mut jobs = vec![Job::System(system)];
-            jobs.extend(statuses_in(site, system).into_iter().map(|i| Job::SystemStatus(system, i)));
+            let statuses = statuses_in(site, system);
+            match site.status_pages {
+                StatusPages::Separate => jobs.extend(statuses.into_iter().map(|i| Job::SystemStatus(system, i))),
+                StatusPages::PerSystem if !statuses.is_empty() => jobs.push(Job::SystemStatuses(system)),
+                StatusPages::PerSystem => {}
+            }
             jobs.extend(changes::pairs(system).into_iter().map(|(from, to)| Job::Changes(system, from, to)));
             jobs
         }
@@ -364,6 +371,7 @@ impl<'a> Job<'a> {
             Job::Status(i) => urls::status(&site.statuses[i].name),
             Job::System(system) => urls::system(&system.slug),
             Job::SystemStatus(system, i) => urls::system_status(&system.slug, &site.statuses[i].name),
+            Job::SystemStatuses(system) => urls::system_statuses(&system.slug),
             Job::Run(system, run) => urls::run(&system.slug, &run.slug),
             Job::Report(system, run, r) => urls::report(&system.slug, &run.slug, &run.reports[r].slug),
             Job::Record(system, run, record) => urls::record(&system.slug, &run.slug, &record.id),
@@ -431,18 +439,18 @@ struct StatusLook {
 impl Renderer<'_> {
     fn page(&self, job: &Job<'_>) -> Result<OutputFile, RenderError> {
         let (template, ctx) = match job {
-            Job::NotFound => (
-                "404.html",
+            Job::NotFound => ("404.html", {
+                // A record's or a status's own address, where the host applies no
+                // redirects, leads to its place on a shared page.
+                let moved_records = self.site.record_pages == RecordPages::PerRun;
+                let moved_statuses = self.site.status_pages == StatusPages::PerSystem;
                 context! {
                     title => "Page not found",
-                    // A record's own address, where the host applies no redirects.
-                    moved_script => self
-                        .assets
-                        .get("moved.js")
-                        .filter(|_| self.site.record_pages == RecordPages::PerRun)
-                        .cloned(),
-                },
-            ),
+                    moved_script => self.assets.get("moved.js").filter(|_| moved_records || moved_statuses).cloned(),
+                    moved_records => moved_records,
+                    moved_statuses => moved_statuses,
+                }
+            }),
             Job::Search => (
                 "search.html",
                 context! {
@@ -457,6 +465,7 @@ impl Renderer<'_> {
             Job::Status(i) => ("status.html", self.status(*i)),
             Job::System(system) => ("system.html", self.system(system)),
             Job::SystemStatus(system, i) => ("system-status.html", self.system_status(system, *i)),
+            Job::SystemStatuses(system) => ("system-statuses.html", self.system_statuses(system)),
             Job::Run(system, run) => ("run.html", self.run(system, run)),
             Job::Report(system, run, r) => ("report.html", self.report(system, run, &run.reports[*r])),
             Job::Record(system, run, record) => ("record.html", self.record(system, run, record)),
@@ -601,7 +610,7 @@ impl Renderer<'_> {
                 lenses.entry(run.lens.as_ref()).or_default().push(run);
             }
             for (lens, runs) in lenses {
-                let url = |name: &str| urls::system_status(&system.slug, name);
+                let url = |name: &str| self.system_status_url(system, name);
                 let mut cells = self.status_counts(runs.into_iter(), None, &url);
                 cells.retain(|c| shown.contains(&c.name.as_str()));
                 rows.push(SideBySideRow {
@@ -750,7 +759,7 @@ impl Renderer<'_> {
                     findings,
                     more_subjects: findings - subjects.len(),
                     subjects,
-                    url: urls::system_status(&system.slug, &status.name),
+                    url: self.system_status_url(system, &status.name),
                 }
             })
             .filter(|s| s.count + s.findings > 0)
@@ -787,9 +796,41 @@ impl Renderer<'_> {
         }
     }
 
+    /// One system's records and findings by every status it has, on one page
+    /// (`status_pages: per-system`): each status at the anchor its own page's folder names.
+    fn system_statuses(&self, system: &System) -> minijinja::Value {
+        let tally = Tally::of(system.runs.iter().map(|r| &**r));
+        let statuses: Vec<SystemStatusSection> = statuses_in(self.site, system)
+            .into_iter()
+            .map(|index| {
+                let status = &self.site.statuses[index];
+                SystemStatusSection {
+                    anchor: format!("{}/", slugify(&status.name)),
+                    status: self.status_count(status, &tally, urls::status(&status.name)),
+                    records: self.status_listings(system, index),
+                    findings: self.finding_listings(system, index),
+                }
+            })
+            .collect();
+        context! {
+            title => format!("{}: by status", system.name),
+            breadcrumbs => vec![
+                Link { name: self.site.title.clone(), url: urls::home() },
+                Link { name: system.name.clone(), url: urls::system(&system.slug) },
+            ],
+            system => Link { name: system.name.clone(), url: urls::system(&system.slug) },
+            statuses => statuses,
+        }
+    }
+
+    /// Where a system's records with status `name` are listed (`status_pages`).
+    fn system_status_url(&self, system: &System, name: &str) -> String {
+        urls::system_status_shown(self.site.status_pages, &system.slug, name)
+    }
+
     fn system(&self, system: &System) -> minijinja::Value {
         let mut statuses =
-            self.status_counts(system.runs.iter().map(|r| &**r), None, &|name| urls::system_status(&system.slug, name));
+            self.status_counts(system.runs.iter().map(|r| &**r), None, &|name| self.system_status_url(system, name));
         statuses.retain(|s| s.count + s.findings > 0);
         let changes: Vec<Link> = changes::pairs(system)
             .into_iter()

@@ -9,7 +9,7 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value};
 
 use crate::model::{Code, Diagnostic, Location};
 
-const BUILT_IN_TEMPLATES: [(&str, &str); 17] = [
+const BUILT_IN_TEMPLATES: [(&str, &str); 19] = [
     ("search.html", include_str!("../../themes/default/templates/search.html")),
     ("404.html", include_str!("../../themes/default/templates/404.html")),
     ("base.html", include_str!("../../themes/default/templates/base.html")),
@@ -26,6 +26,8 @@ const BUILT_IN_TEMPLATES: [(&str, &str); 17] = [
     ("statuses.html", include_str!("../../themes/default/templates/statuses.html")),
     ("status.html", include_str!("../../themes/default/templates/status.html")),
     ("system-status.html", include_str!("../../themes/default/templates/system-status.html")),
+    ("system-statuses.html", include_str!("../../themes/default/templates/system-statuses.html")),
+    ("system-status-lists.html", include_str!("../../themes/default/templates/system-status-lists.html")),
     ("changes.html", include_str!("../../themes/default/templates/changes.html")),
 ];
 

@@ -405,6 +405,19 @@ pub struct FindingGroup {
     pub findings: Vec<FindingView>,
 }
 
+/// A status's part of a system's one page of statuses (`status_pages: per-system`).
+#[derive(Debug, Serialize)]
+pub struct SystemStatusSection {
+    /// The anchor its own page's folder names (`implemented/`).
+    pub anchor: String,
+    /// The status, its counts in the system and its site-wide page.
+    pub status: StatusCount,
+    /// The published records carrying it.
+    pub records: Vec<StatusListing>,
+    /// The findings without a published record stating it.
+    pub findings: Vec<FindingView>,
+}
+
 /// A record on a status page.
 #[derive(Debug, Serialize)]
 pub struct StatusListing {
