@@ -55,6 +55,8 @@ struct Site {
     broken: bool,
     /// `record_pages: per-run`: each run's records on one page.
     per_run: bool,
+    /// `status_pages: per-system` and the search index in files of 4 documents.
+    fewer_files: bool,
     /// A static `robots.txt`, in the place of the one casebook makes.
     static_robots: bool,
     /// A static page in the place of a report's page.
@@ -69,6 +71,7 @@ impl Site {
             template_marker: None,
             broken: false,
             per_run: false,
+            fewer_files: false,
             static_robots: false,
             static_page: false,
         };
@@ -109,8 +112,9 @@ impl Site {
         files.insert(
             "content/casebook.yaml".into(),
             format!(
-                "title: Incremental\nids:\n  grammars:\n    - '(?P<kind>[A-Z]{{2,5}})-(?P<number>[0-9]+)'\n  kinds:\n    OBJ: operative object\n{}",
-                if self.per_run { "record_pages: per-run\n" } else { "" }
+                "title: Incremental\nids:\n  grammars:\n    - '(?P<kind>[A-Z]{{2,5}})-(?P<number>[0-9]+)'\n  kinds:\n    OBJ: operative object\n{}{}",
+                if self.per_run { "record_pages: per-run\n" } else { "" },
+                if self.fewer_files { "status_pages: per-system\nsearch:\n  documents_per_file: 4\n" } else { "" }
             ),
         );
         if let Some(marker) = self.template_marker {
@@ -169,6 +173,9 @@ enum Edit {
     Template,
     /// Switches between a page per record and a page of records per run.
     Layout,
+    /// Switches between a page per status of a system and one page per system, with the
+    /// search index in files of 16 documents or of 4.
+    FewerFiles,
     /// Puts a static file over a generated one, or takes it away.
     StaticRobots,
     /// Puts a static page over a report's page, or takes it away.
@@ -190,6 +197,7 @@ fn edit() -> impl Strategy<Value = Edit> {
         any::<usize>().prop_map(Edit::DeleteReport),
         Just(Edit::Template),
         Just(Edit::Layout),
+        Just(Edit::FewerFiles),
         Just(Edit::StaticRobots),
         Just(Edit::StaticPage),
         any::<usize>().prop_map(Edit::SystemName),
@@ -290,6 +298,7 @@ fn apply(site: &mut Site, edit: &Edit) {
             };
         }
         Edit::Layout => site.per_run = !site.per_run,
+        Edit::FewerFiles => site.fewer_files = !site.fewer_files,
         Edit::StaticRobots => site.static_robots = !site.static_robots,
         Edit::StaticPage => site.static_page = !site.static_page,
         Edit::SystemName(i) => {
@@ -479,6 +488,7 @@ fn every_kind_of_edit_in_turn() {
         (Edit::Reference(2, 5), None),
         (Edit::Template, Some(2)),
         (Edit::Layout, None),
+        (Edit::FewerFiles, None),
         (Edit::AddReport(1), None),
         (Edit::Delete(4), Some(3)),
         (Edit::SystemName(1), None),
@@ -492,6 +502,7 @@ fn every_kind_of_edit_in_turn() {
         (Edit::Template, None),
         (Edit::Status(7), Some(1)),
         (Edit::Layout, Some(2)),
+        (Edit::FewerFiles, Some(3)),
         // A superseded rebuild's pages, then the old bytes back: they must be written again.
         (Edit::Undo, None),
         (Edit::Rename(2), Some(2)),
