@@ -96,12 +96,9 @@ pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, Convention
              `https://github.com/o/analyses/blob/main/{path}#L{line}`",
         ));
     }
-    if let Some(bad) = search_files_out_of_bounds(config.search, &config_text) {
-        let file = tree.config.clone().unwrap_or_else(|| "casebook.yaml".into());
-        let (line, col, source, width, message, help) = bad;
-        return Err(Diagnostic::error(Code::InvalidYaml, Location::new(Arc::from(file.as_path()), line, col), message)
-            .with_source(source, width)
-            .with_help(help));
+    let file = tree.config.clone().unwrap_or_else(|| "casebook.yaml".into());
+    if let Some(bad) = search_files_out_of_bounds(config.search, &config_text, &file) {
+        return Err(bad);
     }
     match Conventions::new(&config) {
         Ok(conventions) => Ok((config, config_text, conventions)),
@@ -124,12 +121,9 @@ pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, Convention
     }
 }
 
-/// A value of `search:` in casebook.yaml outside its bounds: its line, column, the line's
-/// text, the key's width, the message and the help.
-fn search_files_out_of_bounds(
-    search: crate::model::SearchFiles,
-    config_text: &str,
-) -> Option<(u32, u32, String, usize, String, String)> {
+/// A value of `search:` in casebook.yaml (`file`) outside its bounds, as an error at its
+/// line.
+fn search_files_out_of_bounds(search: crate::model::SearchFiles, config_text: &str, file: &Path) -> Option<Diagnostic> {
     use crate::model::SearchFiles;
     let default = SearchFiles::default();
     let checks = [
@@ -139,14 +133,15 @@ fn search_files_out_of_bounds(
     let (key, value, bounds, default) = checks.into_iter().find(|(_, value, bounds, _)| !bounds.contains(value))?;
     let (line, col, source) = locate(config_text, key);
     let (low, high) = (bounds.start(), bounds.end());
-    Some((
-        line,
-        col,
-        source,
-        key.len(),
-        format!("`search.{key}` is {value}, outside {low} to {high}"),
-        format!("give a number from {low} to {high} (the default is {default}; see docs/format.md)"),
-    ))
+    Some(
+        Diagnostic::error(
+            Code::InvalidYaml,
+            Location::new(Arc::from(file), line, col),
+            format!("`search.{key}` is {value}, outside {low} to {high}"),
+        )
+        .with_source(source, key.len())
+        .with_help(format!("give a number from {low} to {high} (the default is {default}; see docs/format.md)")),
+    )
 }
 
 /// A status colour of casebook.yaml that cannot be used, and where it is.
