@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use casebook::model::Code;
-use common::{absolute_links, build_site, copy_tree, files_below, repo, Built};
+use common::{build_site, copy_tree, files_below, hrefs, pages_below, repo, Built};
 
 const RECORDS: &str = "/lab/r1/records.html";
 
@@ -64,13 +64,8 @@ fn every_link_of_the_site_leads_to_a_file_it_wrote() {
     let built = built();
     let out = built.out();
     let mut checked = 0;
-    for file in files_below(&out).iter().filter(|f| f.extension().is_some_and(|e| e == "html")) {
-        if file == Path::new("404.html") {
-            continue;
-        }
-        let url = format!("/{}", file.to_str().unwrap().strip_suffix("index.html").unwrap_or(file.to_str().unwrap()));
-        let html = absolute_links(&std::fs::read_to_string(out.join(file)).unwrap(), &url);
-        for link in html.split("href=\"").skip(1).map(|rest| &rest[..rest.find('"').unwrap()]) {
+    for (url, html) in pages_below(&out) {
+        for link in hrefs(&html) {
             let (path, fragment) = link.split_once('#').unwrap_or((link, ""));
             let path = path.split('?').next().unwrap();
             if !path.starts_with('/') {

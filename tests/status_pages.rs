@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{absolute_links, build_site, bundled, copy_tree, files_below, repo, Built};
+use common::{build_site, bundled, copy_tree, files_below, hrefs, pages_below, repo, Built};
 
 const STATUSES: &str = "/fractal/statuses.html";
 
@@ -88,11 +88,8 @@ fn every_link_to_a_systems_status_leads_to_its_place_on_the_page_of_statuses() {
     let built = built();
     let out = built.out();
     let mut places = 0;
-    for file in files_below(&out).iter().filter(|f| f.extension().is_some_and(|e| e == "html")) {
-        let text = file.to_str().unwrap();
-        let url = format!("/{}", text.strip_suffix("index.html").unwrap_or(text));
-        let html = absolute_links(&std::fs::read_to_string(out.join(file)).unwrap(), &url);
-        for link in html.split("href=\"").skip(1).map(|rest| &rest[..rest.find('"').unwrap()]) {
+    for (url, html) in pages_below(&out) {
+        for link in hrefs(&html) {
             let (path, fragment) = link.split_once('#').unwrap_or((link, ""));
             let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
             assert!(

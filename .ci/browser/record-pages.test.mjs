@@ -51,20 +51,28 @@ async function open(path, width = 1280, colorScheme = "light") {
   return { page, context };
 }
 
-test("a record's own address leads to its place on its run's page of records", async () => {
-  const { page, context } = await open(`${RUN}/records/OBJ-04.html`);
-  await page.waitForURL(`**/${RUN}/records.html#OBJ-04.html`);
-  const shown = await page.evaluate(() => {
-    const record = document.getElementById("OBJ-04.html");
-    const box = record?.getBoundingClientRect();
+/** Opens `path` (an address the site no longer writes) and says how the element `id` it
+ *  should land on is shown: the text of `title` in it, whether it is the target, and
+ *  whether it is in view. */
+async function landing(path, url, id, title) {
+  const { page, context } = await open(path);
+  await page.waitForURL(url);
+  const shown = await page.evaluate(([id, title]) => {
+    const place = document.getElementById(id);
+    const box = place?.getBoundingClientRect();
     return {
-      title: record?.querySelector("h2 .rec-id")?.textContent,
-      target: record?.matches(":target"),
+      title: place?.querySelector(title)?.textContent,
+      target: place?.matches(":target"),
       inView: box ? box.top >= -1 && box.top < window.innerHeight : false,
     };
-  });
-  assert.deepEqual(shown, { title: "OBJ-04", target: true, inView: true });
+  }, [id, title]);
   await context.close();
+  return shown;
+}
+
+test("a record's own address leads to its place on its run's page of records", async () => {
+  const shown = await landing(`${RUN}/records/OBJ-04.html`, `**/${RUN}/records.html#OBJ-04.html`, "OBJ-04.html", "h2 .rec-id");
+  assert.deepEqual(shown, { title: "OBJ-04", target: true, inView: true });
 });
 
 test("an address that is no record's stays on the 404 page", async () => {
@@ -110,19 +118,8 @@ test("search over an index of small files finds each record and leads to its pla
 });
 
 test("a system's status's own address leads to its place on the system's page of statuses", async () => {
-  const { page, context } = await open("fractal/statuses/implemented/");
-  await page.waitForURL("**/fractal/statuses.html#implemented/");
-  const shown = await page.evaluate(() => {
-    const section = document.getElementById("implemented/");
-    const box = section?.getBoundingClientRect();
-    return {
-      title: section?.querySelector("h2")?.textContent,
-      target: section?.matches(":target"),
-      inView: box ? box.top >= -1 && box.top < window.innerHeight : false,
-    };
-  });
+  const shown = await landing("fractal/statuses/implemented/", "**/fractal/statuses.html#implemented/", "implemented/", "h2");
   assert.deepEqual(shown, { title: "implemented", target: true, inView: true });
-  await context.close();
 });
 
 test("a status linked from its system's page opens at its place", async () => {

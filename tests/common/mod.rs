@@ -133,3 +133,23 @@ pub fn resolve(folder: &str, link: &str) -> String {
     url.push_str(rest);
     url
 }
+
+/// Every HTML page below `out` but the 404 page (whose links hold wherever it is served),
+/// as its URL path and its text with its links written root-relative.
+pub fn pages_below(out: &Path) -> Vec<(String, String)> {
+    files_below(out)
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "html") && f != Path::new("404.html"))
+        .map(|file| {
+            let text = file.to_str().unwrap();
+            let url = format!("/{}", text.strip_suffix("index.html").unwrap_or(text));
+            let html = absolute_links(&std::fs::read_to_string(out.join(&file)).unwrap(), &url);
+            (url, html)
+        })
+        .collect()
+}
+
+/// The `href` values of `html`, in order.
+pub fn hrefs(html: &str) -> impl Iterator<Item = &str> {
+    html.split("href=\"").skip(1).map(|rest| &rest[..rest.find('"').unwrap()])
+}
