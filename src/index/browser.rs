@@ -233,36 +233,86 @@ struct RunPart {
     /// Each document's length in terms, for BM25's normalisation.
     lengths: Vec<u32>,
     /// Each document's facet values.
-    facets: Vec<DocFacets>,
+    facets: RunFacets,
     /// Its terms, sorted, each with where its postings start in `postings`.
     terms: Vec<(u32, u32)>,
-    /// Postings, by term: the document's number in the run and its occurrences packed,
-    /// as `number << 8 | occurrences`.
-    postings: Vec<u32>,
+    /// Postings, by term ([`Postings`]): a third of the bytes of a `u32` each, which
+    /// matters since the index holds every run's until it writes the term chunks.
+    postings: Vec<u8>,
     /// Its document files.
     files: Vec<PathBuf>,
 }
 
 impl RunPart {
-    /// The postings of `term` in this run, if it has it.
-    fn postings_of(&self, term: u32) -> &[u32] {
-        match self.terms.binary_search_by_key(&term, |&(t, _)| t) {
+    /// The postings of `term` in this run (none if it lacks it).
+    fn postings_of(&self, term: u32) -> Postings<'_> {
+        let bytes = match self.terms.binary_search_by_key(&term, |&(t, _)| t) {
             Ok(i) => {
                 let start = self.terms[i].1 as usize;
                 let end = self.terms.get(i + 1).map_or(self.postings.len(), |&(_, s)| s as usize);
                 &self.postings[start..end]
             }
             Err(_) => &[],
-        }
+        };
+        Postings { bytes, number: 0 }
     }
 }
 
-/// A document's facet values: its system, its kind (records), its statuses.
-#[derive(Serialize, Deserialize)]
-struct DocFacets {
-    system: Box<str>,
-    kind: Option<Box<str>>,
-    statuses: Box<[Box<str>]>,
+/// A term's postings in a run, in the order of the documents' numbers: each the
+/// difference from the previous number (from 0 for the first) as a LEB128 varint, then
+/// the document's occurrences packed in a byte. The same postings are the same bytes.
+#[derive(Clone)]
+struct Postings<'a> {
+    bytes: &'a [u8],
+    number: u32,
+}
+
+impl Postings<'_> {
+    /// Appends the posting of document `number` (after `previous`, the term's last).
+    fn push(out: &mut Vec<u8>, previous: Option<u32>, number: u32, occurrences: u8) {
+        let mut gap = number - previous.unwrap_or(0);
+        while gap >= 0x80 {
+            out.push((gap & 0x7f) as u8 | 0x80);
+            gap >>= 7;
+        }
+        out.push(gap as u8);
+        out.push(occurrences);
+    }
+}
+
+impl Iterator for Postings<'_> {
+    /// The document's number in the run and its packed occurrences.
+    type Item = (u32, u8);
+
+    fn next(&mut self) -> Option<(u32, u8)> {
+        let mut gap = 0u32;
+        let mut shift = 0;
+        loop {
+            let (&byte, rest) = self.bytes.split_first()?;
+            self.bytes = rest;
+            gap |= u32::from(byte & 0x7f) << shift;
+            shift += 7;
+            if byte < 0x80 {
+                break;
+            }
+        }
+        let (&occurrences, rest) = self.bytes.split_first().expect("a posting ends with its occurrences");
+        self.bytes = rest;
+        self.number += gap;
+        Some((self.number, occurrences))
+    }
+}
+
+/// A run's documents' facet values (their system, their kind, for records, and their
+/// statuses): each distinct value held once, each document's as numbers into them.
+#[derive(Serialize, Deserialize, Default)]
+struct RunFacets {
+    /// The values, systems, kinds and statuses alike, each once.
+    names: Vec<Box<str>>,
+    /// Each distinct set of statuses, as numbers into `names`.
+    sets: Vec<Box<[u32]>>,
+    /// Each document's system, kind ([`NO_KIND`]: none) and set of statuses, by number.
+    docs: Vec<[u32; 3]>,
 }
 
 impl BrowserIndex {
@@ -301,29 +351,34 @@ impl BrowserIndex {
         emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
     ) -> Result<(), E> {
         let shown: Vec<&SearchDoc> = docs.iter().map(|d| &**d).filter(|d| d.doc_type != DocType::Report).collect();
-        let mut by_term: Vec<(u32, u32)> = Vec::new();
+        let mut by_term: Vec<(u32, u32, u8)> = Vec::new();
         let mut lengths = Vec::with_capacity(shown.len());
         for (number, BrowserTerms { terms, length }) in terms.into_iter().flatten().enumerate() {
-            let number = u32::try_from(number).expect("fewer than 16 million documents in a run");
+            let number = u32::try_from(number).expect("fewer than 4 billion documents in a run");
             lengths.push(length);
-            by_term.extend(terms.into_iter().map(|t| (t.term, number << 8 | u32::from(t.occurrences.packed()))));
+            by_term.extend(terms.into_iter().map(|t| (t.term, number, t.occurrences.packed())));
         }
         by_term.sort_unstable();
         let mut part = RunPart {
             key: key.to_string(),
             token,
             lengths,
-            facets: shown.iter().map(|d| DocFacets::of(d)).collect(),
+            facets: RunFacets::of(&shown),
             terms: Vec::new(),
-            postings: Vec::with_capacity(by_term.len()),
+            postings: Vec::with_capacity(by_term.len() * 2),
             files: Vec::new(),
         };
-        for (term, posting) in by_term {
+        let mut previous = None;
+        for (term, number, occurrences) in by_term {
             if part.terms.last().is_none_or(|&(t, _)| t != term) {
-                part.terms.push((term, u32::try_from(part.postings.len()).expect("fewer than 4 billion postings")));
+                let start = u32::try_from(part.postings.len()).expect("fewer than 4 GiB of postings in a run");
+                part.terms.push((term, start));
+                previous = None;
             }
-            part.postings.push(posting);
+            Postings::push(&mut part.postings, previous, number, occurrences);
+            previous = Some(number);
         }
+        part.postings.shrink_to_fit();
         let mut text = String::with_capacity(SNIPPET_SOURCE_CHARS + 8);
         for (k, group) in shown.chunks(self.layout.documents_per_file as usize).enumerate() {
             let mut bytes = Vec::with_capacity(group.len() * (SNIPPET_SOURCE_CHARS + 256));
@@ -383,9 +438,9 @@ impl BrowserIndex {
                 }
                 std::cmp::Ordering::Equal => {
                     let (t, old) = (part.terms[j].0, old.as_ref().expect("an old term is of an old part"));
-                    let (before, now) = (old.postings_of(t), part.postings_of(t));
-                    let length = |p: &RunPart, posting: u32| p.lengths[(posting >> 8) as usize];
-                    if before != now || before.iter().any(|&p| length(old, p) != length(&part, p)) {
+                    let (mut before, now) = (old.postings_of(t), part.postings_of(t));
+                    let length = |p: &RunPart, number: u32| p.lengths[number as usize];
+                    if before.bytes != now.bytes || before.any(|(n, _)| length(old, n) != length(&part, n)) {
                         self.dirty.insert(t);
                     }
                     i += 1;
@@ -647,8 +702,9 @@ impl BrowserIndex {
         let mut values = FacetValues::default();
         for &slot in &self.order {
             values.pad_to(numbering.starts[&slot]);
-            for doc in &self.part(slot).facets {
-                values.add(doc);
+            let facets = &self.part(slot).facets;
+            for &doc in &facets.docs {
+                values.add(facets, doc);
             }
         }
         values.pad_to(numbering.numbered);
@@ -708,10 +764,9 @@ impl Lines<'_> {
         for slot in slots {
             let part = self.index.part(slot);
             let start = places[slot].1;
-            for &posting in part.postings_of(term) {
-                let number = posting >> 8;
+            for (number, packed) in part.postings_of(term) {
                 let doc = start + number;
-                let occurrences = Occurrences::unpacked((posting & 0xff) as u8);
+                let occurrences = Occurrences::unpacked(packed);
                 let level = occurrences.level(f64::from(part.lengths[number as usize]), self.numbering.average);
                 out.push(char::from(b'A' + (level - 1)));
                 push_base36(doc - last, out);
@@ -837,13 +892,35 @@ const NO_KIND: u32 = u32::MAX;
 /// A number between runs, which no document has.
 const NO_SYSTEM: u32 = u32::MAX;
 
-impl DocFacets {
-    fn of(d: &SearchDoc) -> Self {
-        DocFacets {
-            system: Box::from(d.system_name.as_str()),
-            kind: d.kind.as_deref().map(Box::from),
-            statuses: d.statuses.iter().map(|s| Box::from(s.as_str())).collect(),
+impl RunFacets {
+    fn of<'a>(docs: &[&'a SearchDoc]) -> Self {
+        let mut facets = RunFacets::default();
+        let mut names: Vec<Box<str>> = Vec::new();
+        let mut numbers: FxHashMap<&'a str, u32> = FxHashMap::default();
+        let mut number = |name: &'a str| -> u32 {
+            *numbers.entry(name).or_insert_with(|| {
+                names.push(name.into());
+                u32::try_from(names.len() - 1).expect("fewer than 4 billion values")
+            })
+        };
+        let mut set = Vec::new();
+        for d in docs {
+            let system = number(&d.system_name);
+            let kind = d.kind.as_deref().map_or(NO_KIND, &mut number);
+            set.clear();
+            set.extend(d.statuses.iter().map(|s| number(s)));
+            // A run has a few sets: a search through them is quicker than hashing.
+            let set = match facets.sets.iter().position(|s| **s == *set) {
+                Some(n) => n,
+                None => {
+                    facets.sets.push(set.as_slice().into());
+                    facets.sets.len() - 1
+                }
+            };
+            facets.docs.push([system, kind, u32::try_from(set).expect("fewer than 4 billion sets")]);
         }
+        facets.names = names;
+        facets
     }
 }
 
@@ -878,20 +955,22 @@ impl Interner {
 }
 
 impl FacetValues {
-    fn add(&mut self, d: &DocFacets) {
+    /// Adds the document `[system, kind, statuses]` of a run whose values are `facets`.
+    fn add(&mut self, facets: &RunFacets, [system, kind, statuses]: [u32; 3]) {
         let number = |n: usize| u32::try_from(n).expect("fewer than 4 billion values");
+        let name = |n: u32| &*facets.names[n as usize];
         let system = match &self.last_system {
-            Some((name, n)) if *name == d.system => *n,
+            Some((last, n)) if **last == *name(system) => *n,
             _ => {
-                let n = number(self.systems.number(&d.system));
-                self.last_system = Some((d.system.clone(), n));
+                let n = number(self.systems.number(name(system)));
+                self.last_system = Some((name(system).into(), n));
                 n
             }
         };
-        let kind = d.kind.as_deref().map_or(NO_KIND, |k| number(self.kinds.number(k)));
+        let kind = if kind == NO_KIND { NO_KIND } else { number(self.kinds.number(name(kind))) };
         self.set.clear();
-        for value in &d.statuses {
-            let n = self.statuses.number(value);
+        for &value in &facets.sets[statuses as usize] {
+            let n = self.statuses.number(name(value));
             self.set.push(n);
         }
         if self.status_sets.is_empty() {
@@ -992,14 +1071,22 @@ mod tests {
     /// (document number, occurrences).
     fn part(key: &str, docs: usize, length: u32, postings: &[(u32, Occurrences)]) -> RunPart {
         let facets =
-            (0..docs).map(|_| DocFacets { system: Box::from("Lab"), kind: None, statuses: Box::new([]) }).collect();
+            RunFacets { names: vec![Box::from("Lab")], sets: vec![Box::new([])], docs: vec![[0, NO_KIND, 0]; docs] };
         RunPart {
             key: key.into(),
             token: Some(1),
             lengths: vec![length; docs],
             facets,
             terms: vec![(0, 0)],
-            postings: postings.iter().map(|&(doc, o)| doc << 8 | u32::from(o.packed())).collect(),
+            postings: {
+                let mut bytes = Vec::new();
+                let mut previous = None;
+                for &(doc, o) in postings {
+                    Postings::push(&mut bytes, previous, doc, o.packed());
+                    previous = Some(doc);
+                }
+                bytes
+            },
             files: Vec::new(),
         }
     }
@@ -1080,6 +1167,24 @@ mod tests {
         assert!((150..250).contains(&begun), "{begun}");
         assert!(words.iter().all(|w| begins_chunk(w, average, average)), "a line of a chunk's size begins one");
         assert_eq!(begins_chunk("session", 300, average), begins_chunk("session", 300, average), "the same every time");
+    }
+
+    #[test]
+    fn postings_read_back_as_written_across_every_width_of_gap() {
+        let numbers = [0u32, 1, 127, 128, 129, 16_383, 16_384, 2_097_152, u32::MAX];
+        let mut bytes = Vec::new();
+        let mut previous = None;
+        for (i, &number) in numbers.iter().enumerate() {
+            Postings::push(&mut bytes, previous, number, i as u8 * 17);
+            previous = Some(number);
+        }
+        let read: Vec<(u32, u8)> = Postings { bytes: &bytes, number: 0 }.collect();
+        let written: Vec<(u32, u8)> = numbers.iter().enumerate().map(|(i, &n)| (n, i as u8 * 17)).collect();
+        assert_eq!(read, written);
+        // Small gaps take a byte: a posting is two bytes where most of a run's are.
+        let mut small = Vec::new();
+        Postings::push(&mut small, Some(300), 427, 5);
+        assert_eq!(small, [127, 5]);
     }
 
     #[test]
