@@ -261,7 +261,6 @@ impl RunPart {
 /// A term's postings in a run, in the order of the documents' numbers: each the
 /// difference from the previous number (from 0 for the first) as a LEB128 varint, then
 /// the document's occurrences packed in a byte. The same postings are the same bytes.
-#[derive(Clone)]
 struct Postings<'a> {
     bytes: &'a [u8],
     number: u32,
