@@ -307,7 +307,11 @@ pub fn page_paths(site: &Site) -> Vec<std::path::PathBuf> {
 /// The statuses (indexes into `site.statuses`) that some published record or some
 /// finding without one of `system` carries: each has a page listing them.
 fn statuses_in(site: &Site, system: &System) -> Vec<usize> {
-    let tally = Tally::of(system.runs.iter().map(|r| &**r));
+    statuses_tallied(site, &Tally::of(system.runs.iter().map(|r| &**r)))
+}
+
+/// The statuses (indexes into `site.statuses`) that `tally` counts.
+fn statuses_tallied(site: &Site, tally: &Tally<'_>) -> Vec<usize> {
     (0..site.statuses.len())
         .filter(|&i| {
             let name = site.statuses[i].name.as_str();
@@ -800,7 +804,7 @@ impl Renderer<'_> {
     /// (`status_pages: per-system`): each status at the anchor its own page's folder names.
     fn system_statuses(&self, system: &System) -> minijinja::Value {
         let tally = Tally::of(system.runs.iter().map(|r| &**r));
-        let statuses: Vec<SystemStatusSection> = statuses_in(self.site, system)
+        let statuses: Vec<SystemStatusSection> = statuses_tallied(self.site, &tally)
             .into_iter()
             .map(|index| {
                 let status = &self.site.statuses[index];
