@@ -426,7 +426,7 @@ fn finding_entry<'a>(
         status: &finding.status,
         qualifier: finding.qualifier.as_deref(),
         part: finding.part.as_deref(),
-        statement: &finding.statement,
+        statement: report.text(&finding.statement),
         form: finding.form.name(),
         at: PlaceOut {
             file: &report.source_path,
@@ -520,7 +520,7 @@ fn digests(run: &Run, record: &Record, statuses: &[StatusEntry], references: &[S
         };
         for field in &d.fields {
             let value = fields.entry(field.name.to_string()).or_default();
-            value.push_str(&format!("{part}{}\n", field.value));
+            value.push_str(&format!("{part}{}\n", report.text(&field.value)));
         }
         if let Some(range) = &d.body {
             body.push_str(report.markdown[range.clone()].trim());

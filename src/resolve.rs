@@ -522,7 +522,7 @@ fn derive_labels(reports: &[Report], records: &mut BTreeMap<RecordId, Record>, d
             (first_sentence(&report.markdown[body.clone()]), "the first sentence of its text".to_string())
         } else {
             let describes = |f: &&crate::model::Field| {
-                let plain = plain(&f.value);
+                let plain = plain(report.text(&f.value));
                 !f.name.trim().to_lowercase().ends_with("status")
                     && !recognise::is_placeholder(&plain)
                     && !plain.eq_ignore_ascii_case("yes")
@@ -535,8 +535,10 @@ fn derive_labels(reports: &[Report], records: &mut BTreeMap<RecordId, Record>, d
                 DESCRIBING_HEADERS.iter().any(|h| header.split(|c: char| !c.is_alphanumeric()).any(|w| w == *h))
             });
             match (named, declaration.fields.iter().find(describes)) {
-                (Some(f), _) => (first_sentence(&f.value), format!("its `{}` cell", f.name)),
-                (None, Some(f)) => (Some(format!("{}: {}", f.name, plain(&f.value))), format!("its `{}` cell", f.name)),
+                (Some(f), _) => (first_sentence(report.text(&f.value)), format!("its `{}` cell", f.name)),
+                (None, Some(f)) => {
+                    (Some(format!("{}: {}", f.name, plain(report.text(&f.value)))), format!("its `{}` cell", f.name))
+                }
                 (None, None) => (None, String::new()),
             }
         };

@@ -140,7 +140,8 @@ fn subject_document(system: &System, run: &Run, subject: &SubjectFindings) -> Se
     doc.report = Some((report.slug.to_string(), report.report_type.clone()));
     doc.label = Some(subject.name.clone());
     doc.statuses = statuses;
-    let mut statements: Vec<&str> = subject.findings.iter().map(|at| run.finding(*at).statement.as_str()).collect();
+    let mut statements: Vec<&str> =
+        subject.findings.iter().map(|at| run.reports[at.report].text(&run.finding(*at).statement)).collect();
     statements.dedup();
     doc.body = statements.iter().map(|s| plain_text(s)).collect::<Vec<_>>().join("\n");
     let mut paths: Vec<String> = subject
@@ -595,10 +596,11 @@ fn record_document(system: &System, run: &Run, record: &Record, record_pages: Re
                 for field in &d.fields {
                     body.push_str(&field.name);
                     body.push_str(": ");
-                    if is_plain(&field.value) {
-                        body.push_str(field.value.trim());
+                    let value = report.text(&field.value);
+                    if is_plain(value) {
+                        body.push_str(value.trim());
                     } else {
-                        body.push_str(plain_text(&field.value).trim());
+                        body.push_str(plain_text(value).trim());
                     }
                     body.push('\n');
                 }

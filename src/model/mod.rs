@@ -8,11 +8,13 @@ pub mod color;
 mod diagnostic;
 mod id;
 mod meta;
+mod text;
 mod verification;
 
 pub use diagnostic::{is_unshown, sort_diagnostics, Code, Diagnostic, Listing, Location, Severity, SourcePart};
 pub use id::RecordId;
 pub use meta::{BaseUrl, HttpUrl, IsoDate, Revision, Slug, SourceUrl};
+pub use text::Text;
 pub use verification::{CitationVerdict, QuoteVerdict, RunVerification, Verification, VerificationCounts};
 
 use std::collections::BTreeMap;
@@ -264,6 +266,11 @@ impl Report {
         self.markdown.lines().nth(index).unwrap_or("")
     }
 
+    /// A piece of the report's text (a field's value, a citing sentence).
+    pub fn text<'a>(&'a self, text: &'a Text) -> &'a str {
+        text.get(&self.markdown)
+    }
+
     /// `file:line` of a line of the report, as pages cite it.
     pub fn source_at(&self, line: u32) -> String {
         format!("{}:{line}", self.source_path)
@@ -495,7 +502,7 @@ pub struct Field {
     /// Column header or key (shared by the rows of a table).
     pub name: Arc<str>,
     /// The value as Markdown source.
-    pub value: String,
+    pub value: Text,
 }
 
 /// A conclusion the analysis states: a status of the vocabulary on a dimension of a
@@ -515,7 +522,7 @@ pub struct Finding {
     /// The part of its record it applies to.
     pub part: Option<Arc<str>>,
     /// The statement as written (the cell or the sentence), Markdown.
-    pub statement: String,
+    pub statement: Text,
     /// How it is written.
     pub form: FindingForm,
     /// Where the status word is.
@@ -605,8 +612,8 @@ pub struct Mention {
     pub target: RecordId,
     /// Where it is written.
     pub location: Location,
-    /// The citing sentence.
-    pub context: String,
+    /// The citing sentence, as plain text (cut short past 320 characters).
+    pub context: Text,
     /// Index of the enclosing section.
     pub section: Option<usize>,
     /// The record or annotation whose text contains it.

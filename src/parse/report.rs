@@ -18,7 +18,7 @@ use crate::model::{
     Annotation, Citation, Code, Declaration, DeclarationForm, Diagnostic, Field, Finding, Location, Mention, Owner,
     Quote, Report, Section,
 };
-use crate::model::{RecordId, Slug};
+use crate::model::{RecordId, Slug, Text};
 use crate::recognise::{self, Conventions, IdScheme, StatusWords};
 
 /// Splits `---\n…\n---\n` front matter from the body. Returns the YAML, the body and the
@@ -583,8 +583,8 @@ impl<'a> Scanner<'a> {
             let text = inline.text.trim();
             if let Some((key, value_at)) = field.filter(|_| !states_findings.starts_with_status_key) {
                 let raw = &self.md[source.clone()];
-                let value_source = raw.find(&text[value_at..]).map(|at| raw[at..].trim().to_string());
-                let value = value_source.unwrap_or_else(|| text[value_at..].to_string());
+                let value_source = raw.find(&text[value_at..]).map(|at| Text::of(self.md, raw[at..].trim()));
+                let value = value_source.unwrap_or_else(|| Text::Own(text[value_at..].into()));
                 let declaration = &mut self.parts.declarations[i];
                 if key == "Label" && declaration.label.is_none() {
                     declaration.label = Some(text[value_at..].trim().to_string());
@@ -636,7 +636,7 @@ impl<'a> Scanner<'a> {
                 .cloned()
                 .filter(|h| !h.is_empty())
                 .unwrap_or_else(|| Arc::from(format!("Column {}", column + 1)));
-            let value = self.md[cell.source.clone()].trim().trim_matches('|').trim().to_string();
+            let value = Text::of(self.md, self.md[cell.source.clone()].trim().trim_matches('|').trim());
             fields.push(Field { name, value });
         }
         self.parts.declarations.push(Declaration {
@@ -724,7 +724,8 @@ impl<'a> Scanner<'a> {
                 }
                 let offset = self.source_offset(inline, in_container.clone()).unwrap_or(group_source);
                 let location = self.location(offset);
-                let context = recognise::sentence_around(&inline.text, in_container, 320);
+                let sentence = recognise::sentence_around(&inline.text, in_container, 320);
+                let context = Text::found(self.md, inline.source.clone(), &sentence);
                 self.parts.mentions.push(Mention {
                     target: RecordId::new(&text[m.range]),
                     location,

@@ -920,8 +920,8 @@ impl Renderer<'_> {
                 finding.part.as_deref(),
             ),
             // A cell that holds only its statuses says nothing more than the badges.
-            statement_html: if says_more(&finding.statement, &self.site.statuses) {
-                render_inline(&finding.statement, &self.linker(system, run))
+            statement_html: if says_more(report.text(&finding.statement), &self.site.statuses) {
+                render_inline(report.text(&finding.statement), &self.linker(system, run))
             } else {
                 String::new()
             },
@@ -1268,7 +1268,7 @@ impl Renderer<'_> {
             url: urls::record_shown(self.site.record_pages, &system.slug, &run.slug, &id),
         });
         BacklinkView {
-            context_html: mark(&mention.context, record.id.as_str()),
+            context_html: mark(report.text(&mention.context), record.id.as_str()),
             at: self.section_link(system, run, at.report, mention.section),
             from,
             source: report.source_at(mention.location.line),
@@ -1360,7 +1360,8 @@ fn declaration_entries(
             // A cell the findings block shows as a finding of this row is not shown again.
             let shown_as_finding = |value: &str| {
                 report.findings.iter().any(|f| {
-                    f.owner == Some(crate::model::Owner::Declaration(at.index)) && f.statement.trim() == value.trim()
+                    f.owner == Some(crate::model::Owner::Declaration(at.index))
+                        && report.text(&f.statement).trim() == value.trim()
                 })
             };
             let (form, fields, body_html, part) = match &d.form {
@@ -1374,8 +1375,11 @@ fn declaration_entries(
                     "row",
                     d.fields
                         .iter()
-                        .filter(|f| !shown_as_finding(&f.value))
-                        .map(|f| FieldView { name: f.name.to_string(), value_html: render_inline(&f.value, linker) })
+                        .filter(|f| !shown_as_finding(report.text(&f.value)))
+                        .map(|f| FieldView {
+                            name: f.name.to_string(),
+                            value_html: render_inline(report.text(&f.value), linker),
+                        })
                         .collect(),
                     None,
                     part.clone(),

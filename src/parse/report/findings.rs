@@ -15,7 +15,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::{Cell, Inline, Scanner};
-use crate::model::{Code, Diagnostic, Finding, FindingForm, Owner, RecordId, Subject};
+use crate::model::{Code, Diagnostic, Finding, FindingForm, Owner, RecordId, Subject, Text};
 use crate::recognise::{self, is_placeholder, stated, status_keys, Reading, Stated, StatusKey};
 
 /// A row's context for its findings.
@@ -117,7 +117,7 @@ struct RowFound {
     /// The statuses its `Status` cells state.
     row_statuses: Vec<Arc<str>>,
     /// Cells in columns not yet known to hold findings: column, findings, statement.
-    waiting: Vec<(usize, Vec<Finding>, String)>,
+    waiting: Vec<(usize, Vec<Finding>, Text)>,
 }
 
 /// A cell that starts with a status, in a column not yet known to hold findings.
@@ -134,7 +134,7 @@ struct Waiting {
     /// Those findings, by index into the report's findings.
     row_findings: Range<usize>,
     /// The cell's statement.
-    statement: String,
+    statement: Text,
 }
 
 /// What a paragraph's findings say about the rest of its reading.
@@ -159,7 +159,7 @@ fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-impl Scanner<'_> {
+impl<'a> Scanner<'a> {
     /// The record whose text holds an item of `owner`.
     fn owner_record(&self, owner: Option<Owner>) -> Option<RecordId> {
         Some(owner?.record(&self.parts.declarations, &self.parts.annotations).clone())
@@ -265,7 +265,7 @@ impl Scanner<'_> {
                 .iter()
                 .map(|s| self.finding(row, &header, s, &cell.inline, lead, FindingForm::DimensionColumn, statement))
                 .collect();
-            found.waiting.push((column, findings, statement.to_string()));
+            found.waiting.push((column, findings, Text::of(md, statement)));
             return;
         }
         for key in status_keys(&cell.inline.text) {
@@ -323,7 +323,7 @@ impl Scanner<'_> {
             };
             if restates {
                 for finding in &mut self.parts.findings[waiting.row_findings.clone()] {
-                    if finding.statement.trim().eq_ignore_ascii_case(&finding.status) {
+                    if finding.statement.get(self.md).trim().eq_ignore_ascii_case(&finding.status) {
                         finding.statement = waiting.statement.clone();
                     }
                 }
@@ -400,7 +400,7 @@ impl Scanner<'_> {
             dimension,
             stated,
             part: row.part.as_deref(),
-            statement: statement.to_string(),
+            statement: Text::of(self.md, statement),
             form,
             source,
             owner: row.owner,
@@ -481,7 +481,7 @@ impl Scanner<'_> {
                 dimension: dimension.clone(),
                 stated: s,
                 part: row.part.as_deref(),
-                statement: statement.to_string(),
+                statement: Text::of(self.md, statement),
                 form: FindingForm::StatusKey,
                 source,
                 owner: row.owner,
@@ -523,7 +523,7 @@ impl Scanner<'_> {
                 (None, None) => Subject::Named(self.section_name()),
             };
             let statement = self.statement_source(inline, key.start..key.value_end);
-            found.extend(self.key_findings(inline, key, &subject, None, &row, &statement));
+            found.extend(self.key_findings(inline, key, &subject, None, &row, statement));
         }
         if let (true, Some(field)) = (keys.is_empty(), field) {
             found = self.key_value_findings(inline, field, record.as_ref(), owner, evidence);
@@ -574,7 +574,7 @@ impl Scanner<'_> {
             Some(id) => (Subject::Record(id.clone()), key.to_string()),
             None => (Subject::Named(collapse(key)), String::new()),
         };
-        let statement = self.md[block_source].trim().to_string();
+        let statement = Text::of(self.md, self.md[block_source].trim());
         stated_here
             .iter()
             .map(|s| {
@@ -618,16 +618,14 @@ impl Scanner<'_> {
 
     /// The Markdown source of `range` of an inline container's text, or the container's
     /// whole source when the range cannot be placed.
-    fn statement_source(&self, inline: &Inline, range: Range<usize>) -> String {
+    fn statement_source(&self, inline: &Inline, range: Range<usize>) -> &'a str {
         let whole = inline.source.clone().unwrap_or(0..0);
         let start = self.source_offset(inline, range.start..range.start + 1);
         let last = inline.text[..range.end].char_indices().next_back().map(|(i, c)| (i, c.len_utf8()));
         let end = last.and_then(|(i, len)| self.source_offset(inline, i..i + len).map(|at| at + len));
         match (start, end) {
-            (Some(start), Some(end)) if start < end && end <= whole.end.max(end) => {
-                self.md[start..end].trim().to_string()
-            }
-            _ => self.md[whole].trim().to_string(),
+            (Some(start), Some(end)) if start < end && end <= whole.end.max(end) => self.md[start..end].trim(),
+            _ => self.md[whole].trim(),
         }
     }
 
@@ -688,7 +686,7 @@ struct FindingParts<'s> {
     dimension: String,
     stated: &'s Stated,
     part: Option<&'s str>,
-    statement: String,
+    statement: Text,
     form: FindingForm,
     source: usize,
     owner: Option<Owner>,
@@ -827,7 +825,7 @@ mod tests {
                 f("Automatic write", "", "implemented", FindingForm::StatusColumn)
             ]
         );
-        assert_eq!(report.findings[0].statement, "absent. No command writes memory.");
+        assert_eq!(report.text(&report.findings[0].statement), "absent. No command writes memory.");
     }
 
     #[test]
