@@ -108,6 +108,10 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
     for report in &mut reports {
         report.shrink_to_fit();
     }
+    share_kinds(&mut records);
+    // Made again from its sorted entries: a map built that way has full nodes, one grown
+    // by inserts nodes about two thirds full, and a large site holds every run's records.
+    let records: BTreeMap<RecordId, Record> = records.into_iter().collect();
 
     let run = Run {
         name: meta.name.clone().unwrap_or_else(|| slug.to_string()),
@@ -274,7 +278,7 @@ fn link_references(
     // Published IDs, for near-miss suggestions.
     let published: Vec<RecordId> = records.keys().cloned().collect();
     let published_families: std::collections::BTreeSet<String> =
-        records.values().filter_map(|r| r.family.clone()).collect();
+        records.values().filter_map(|r| r.family.as_deref().map(str::to_string)).collect();
     let lookup = Lookup { published: &published, published_families: &published_families, unpublished, scheme };
     let mut unknown: HashMap<RecordId, Unknown> = HashMap::new();
     let mut line_parts = LineParts::default();
@@ -379,6 +383,24 @@ fn owner_record(report: &Report, owner: Option<Owner>) -> Option<RecordId> {
     Some(owner?.record(&report.declarations, &report.annotations).clone())
 }
 
+/// Gives the records of one kind (and of one family) one string of its code: a large site
+/// has hundreds of thousands of records of a few kinds.
+fn share_kinds(records: &mut BTreeMap<RecordId, Record>) {
+    let mut codes: HashMap<Arc<str>, ()> = HashMap::new();
+    let mut share = |code: &mut Arc<str>| match codes.get_key_value(code) {
+        Some((shared, ())) => *code = Arc::clone(shared),
+        None => {
+            codes.insert(Arc::clone(code), ());
+        }
+    };
+    for record in records.values_mut() {
+        share(&mut record.kind);
+        if let Some(family) = &mut record.family {
+            share(family);
+        }
+    }
+}
+
 fn declare_records(
     reports: &[Report],
     scheme: &IdScheme,
@@ -400,7 +422,7 @@ fn declare_records(
             }
             let record = records.entry(declaration.id.clone()).or_insert_with(|| {
                 let class = scheme.classify(declaration.id.as_str());
-                let (kind, family) = class.map(|c| (c.kind, c.family)).unwrap_or_default();
+                let (kind, family) = class.map(|c| (Arc::from(c.kind), c.family.map(Arc::from))).unwrap_or_default();
                 Record::new(declaration.id.clone(), kind, family, Publication::Published)
             });
             record.declarations.push(at);
@@ -684,7 +706,7 @@ fn target_record<'r>(
     let set = entry.set?;
     Some(records.entry(id.clone()).or_insert_with(|| {
         let class = lookup.scheme.classify(id.as_str());
-        let (kind, family) = class.map(|c| (c.kind, c.family)).unwrap_or_default();
+        let (kind, family) = class.map(|c| (Arc::from(c.kind), c.family.map(Arc::from))).unwrap_or_default();
         Record::new(id.clone(), kind, family, Publication::Unpublished(set))
     }))
 }

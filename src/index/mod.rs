@@ -570,8 +570,8 @@ fn record_document(system: &System, run: &Run, record: &Record, record_pages: Re
     let url = urls::record_shown(record_pages, &system.slug, &run.slug, &record.id);
     let mut doc = base(system, run, DocType::Record, title, url);
     doc.id = Some(record.id.to_string());
-    doc.kind = Some(record.kind.clone());
-    doc.family = record.family.clone();
+    doc.kind = Some(record.kind.to_string());
+    doc.family = record.family.as_deref().map(str::to_string);
     doc.label = record.label.clone();
     doc.statuses = run.statuses_of(record).map(str::to_string).collect();
     let mut body = String::new();

@@ -732,7 +732,7 @@ impl Record {
     }
 
     /// A record with nothing attached yet.
-    pub fn new(id: RecordId, kind: String, family: Option<String>, publication: Publication) -> Self {
+    pub fn new(id: RecordId, kind: Arc<str>, family: Option<Arc<str>>, publication: Publication) -> Self {
         Record {
             id,
             kind,
@@ -759,9 +759,9 @@ pub struct Record {
     /// Its ID.
     pub id: RecordId,
     /// Kind code.
-    pub kind: String,
+    pub kind: Arc<str>,
     /// Family code, for grammars with one.
-    pub family: Option<String>,
+    pub family: Option<Arc<str>>,
     /// The first label given.
     pub label: Option<String>,
     /// For a published record its reports give no label: a title made from its parts,

@@ -660,7 +660,7 @@ impl Renderer<'_> {
         let mut kinds: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (i, system) in self.site.systems.iter().enumerate() {
             for record in system.runs.iter().flat_map(|r| r.published_records()) {
-                kinds.entry(record.kind.as_str()).or_insert_with(|| vec![0; self.site.systems.len()])[i] += 1;
+                kinds.entry(&*record.kind).or_insert_with(|| vec![0; self.site.systems.len()])[i] += 1;
             }
         }
         kinds
@@ -945,7 +945,7 @@ impl Renderer<'_> {
             url: urls::record_shown(self.site.record_pages, &system.slug, &run.slug, &record.id),
             label: record.title_label().map(str::to_string),
             derived: record.label.is_none() && record.derived_label.is_some(),
-            kind: record.kind.clone(),
+            kind: record.kind.to_string(),
             statuses,
         }
     }
@@ -999,9 +999,9 @@ impl Renderer<'_> {
     fn status_matrix(&self, run: &Run, published: &[&Record]) -> Vec<MatrixRow> {
         let mut matrix: BTreeMap<&str, MatrixRow> = BTreeMap::new();
         for record in published {
-            let row = matrix.entry(record.kind.as_str()).or_insert_with(|| MatrixRow {
-                kind: record.kind.clone(),
-                kind_name: self.site.kinds.get(&record.kind).cloned().unwrap_or_default(),
+            let row = matrix.entry(&*record.kind).or_insert_with(|| MatrixRow {
+                kind: record.kind.to_string(),
+                kind_name: self.site.kinds.get(&*record.kind).cloned().unwrap_or_default(),
                 counts: vec![0; run.vocabulary.len()],
                 none: 0,
                 total: 0,
@@ -1173,10 +1173,10 @@ impl Renderer<'_> {
                 id => record.id.to_string(),
                 label => record.label.clone(),
                 derived_label => record.derived_label.clone(),
-                kind => record.kind.clone(),
-                kind_name => self.site.kinds.get(&record.kind).cloned(),
-                family => record.family.clone(),
-                family_name => record.family.as_ref().and_then(|f| self.site.families.get(f).cloned()),
+                kind => record.kind.to_string(),
+                kind_name => self.site.kinds.get(&*record.kind).cloned(),
+                family => record.family.as_deref().map(str::to_string),
+                family_name => record.family.as_deref().and_then(|f| self.site.families.get(f).cloned()),
                 unpublished => unpublished,
                 findings => record.findings.iter().map(|at| self.record_finding_view(system, run, *at, run.finding(*at))).collect::<Vec<_>>(),
                 meanings => record.statuses.iter().map(|s| self.badge(s, "", None, None)).collect::<Vec<_>>(),
