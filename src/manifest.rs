@@ -490,7 +490,7 @@ fn declared_places(run: &Run, record: &Record) -> Vec<Place> {
                 file: report.source_path.clone(),
                 line: d.location.line,
                 report: report.slug.to_string(),
-                anchor: d.anchor.clone(),
+                anchor: d.anchor.to_string(),
             }
         })
         .collect()

@@ -460,7 +460,7 @@ fn report_documents(system: &System, run: &Run, report: &Report) -> Vec<SearchDo
     let records_text = sections_of_records(run, report);
     for section in &sections {
         let Some(s) = section.heading.and_then(|h| report.sections.get(h)) else { continue };
-        if records_text.contains(s.anchor.as_str()) {
+        if records_text.contains(&*s.anchor) {
             continue;
         }
         let mut doc = base(
@@ -556,8 +556,8 @@ fn sections_of_records<'r>(run: &Run, report: &'r Report) -> std::collections::H
         .declarations
         .iter()
         .filter(|d| matches!(d.form, DeclarationForm::Heading { .. }))
-        .map(|d| d.anchor.as_str())
-        .chain(report.annotations.iter().filter(|a| run.publishes(&a.target)).map(|a| a.anchor.as_str()))
+        .map(|d| &*d.anchor)
+        .chain(report.annotations.iter().filter(|a| run.publishes(&a.target)).map(|a| &*a.anchor))
         .collect()
 }
 

@@ -377,10 +377,10 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Anchors of table rows that declare records or hold findings, by (table index,
     /// body row index).
-    pub row_anchors: BTreeMap<(usize, usize), String>,
+    pub row_anchors: BTreeMap<(usize, usize), Arc<str>>,
     /// Anchors of paragraphs and list items that hold findings, by the byte offset where
     /// the block starts in [`Report::markdown`].
-    pub block_anchors: BTreeMap<usize, String>,
+    pub block_anchors: BTreeMap<usize, Arc<str>>,
     /// What the report says it did not establish: the rows of its limitation and
     /// coverage tables and the items of its lists about limits, in order.
     pub limits: Vec<Limit>,
@@ -404,7 +404,7 @@ pub struct Limit {
     /// The evidence that would resolve it, as Markdown, where the analysis says.
     pub resolves: Option<String>,
     /// Its anchor on the report page.
-    pub anchor: String,
+    pub anchor: Arc<str>,
     /// Where it is written.
     pub location: Location,
     /// The section it is in.
@@ -428,7 +428,7 @@ pub enum LimitKind {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Section {
     /// Its anchor on the report page.
-    pub anchor: String,
+    pub anchor: Arc<str>,
     /// Heading level (1–6).
     pub level: u8,
     /// The heading text.
@@ -483,7 +483,7 @@ pub struct Declaration {
     /// Heading or table row.
     pub form: DeclarationForm,
     /// Anchor on the report page.
-    pub anchor: String,
+    pub anchor: Arc<str>,
     /// The label, if given here.
     pub label: Option<String>,
     /// Fields (`Key: value` paragraphs, or column → cell), in order.
@@ -530,7 +530,7 @@ pub struct Finding {
     /// Index of the enclosing section.
     pub section: Option<usize>,
     /// Its anchor on the report page (its row's, or its paragraph's).
-    pub anchor: String,
+    pub anchor: Arc<str>,
     /// The record or annotation whose text holds it.
     pub owner: Option<Owner>,
     /// The citations written with it (its row, cell or paragraph), into
@@ -596,7 +596,7 @@ pub struct Annotation {
     /// The annotated record.
     pub target: RecordId,
     /// Anchor on the report page.
-    pub anchor: String,
+    pub anchor: Arc<str>,
     /// Byte range of the body in [`Report::markdown`].
     pub body: Range<usize>,
     /// Where the heading is.
@@ -673,7 +673,7 @@ pub struct Quote {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Citation {
     /// `SRC-n` named or inherited in the same text; else the run's default source.
-    pub source: Option<String>,
+    pub source: Option<Arc<str>>,
     /// True when the text names the source itself (`SRC-1 …`).
     pub names_source: bool,
     /// The cited file.

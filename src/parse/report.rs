@@ -106,8 +106,8 @@ struct Parts {
     quotes: Vec<Quote>,
     citations: Vec<Citation>,
     findings: Vec<Finding>,
-    row_anchors: std::collections::BTreeMap<(usize, usize), String>,
-    block_anchors: std::collections::BTreeMap<usize, String>,
+    row_anchors: std::collections::BTreeMap<(usize, usize), Arc<str>>,
+    block_anchors: std::collections::BTreeMap<usize, Arc<str>>,
     limits: Vec<crate::model::Limit>,
 }
 
@@ -154,7 +154,7 @@ struct Scanner<'a> {
     body_line: u32,
     parts: Parts,
     diagnostics: Vec<Diagnostic>,
-    anchors: HashSet<String>,
+    anchors: HashSet<Arc<str>>,
     /// The heading-scoped owner and its heading level.
     owner: Option<(Owner, u8)>,
     section: Option<usize>,
@@ -253,13 +253,15 @@ impl<'a> Scanner<'a> {
         &self.md[self.line_starts[line]..end]
     }
 
-    fn unique_anchor(&mut self, wanted: String) -> String {
+    fn unique_anchor(&mut self, wanted: String) -> Arc<str> {
         let mut anchor = wanted.clone();
         let mut n = 2;
-        while !self.anchors.insert(anchor.clone()) {
+        while self.anchors.contains(&*anchor) {
             anchor = format!("{wanted}--{n}");
             n += 1;
         }
+        let anchor: Arc<str> = Arc::from(anchor);
+        self.anchors.insert(Arc::clone(&anchor));
         anchor
     }
 
@@ -688,7 +690,7 @@ impl<'a> Scanner<'a> {
                 // and the citation is placed where its source is written.
                 let at = (location.line, location.col);
                 let bare = self.parts.citations[cited_from..].iter().rposition(|b| {
-                    b.source == c.source
+                    b.source.as_deref() == c.source.as_deref()
                         && b.path.is_none()
                         && b.section.is_none()
                         && (b.location.line, b.location.col) < at
@@ -697,9 +699,10 @@ impl<'a> Scanner<'a> {
                     location = self.parts.citations.remove(cited_from + i).location;
                 }
             }
+            let source = c.source.as_deref().map(|s| self.shared(s));
             self.parts.citations.push(Citation {
                 names_source: c.source_range.is_some() || c.source.is_some(),
-                source: c.source,
+                source,
                 path: c.path,
                 section: c.section,
                 lines: c.lines,
@@ -762,9 +765,10 @@ impl<'a> Scanner<'a> {
                 let in_container = group.start + c.range.start..group.start + c.range.end;
                 let offset = self.source_offset(inline, in_container).unwrap_or(group_source);
                 let location = self.location(offset);
+                let source = c.source.as_deref().map(|s| self.shared(s));
                 self.parts.citations.push(Citation {
                     names_source: c.source_range.is_some(),
-                    source: c.source,
+                    source,
                     path: c.path,
                     section: c.section,
                     lines: c.lines,
@@ -882,7 +886,7 @@ mod tests {
             report.findings.iter().filter(|f| f.subject == Subject::Record(obj06.id.clone())).collect();
         assert_eq!(findings.len(), 2);
         assert_eq!(findings[1].part.as_deref(), Some("context_tokens"));
-        assert_eq!(report.row_anchors.get(&(0, 1)).map(String::as_str), Some("OBJ-06"));
+        assert_eq!(report.row_anchors.get(&(0, 1)).map(|a| &**a), Some("OBJ-06"));
         let mentions: Vec<_> = report.mentions.iter().map(|m| (m.target.as_str(), m.owner)).collect();
         assert_eq!(mentions, [("OBJ-02", Some(Owner::Declaration(0))), ("OBJ-03", None)]);
         assert_eq!(report.mentions[0].location.line, 3);
@@ -903,7 +907,7 @@ mod tests {
         let md = "## Annotations\n\n### On RT-RTE-memory-delivery\n\nRead-back uses MEM-OBJ-raw (SRC-1 plugin/a.py).\n";
         let (report, _) = parse(md);
         assert_eq!(report.annotations[0].target.as_str(), "RT-RTE-memory-delivery");
-        assert_eq!(report.annotations[0].anchor, "on-RT-RTE-memory-delivery");
+        assert_eq!(&*report.annotations[0].anchor, "on-RT-RTE-memory-delivery");
         assert_eq!(report.mentions[0].owner, Some(Owner::Annotation(0)));
         assert_eq!(report.citations[0].path.as_deref(), Some("plugin/a.py"));
     }
@@ -966,8 +970,8 @@ mod tests {
         let (report, _) = parse(
             "## Notes\n\n## Notes\n\n| ID | x |\n|---|---|\n| OBJ-06 (part: a) | 1 |\n| OBJ-06 (part: b) | 2 |\n",
         );
-        let anchors: Vec<_> = report.sections.iter().map(|s| s.anchor.as_str()).collect();
+        let anchors: Vec<_> = report.sections.iter().map(|s| &*s.anchor).collect();
         assert_eq!(anchors, ["notes", "notes--2"]);
-        assert_eq!(report.row_anchors.values().cloned().collect::<Vec<_>>(), ["OBJ-06", "OBJ-06--2"]);
+        assert_eq!(report.row_anchors.values().map(|a| &**a).collect::<Vec<_>>(), ["OBJ-06", "OBJ-06--2"]);
     }
 }

@@ -266,7 +266,7 @@ impl<'l, 'm> Rewrite<'l, 'm> {
         let Event::Start(Tag::Heading { level, classes, attrs, .. }) = event else { return };
         self.state.text_before.clear();
         let anchor =
-            self.report().and_then(|r| r.sections.get(self.state.headings)).map(|s| CowStr::from(s.anchor.clone()));
+            self.report().and_then(|r| r.sections.get(self.state.headings)).map(|s| CowStr::from(s.anchor.to_string()));
         self.state.headings += 1;
         self.state.heading_anchor = anchor.as_deref().map(str::to_string);
         self.out.push(Event::Start(Tag::Heading { level, id: anchor, classes, attrs }));

@@ -1117,7 +1117,7 @@ impl Renderer<'_> {
                 file => report.source_path.clone(),
                 file_url => self.site.source_url.as_ref().map(|f| f.link(&report.source_path, 1)),
                 html => render_report(report, &linker),
-                toc => report.sections.iter().filter(|s| s.level <= 3).map(|s| TocEntry { anchor: s.anchor.clone(), title: s.title.clone(), level: s.level }).collect::<Vec<_>>(),
+                toc => report.sections.iter().filter(|s| s.level <= 3).map(|s| TocEntry { anchor: s.anchor.to_string(), title: s.title.clone(), level: s.level }).collect::<Vec<_>>(),
                 declared => declared,
             },
             run => context! { name => run.name.clone(), revision => run.revision.clone(), url => urls::run(&system.slug, &run.slug) },

@@ -27,7 +27,7 @@ pub(super) struct Row {
     label: String,
     part: Option<String>,
     /// The row's anchor, once it has one (a declaring row always does).
-    anchor: Option<String>,
+    anchor: Option<Arc<str>>,
     owner: Option<Owner>,
     /// The record the row declares.
     declares: Option<RecordId>,
@@ -66,7 +66,7 @@ impl Row {
         scanner: &Scanner<'_>,
         id: RecordId,
         part: Option<String>,
-        anchor: String,
+        anchor: Arc<str>,
         index: usize,
         evidence: Range<usize>,
     ) -> Self {
@@ -288,7 +288,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// The row's anchor, made from its label when it has none yet.
-    fn row_anchor(&mut self, row: &mut Row) -> String {
+    fn row_anchor(&mut self, row: &mut Row) -> Arc<str> {
         if let Some(anchor) = &row.anchor {
             return anchor.clone();
         }
@@ -433,7 +433,7 @@ impl<'a> Scanner<'a> {
             form,
             location: self.location(source),
             section: self.section,
-            anchor: String::new(),
+            anchor: Arc::default(),
             owner,
             evidence,
         }
@@ -597,7 +597,7 @@ impl<'a> Scanner<'a> {
 
     /// The anchor of a block holding findings, made once per block from what its first
     /// finding is about: `memory`, `CAP-2-approval`, `2-4-raw-traces-status`.
-    fn block_anchor(&mut self, inline: &Inline, first: &Finding) -> String {
+    fn block_anchor(&mut self, inline: &Inline, first: &Finding) -> Arc<str> {
         let block_start = inline.source.as_ref().map_or(0, |s| s.start);
         if let Some(anchor) = self.parts.block_anchors.get(&block_start) {
             return anchor.clone();
@@ -607,7 +607,7 @@ impl<'a> Scanner<'a> {
             Subject::Record(id) => format!("{}-{on}", id.slug()),
             Subject::Named(name) if *name != self.section_name() => short_slug(name),
             Subject::Named(_) => {
-                let section = self.section.and_then(|s| self.parts.sections.get(s)).map(|s| s.anchor.clone());
+                let section = self.section.and_then(|s| self.parts.sections.get(s)).map(|s| s.anchor.to_string());
                 short_slug(&format!("{}-{on}", section.unwrap_or_else(|| "report".to_string())))
             }
         };
@@ -789,8 +789,8 @@ mod tests {
             parse("| Operation | Status | Evidence |\n|---|---|---|\n| Consolidation | absent for OBJ-03. Nothing merges. | SRC-1 a.py:3 |\n| Decay | — | |\n");
         assert_eq!(findings(&report), [f("Consolidation", "", "absent", FindingForm::StatusColumn)]);
         let consolidation = &report.findings[0];
-        assert_eq!(consolidation.anchor, "consolidation");
-        assert_eq!(report.row_anchors.get(&(0, 0)).map(String::as_str), Some("consolidation"));
+        assert_eq!(&*consolidation.anchor, "consolidation");
+        assert_eq!(report.row_anchors.get(&(0, 0)).map(|a| &**a), Some("consolidation"));
         assert_eq!(consolidation.evidence, 0..1, "the row's citation is its evidence");
         assert_eq!((consolidation.location.line, consolidation.location.col), (3, 19));
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
@@ -856,8 +856,8 @@ mod tests {
         expected[5].3 = Some("CMP-13".into());
         assert_eq!(findings(&report), expected);
         // One anchor per paragraph, named by its first finding.
-        assert_eq!(report.findings[1].anchor, "compression");
-        assert_eq!(report.findings[4].anchor, "promotion-path");
+        assert_eq!(&*report.findings[1].anchor, "compression");
+        assert_eq!(&*report.findings[4].anchor, "promotion-path");
         assert_eq!(report.block_anchors.len(), 3, "each paragraph or item with findings has one anchor");
     }
 
@@ -920,8 +920,8 @@ mod tests {
     #[test]
     fn a_table_numbered_by_handles_anchors_its_rows_a_lone_handle_is_noted() {
         let (report, diagnostics) = parse("| # | Limitation |\n|---|---|\n| L1 | no run |\n| L2 | no trace |\n\n| Thing | Note |\n|---|---|\n| Q3 | code |\n| Label | row |\n");
-        assert_eq!(report.row_anchors.get(&(0, 0)).map(String::as_str), Some("L1"));
-        assert_eq!(report.row_anchors.get(&(0, 1)).map(String::as_str), Some("L2"));
+        assert_eq!(report.row_anchors.get(&(0, 0)).map(|a| &**a), Some("L1"));
+        assert_eq!(report.row_anchors.get(&(0, 1)).map(|a| &**a), Some("L2"));
         assert_eq!(report.row_anchors.get(&(1, 0)), None);
         assert_eq!(notes(&diagnostics), [8]);
     }

@@ -184,7 +184,7 @@ impl Scanner<'_> {
             text,
             prevents: None,
             resolves: None,
-            anchor: String::new(),
+            anchor: std::sync::Arc::default(),
             location,
             section: self.section,
             mentions: named,
