@@ -894,6 +894,27 @@ mod tests {
     }
 
     #[test]
+    fn text_the_markdown_holds_as_it_is_is_kept_as_its_place_there() {
+        let md = "| ID | Producer | Status |\n|---|---|---|\n| OBJ-03 Summary | `host` \\| worker | absent. Not written. |\n\n\
+                  ## OBJ-04 Store\n\nPurpose: keeps OBJ-03 on disk\n\nKept by **OBJ-03** for a while.\n";
+        let (report, _) = parse(md);
+        let in_markdown = |text: &crate::model::Text| matches!(text, crate::model::Text::InMarkdown { .. });
+        let producer = &report.declarations[0].fields[0];
+        assert_eq!(report.text(&producer.value), "`host` \\| worker");
+        assert!(in_markdown(&producer.value));
+        let purpose = &report.declarations[1].fields[0];
+        assert_eq!((&*purpose.name, report.text(&purpose.value)), ("Purpose", "keeps OBJ-03 on disk"));
+        assert!(in_markdown(&purpose.value));
+        assert_eq!(report.text(&report.findings[0].statement), "absent. Not written.");
+        assert!(in_markdown(&report.findings[0].statement));
+        // A citing sentence is plain text: as it is in the source, its place; with its
+        // markup left out, a string of its own.
+        let contexts: Vec<_> =
+            report.mentions.iter().map(|m| (report.text(&m.context), in_markdown(&m.context))).collect();
+        assert_eq!(contexts, [("Purpose: keeps OBJ-03 on disk", true), ("Kept by OBJ-03 for a while.", false)]);
+    }
+
+    #[test]
     fn a_nested_record_heading_ends_the_outer_body() {
         let (report, _) = parse("### MEM-OBJ-a\n\nOuter text.\n\n#### MEM-OBJ-b\n\nInner text.\n");
         let outer = &report.markdown[report.declarations[0].body.clone().unwrap()];
