@@ -155,6 +155,8 @@ struct Scanner<'a> {
     parts: Parts,
     diagnostics: Vec<Diagnostic>,
     anchors: HashSet<Arc<str>>,
+    /// The IDs named so far, each once ([`Scanner::record_id`]).
+    ids: HashSet<RecordId>,
     /// The heading-scoped owner and its heading level.
     owner: Option<(Owner, u8)>,
     section: Option<usize>,
@@ -205,6 +207,7 @@ impl<'a> Scanner<'a> {
             parts: Parts::default(),
             diagnostics: Vec::new(),
             anchors: HashSet::new(),
+            ids: HashSet::new(),
             owner: None,
             section: None,
             inline: Inline::default(),
@@ -251,6 +254,17 @@ impl<'a> Scanner<'a> {
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let end = self.line_starts.get(line + 1).map(|e| e - 1).unwrap_or(self.md.len());
         &self.md[self.line_starts[line]..end]
+    }
+
+    /// `id` as one string however often the report names it: a large site has millions
+    /// of references to a few hundred thousand records.
+    fn record_id(&mut self, id: &str) -> RecordId {
+        if let Some(known) = self.ids.get(id) {
+            return known.clone();
+        }
+        let id = RecordId::new(id);
+        self.ids.insert(id.clone());
+        id
     }
 
     fn unique_anchor(&mut self, wanted: String) -> Arc<str> {
@@ -476,7 +490,7 @@ impl<'a> Scanner<'a> {
             // A record heading nested in another record's body ends that body: bodies
             // never overlap.
             self.close_owner(range.start);
-            let id = RecordId::new(&title[m.range.clone()]);
+            let id = self.record_id(&title[m.range.clone()]);
             anchor = self.unique_anchor(id.slug());
             let index = self.parts.declarations.len();
             self.parts.declarations.push(Declaration {
@@ -494,7 +508,7 @@ impl<'a> Scanner<'a> {
             self.scan(&inline, self.owner.map(|(o, _)| o), Some(m.range));
         } else if let Some(target) = recognise::annotation_target(self.scheme, &title) {
             self.close_owner(range.start);
-            let target = RecordId::new(target);
+            let target = self.record_id(target);
             anchor = self.unique_anchor(format!("on-{}", target.slug()));
             let index = self.parts.annotations.len();
             self.parts.annotations.push(Annotation {
@@ -623,7 +637,7 @@ impl<'a> Scanner<'a> {
             self.limit_row(&cells, mentioned_from..self.parts.mentions.len(), cited);
             return;
         };
-        let id = RecordId::new(&first.inline.text[m.range.clone()]);
+        let id = self.record_id(&first.inline.text[m.range.clone()]);
         let (label, part) = recognise::label_and_part(&first.inline.text[m.range.end..]);
         let id_offset = self.source_offset(&first.inline, m.range.clone()).unwrap_or(first.source.start);
         let location = self.location(id_offset);
@@ -729,13 +743,8 @@ impl<'a> Scanner<'a> {
                 let location = self.location(offset);
                 let sentence = recognise::sentence_around(&inline.text, in_container, 320);
                 let context = Text::found(self.md, inline.source.clone(), &sentence);
-                self.parts.mentions.push(Mention {
-                    target: RecordId::new(&text[m.range]),
-                    location,
-                    context,
-                    section: self.section,
-                    owner,
-                });
+                let target = self.record_id(&text[m.range]);
+                self.parts.mentions.push(Mention { target, location, context, section: self.section, owner });
             }
             for m in undeclared {
                 let in_container = group.start + m.range.start..group.start + m.range.end;
