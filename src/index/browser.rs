@@ -428,7 +428,7 @@ impl BrowserIndex {
                     // Gone from the run.
                     let gone = old_terms[i].0;
                     self.term_runs[gone as usize].retain(|s| *s != number);
-                    self.dirty.insert(gone);
+                    self.changed(gone);
                     i += 1;
                 }
                 std::cmp::Ordering::Greater => {
@@ -440,7 +440,7 @@ impl BrowserIndex {
                     let (mut before, now) = (old.postings_of(t), part.postings_of(t));
                     let length = |p: &RunPart, number: u32| p.lengths[number as usize];
                     if before.bytes != now.bytes || before.any(|(n, _)| length(old, n) != length(&part, n)) {
-                        self.dirty.insert(t);
+                        self.changed(t);
                     }
                     i += 1;
                     j += 1;
@@ -448,6 +448,14 @@ impl BrowserIndex {
             }
         }
         self.slots[slot] = Some(part);
+    }
+
+    /// `term`'s line changes. Not tracked before the first `finish`, which writes every
+    /// term: a large site has millions.
+    fn changed(&mut self, term: u32) {
+        if self.written.is_some() {
+            self.dirty.insert(term);
+        }
     }
 
     /// `slot` has `term` now.
@@ -460,7 +468,7 @@ impl BrowserIndex {
             self.new_terms.push(term);
         }
         self.term_runs[at].push(slot);
-        self.dirty.insert(term);
+        self.changed(term);
     }
 
     /// Takes the part in `slot` out of the terms' lists (they change).
@@ -469,7 +477,7 @@ impl BrowserIndex {
         let number = u32::try_from(slot).expect("fewer than 4 billion runs");
         for &(term, _) in &part.terms {
             self.term_runs[term as usize].retain(|s| *s != number);
-            self.dirty.insert(term);
+            self.changed(term);
         }
     }
 
