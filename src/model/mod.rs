@@ -270,6 +270,11 @@ impl Report {
         self.markdown.lines().nth(index).unwrap_or("")
     }
 
+    /// The section at `index` (an item's `section`), if any.
+    pub fn section(&self, index: Option<u32>) -> Option<&Section> {
+        self.sections.get(index? as usize)
+    }
+
     /// A piece of the report's text (a field's value, a citing sentence).
     pub fn text<'a>(&'a self, text: &'a Text) -> &'a str {
         text.get(&self.markdown)
@@ -412,7 +417,7 @@ pub struct Limit {
     /// Where it is written.
     pub location: Location,
     /// The section it is in.
-    pub section: Option<usize>,
+    pub section: Option<u32>,
     /// The records it names.
     pub mentions: Vec<RecordId>,
     /// The paths it cites.
@@ -442,22 +447,34 @@ pub struct Section {
 }
 
 /// Who a piece of text belongs to: a record's heading body or row, or an annotation.
+/// (`u32`, as a report's lists are shorter than that: every finding, mention, quote and
+/// citation holds one, millions on a large site.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Owner {
     /// Index into [`Report::declarations`].
-    Declaration(usize),
+    Declaration(u32),
     /// Index into [`Report::annotations`].
-    Annotation(usize),
+    Annotation(u32),
 }
 
 impl Owner {
+    /// The declaration at `index` of its report.
+    pub fn declaration(index: usize) -> Owner {
+        Owner::Declaration(u32::try_from(index).expect("a report declares fewer than 4 billion records"))
+    }
+
+    /// The annotation at `index` of its report.
+    pub fn annotation(index: usize) -> Owner {
+        Owner::Annotation(u32::try_from(index).expect("a report has fewer than 4 billion annotations"))
+    }
+
     /// The record the text belongs to: the declared one, or the annotation's target.
     /// Takes the two lists rather than a [`Report`], so that a report being parsed asks
     /// it of its lists so far.
     pub fn record<'a>(self, declarations: &'a [Declaration], annotations: &'a [Annotation]) -> &'a RecordId {
         match self {
-            Owner::Declaration(i) => &declarations[i].id,
-            Owner::Annotation(i) => &annotations[i].target,
+            Owner::Declaration(i) => &declarations[i as usize].id,
+            Owner::Annotation(i) => &annotations[i as usize].target,
         }
     }
 }
@@ -497,7 +514,7 @@ pub struct Declaration {
     /// Where the ID is written.
     pub location: Location,
     /// Index of the enclosing section.
-    pub section: Option<usize>,
+    pub section: Option<u32>,
 }
 
 /// A named value of a record.
@@ -532,7 +549,7 @@ pub struct Finding {
     /// Where the status word is.
     pub location: Location,
     /// Index of the enclosing section.
-    pub section: Option<usize>,
+    pub section: Option<u32>,
     /// Its anchor on the report page (its row's, or its paragraph's).
     pub anchor: Arc<str>,
     /// The record or annotation whose text holds it.
@@ -606,7 +623,7 @@ pub struct Annotation {
     /// Where the heading is.
     pub location: Location,
     /// Index of the section (its own heading).
-    pub section: Option<usize>,
+    pub section: Option<u32>,
 }
 
 /// A reference to a record in prose, a cell or a heading.
@@ -619,7 +636,7 @@ pub struct Mention {
     /// The citing sentence, as plain text (cut short past 320 characters).
     pub context: Text,
     /// Index of the enclosing section.
-    pub section: Option<usize>,
+    pub section: Option<u32>,
     /// The record or annotation whose text contains it.
     pub owner: Option<Owner>,
 }

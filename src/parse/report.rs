@@ -159,7 +159,7 @@ struct Scanner<'a> {
     ids: HashSet<RecordId>,
     /// The heading-scoped owner and its heading level.
     owner: Option<(Owner, u8)>,
-    section: Option<usize>,
+    section: Option<u32>,
     inline: Inline,
     link_depth: usize,
     image_depth: usize,
@@ -179,7 +179,7 @@ struct Scanner<'a> {
     /// Its rows' limits, anchored at its end.
     pending_limits: Vec<limits::PendingLimit>,
     /// The last section about limits whose prose was noted.
-    limits_prose_noted: Option<usize>,
+    limits_prose_noted: Option<u32>,
     /// The open headings, by level, and whether each is (or is within) a section about
     /// limits: kept as headings come, so no block walks back through the sections.
     heading_stack: Vec<(u8, bool)>,
@@ -465,12 +465,12 @@ impl<'a> Scanner<'a> {
         if let Some((owner, _)) = self.owner.take() {
             match owner {
                 Owner::Declaration(i) => {
-                    if let Some(body) = &mut self.parts.declarations[i].body {
+                    if let Some(body) = &mut self.parts.declarations[i as usize].body {
                         body.end = end.max(body.start);
                     }
                 }
                 Owner::Annotation(i) => {
-                    let body = &mut self.parts.annotations[i].body;
+                    let body = &mut self.parts.annotations[i as usize].body;
                     body.end = end.max(body.start);
                 }
             }
@@ -484,7 +484,8 @@ impl<'a> Scanner<'a> {
         let title = inline.text.trim().to_string();
         let location = self.location(range.start + self.md[range.clone()].find(title.as_str()).unwrap_or(0));
         let line = location.line;
-        let section_index = self.parts.sections.len();
+        let section_index =
+            u32::try_from(self.parts.sections.len()).expect("a report has fewer than 4 billion headings");
         let anchor;
         if let Some(m) = self.scheme.leading_id(&title) {
             // A record heading nested in another record's body ends that body: bodies
@@ -503,7 +504,7 @@ impl<'a> Scanner<'a> {
                 location,
                 section: Some(section_index),
             });
-            self.owner = Some((Owner::Declaration(index), level));
+            self.owner = Some((Owner::declaration(index), level));
             self.section = Some(section_index);
             self.scan(&inline, self.owner.map(|(o, _)| o), Some(m.range));
         } else if let Some(target) = recognise::annotation_target(self.scheme, &title) {
@@ -518,7 +519,7 @@ impl<'a> Scanner<'a> {
                 location,
                 section: Some(section_index),
             });
-            self.owner = Some((Owner::Annotation(index), level));
+            self.owner = Some((Owner::annotation(index), level));
             self.section = Some(section_index);
         } else {
             let explicit = self.heading_id_attribute(range.clone());
@@ -601,12 +602,12 @@ impl<'a> Scanner<'a> {
                 let raw = &self.md[source.clone()];
                 let value_source = raw.find(&text[value_at..]).map(|at| Text::of(self.md, raw[at..].trim()));
                 let value = value_source.unwrap_or_else(|| Text::Own(text[value_at..].into()));
-                let declaration = &mut self.parts.declarations[i];
+                let declaration = &mut self.parts.declarations[i as usize];
                 if key == "Label" && declaration.label.is_none() {
                     declaration.label = Some(text[value_at..].trim().to_string());
                 }
                 let name = self.shared(key);
-                self.parts.declarations[i].fields.push(Field { name, value });
+                self.parts.declarations[i as usize].fields.push(Field { name, value });
             }
         }
     }
@@ -665,7 +666,7 @@ impl<'a> Scanner<'a> {
             location,
             section: self.section,
         });
-        let owner = Some(Owner::Declaration(index));
+        let owner = Some(Owner::declaration(index));
         for (column, cell) in cells.iter().enumerate() {
             let skip = (column == 0).then(|| m.range.clone());
             self.scan(&cell.inline, owner, skip);

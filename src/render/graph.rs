@@ -94,7 +94,7 @@ impl<'r> RunGraph<'r> {
             for at in &record.backlinks {
                 let report = &run.reports[at.report];
                 let Some(Owner::Annotation(a)) = report.mentions[at.index].owner else { continue };
-                if let Some(&from) = index.get(&report.annotations[a].target).filter(|&&from| from != to) {
+                if let Some(&from) = index.get(&report.annotations[a as usize].target).filter(|&&from| from != to) {
                     pairs.entry((from, to)).or_default().1 = true;
                 }
             }

@@ -891,7 +891,7 @@ impl Renderer<'_> {
             view.subject_is_record = true;
         }
         let report = &run.reports[at.report];
-        view.at.name = match finding.section.and_then(|s| report.sections.get(s)) {
+        view.at.name = match report.section(finding.section) {
             Some(section) => format!("{} § {}", report.title, section.title),
             None => report.title.clone(),
         };
@@ -925,7 +925,7 @@ impl Renderer<'_> {
             } else {
                 String::new()
             },
-            at_section: match finding.section.and_then(|s| report.sections.get(s)) {
+            at_section: match report.section(finding.section) {
                 Some(section) => format!("§ {}", section.title),
                 None => report.title.clone(),
             },
@@ -1088,10 +1088,10 @@ impl Renderer<'_> {
             .collect()
     }
 
-    fn section_link(&self, system: &System, run: &Run, report: usize, section: Option<usize>) -> Link {
+    fn section_link(&self, system: &System, run: &Run, report: usize, section: Option<u32>) -> Link {
         let r = &run.reports[report];
         let base = urls::report(&system.slug, &run.slug, &r.slug);
-        match section.and_then(|s| r.sections.get(s)) {
+        match r.section(section) {
             Some(s) => Link { name: format!("{} § {}", r.title, s.title), url: format!("{base}#{}", s.anchor) },
             None => Link { name: r.title.clone(), url: base },
         }
@@ -1256,8 +1256,8 @@ impl Renderer<'_> {
         let report = &run.reports[at.report];
         let mention = &report.mentions[at.index];
         let from = match mention.owner {
-            Some(Owner::Declaration(d)) => Some(report.declarations[d].id.clone()),
-            Some(Owner::Annotation(a)) => Some(report.annotations[a].target.clone()),
+            Some(Owner::Declaration(d)) => Some(report.declarations[d as usize].id.clone()),
+            Some(Owner::Annotation(a)) => Some(report.annotations[a as usize].target.clone()),
             None => None,
         };
         let from = from.filter(|id| id != &record.id).map(|id: RecordId| Link {
@@ -1360,7 +1360,7 @@ fn declaration_entries(
             // A cell the findings block shows as a finding of this row is not shown again.
             let shown_as_finding = |value: &str| {
                 report.findings.iter().any(|f| {
-                    f.owner == Some(crate::model::Owner::Declaration(at.index))
+                    f.owner == Some(crate::model::Owner::declaration(at.index))
                         && report.text(&f.statement).trim() == value.trim()
                 })
             };
@@ -1407,7 +1407,7 @@ fn declaration_entries(
 /// One limit as a page shows it.
 fn limit_view(system: &System, run: &Run, report: usize, limit: &Limit, linker: &Linker<'_>) -> LimitView {
     let r = &run.reports[report];
-    let section = limit.section.and_then(|s| r.sections.get(s));
+    let section = r.section(limit.section);
     LimitView {
         handle: limit.handle.clone(),
         derived: !limit.handle_given,
@@ -1493,7 +1493,7 @@ fn limits_of(system: &System, run: &Run, record: &Record, linker: &Linker<'_>) -
 /// The section a declaration is written in: a row's section, or the section around a
 /// heading that declares (whose own section is the record itself).
 fn enclosing_section<'r>(report: &'r Report, d: &crate::model::Declaration) -> Option<&'r crate::model::Section> {
-    let index = d.section?;
+    let index = d.section? as usize;
     let own = report.sections.get(index)?;
     if own.anchor != d.anchor {
         return Some(own);

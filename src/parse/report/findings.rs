@@ -76,7 +76,7 @@ impl Row {
             label_dimension: None,
             part,
             anchor: Some(anchor),
-            owner: Some(Owner::Declaration(index)),
+            owner: Some(Owner::declaration(index)),
             declares: Some(id),
             evidence,
             table: scanner.table.unwrap_or(0),
@@ -607,7 +607,8 @@ impl<'a> Scanner<'a> {
             Subject::Record(id) => format!("{}-{on}", id.slug()),
             Subject::Named(name) if *name != self.section_name() => short_slug(name),
             Subject::Named(_) => {
-                let section = self.section.and_then(|s| self.parts.sections.get(s)).map(|s| s.anchor.to_string());
+                let section =
+                    self.section.and_then(|s| self.parts.sections.get(s as usize)).map(|s| s.anchor.to_string());
                 short_slug(&format!("{}-{on}", section.unwrap_or_else(|| "report".to_string())))
             }
         };
@@ -632,7 +633,7 @@ impl<'a> Scanner<'a> {
     /// The name of the section being read (its heading), for a finding that names no
     /// subject of its own.
     fn section_name(&self) -> String {
-        match self.section.and_then(|s| self.parts.sections.get(s)) {
+        match self.section.and_then(|s| self.parts.sections.get(s as usize)) {
             Some(section) => collapse(&section.title),
             None => "the report's opening".to_string(),
         }
