@@ -256,6 +256,22 @@ impl<'a> Scanner<'a> {
         &self.md[self.line_starts[line]..end]
     }
 
+    /// Where text of `len` bytes holding the Markdown's byte `offset` can be, as written:
+    /// within its block (`block`), no farther from `offset` than it is long. A line of
+    /// megabytes with a reference every few words is not searched whole for each.
+    fn near(&self, block: Option<Range<usize>>, offset: usize, len: usize) -> Option<Range<usize>> {
+        let block = block?;
+        let mut start = offset.saturating_sub(len).max(block.start);
+        let mut end = offset.saturating_add(len).min(block.end).min(self.md.len());
+        while !self.md.is_char_boundary(start) {
+            start -= 1;
+        }
+        while !self.md.is_char_boundary(end) {
+            end += 1;
+        }
+        (start <= end).then_some(start..end)
+    }
+
     /// `id` as one string however often the report names it: a large site has millions
     /// of references to a few hundred thousand records.
     fn record_id(&mut self, id: &str) -> RecordId {
@@ -743,7 +759,7 @@ impl<'a> Scanner<'a> {
                 let offset = self.source_offset(inline, in_container.clone()).unwrap_or(group_source);
                 let location = self.location(offset);
                 let sentence = recognise::sentence_around(&inline.text, in_container, 320);
-                let context = Text::found(self.md, inline.source.clone(), &sentence);
+                let context = Text::found(self.md, self.near(inline.source.clone(), offset, sentence.len()), &sentence);
                 let target = self.record_id(&text[m.range]);
                 self.parts.mentions.push(Mention { target, location, context, section: self.section, owner });
             }
