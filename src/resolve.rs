@@ -9,7 +9,7 @@
 //! of the run except near-miss suggestions, which compare each distinct unknown ID with
 //! the run's published IDs of similar length.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use globset::{Glob, GlobMatcher};
@@ -386,11 +386,11 @@ fn owner_record(report: &Report, owner: Option<Owner>) -> Option<RecordId> {
 /// Gives the records of one kind (and of one family) one string of its code: a large site
 /// has hundreds of thousands of records of a few kinds.
 fn share_kinds(records: &mut BTreeMap<RecordId, Record>) {
-    let mut codes: HashMap<Arc<str>, ()> = HashMap::new();
-    let mut share = |code: &mut Arc<str>| match codes.get_key_value(code) {
-        Some((shared, ())) => *code = Arc::clone(shared),
+    let mut codes: HashSet<Arc<str>> = HashSet::new();
+    let mut share = |code: &mut Arc<str>| match codes.get(code) {
+        Some(shared) => *code = Arc::clone(shared),
         None => {
-            codes.insert(Arc::clone(code), ());
+            codes.insert(Arc::clone(code));
         }
     };
     for record in records.values_mut() {
