@@ -806,7 +806,13 @@ fn checked_url(
 
 /// The closest name within edit distance 2.
 fn suggestion<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    names.map(|n| (strsim::damerau_levenshtein(wanted, n), n)).filter(|(d, _)| *d <= 2).min().map(|(_, n)| n)
+    let len = wanted.chars().count();
+    names
+        .filter(|n| n.chars().count().abs_diff(len) <= 2)
+        .map(|n| (strsim::damerau_levenshtein(wanted, n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, n)| n)
 }
 
 /// Cuts the part of a report's line that a diagnostic shows. The first character shown

@@ -212,9 +212,14 @@ impl StatusWords {
     /// away): `implmented` → `implemented`.
     pub fn near_miss(&self, word: &str) -> Option<&str> {
         let word = word.trim().to_lowercase();
+        let len = word.chars().count();
         self.names
             .iter()
-            .map(|n| (strsim::damerau_levenshtein(&word, &n.to_lowercase()), n))
+            .map(|n| (n.to_lowercase(), n))
+            // No fewer edits than the lengths differ by: most values are sentences, far
+            // longer than any status, and a table of them asks this once a row.
+            .filter(|(name, _)| name.chars().count().abs_diff(len) <= 2)
+            .map(|(name, n)| (strsim::damerau_levenshtein(&word, &name), n))
             .filter(|(d, _)| *d <= 2)
             .min()
             .map(|(_, n)| n.as_str())
