@@ -110,8 +110,9 @@ impl Default for Vocabulary {
 pub(super) struct Terms {
     /// The text of every term, one after another.
     text: String,
-    /// Where each term's text is in `text`.
-    spans: Vec<(u32, u32)>,
+    /// Where each term's text ends in `text` (it starts where the one before ends): a
+    /// large site has millions of terms.
+    ends: Vec<u32>,
     /// Term numbers, by the hash of their text.
     table: hashbrown::HashTable<u32>,
 }
@@ -119,9 +120,14 @@ pub(super) struct Terms {
 impl Terms {
     /// The text of term `n`.
     pub(super) fn get(&self, n: u32) -> &str {
-        let (start, end) = self.spans[n as usize];
-        &self.text[start as usize..end as usize]
+        span(&self.text, &self.ends, n)
     }
+}
+
+/// The text of term `n`, of a [`Terms`]' `text` and `ends`.
+fn span<'a>(text: &'a str, ends: &[u32], n: u32) -> &'a str {
+    let start = n.checked_sub(1).map_or(0, |before| ends[before as usize]);
+    &text[start as usize..ends[n as usize] as usize]
 }
 
 impl Vocabulary {
@@ -131,15 +137,11 @@ impl Vocabulary {
         if let Some(&n) = terms.table.find(hash, |&n| terms.get(n) == term) {
             return n;
         }
-        let Terms { text, spans, table } = &mut *terms;
-        let n = u32::try_from(spans.len()).expect("fewer than 4 billion terms");
-        let start = u32::try_from(text.len()).expect("terms' text under 4 GB");
+        let Terms { text, ends, table } = &mut *terms;
+        let n = u32::try_from(ends.len()).expect("fewer than 4 billion terms");
         text.push_str(term);
-        spans.push((start, u32::try_from(text.len()).expect("terms' text under 4 GB")));
-        table.insert_unique(hash, n, |&n| {
-            let (start, end) = spans[n as usize];
-            FxBuildHasher.hash_one(&text[start as usize..end as usize])
-        });
+        ends.push(u32::try_from(text.len()).expect("terms' text under 4 GB"));
+        table.insert_unique(hash, n, |&n| FxBuildHasher.hash_one(span(text, ends, n)));
         n
     }
 
@@ -161,12 +163,12 @@ impl Vocabulary {
     /// Every term's text, by number (the build cache keeps them).
     pub(super) fn all_texts(&mut self) -> Vec<String> {
         let terms = self.texts();
-        (0..terms.spans.len() as u32).map(|n| terms.get(n).to_string()).collect()
+        (0..terms.ends.len() as u32).map(|n| terms.get(n).to_string()).collect()
     }
 
     /// The number of terms.
     pub(super) fn len(&self) -> usize {
-        self.terms.lock().expect("no thread panicked holding the vocabulary").spans.len()
+        self.terms.lock().expect("no thread panicked holding the vocabulary").ends.len()
     }
 
     /// A vocabulary whose terms are `texts`, numbered in order.
@@ -573,6 +575,19 @@ mod tests {
 
     fn body(text: &str) -> Vec<(String, u32)> {
         terms(&doc(DocType::Section, "", text)).into_iter().map(|(t, o)| (t, o.body)).collect()
+    }
+
+    #[test]
+    fn a_term_keeps_its_number_and_its_text_among_many() {
+        let texts: Vec<String> = ["tool", "turns", "t", "tool", "naïve", "turn"].map(String::from).to_vec();
+        let mut vocabulary = Vocabulary::of_texts(&texts);
+        assert_eq!(vocabulary.len(), 5, "a term said twice is one");
+        assert_eq!(vocabulary.all_texts(), ["tool", "turns", "t", "naïve", "turn"]);
+        let hash = |t: &str| FxBuildHasher.hash_one(t);
+        assert_eq!(vocabulary.number(hash("turn"), "turn"), 4);
+        assert_eq!(vocabulary.number(hash("tool"), "tool"), 0);
+        assert_eq!(vocabulary.number(hash("tools"), "tools"), 5);
+        assert_eq!(vocabulary.text_of(3), "naïve");
     }
 
     #[test]

@@ -85,7 +85,7 @@ pub struct BrowserIndex {
     /// The runs of the site, in order, by slot.
     order: Vec<usize>,
     /// By term number: the slots whose part has the term.
-    term_runs: Vec<smallvec::SmallVec<[u32; 4]>>,
+    term_runs: TermRuns,
     /// Terms whose postings changed since the last `finish`.
     dirty: rustc_hash::FxHashSet<u32>,
     /// Terms that got their first posting since the last `finish`.
@@ -108,7 +108,7 @@ struct Saving<'a> {
     slots: &'a [Option<RunPart>],
     by_key: &'a HashMap<String, usize>,
     order: &'a [usize],
-    term_runs: &'a [smallvec::SmallVec<[u32; 4]>],
+    term_runs: &'a TermRuns,
     sorted: &'a [u32],
     line_len: &'a [u32],
     written: &'a Option<Written>,
@@ -122,7 +122,7 @@ struct Saved {
     slots: Vec<Option<RunPart>>,
     by_key: HashMap<String, usize>,
     order: Vec<usize>,
-    term_runs: Vec<smallvec::SmallVec<[u32; 4]>>,
+    term_runs: TermRuns,
     sorted: Vec<u32>,
     line_len: Vec<u32>,
     written: Option<Written>,
@@ -184,7 +184,7 @@ impl BrowserIndex {
             && self.by_key.values().all(|&s| slot_ok(s))
             && self.sorted.iter().all(|&t| (t as usize) < terms && (t as usize) < self.line_len.len())
             && self.term_runs.len() <= terms
-            && self.term_runs.iter().flatten().all(|&s| slot_ok(s as usize))
+            && self.term_runs.all_slots().all(|s| slot_ok(s as usize))
             && self.written.as_ref().is_none_or(|w| w.chunks.iter().all(|&(t, _)| (t as usize) < terms))
     }
 
@@ -212,6 +212,72 @@ impl BrowserIndex {
 impl std::fmt::Debug for BrowserIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BrowserIndex").field("runs", &self.order.len()).field("terms", &self.sorted.len()).finish()
+    }
+}
+
+/// By term number, the slots whose part has the term. Most terms are in one run only (a
+/// site's names are its systems' own): each term's first slot is held apart, and a list
+/// made only for the terms of several runs, since a large site has millions of terms.
+#[derive(Default, Serialize, Deserialize)]
+struct TermRuns {
+    /// Each term's first slot ([`NO_RUN`]: none).
+    first: Vec<u32>,
+    /// The other slots of the terms in more than one run.
+    more: rustc_hash::FxHashMap<u32, smallvec::SmallVec<[u32; 2]>>,
+}
+
+/// A term in no run.
+const NO_RUN: u32 = u32::MAX;
+
+impl TermRuns {
+    /// How many term numbers it covers (the highest with a run so far, plus one).
+    fn len(&self) -> usize {
+        self.first.len()
+    }
+
+    /// True when a run has `term`.
+    fn has(&self, term: u32) -> bool {
+        self.first.get(term as usize).is_some_and(|&slot| slot != NO_RUN)
+    }
+
+    /// The slots that have `term`.
+    fn slots(&self, term: u32) -> impl Iterator<Item = u32> + '_ {
+        let first = self.first.get(term as usize).copied().filter(|&slot| slot != NO_RUN);
+        first.into_iter().chain(self.more.get(&term).into_iter().flatten().copied())
+    }
+
+    /// Every slot of every term.
+    fn all_slots(&self) -> impl Iterator<Item = u32> + '_ {
+        self.first.iter().copied().filter(|&slot| slot != NO_RUN).chain(self.more.values().flatten().copied())
+    }
+
+    /// `slot` has `term` now; true when no slot had it before.
+    fn add(&mut self, term: u32, slot: u32) -> bool {
+        let at = term as usize;
+        if at >= self.first.len() {
+            self.first.resize(at + 1, NO_RUN);
+        }
+        if self.first[at] == NO_RUN {
+            self.first[at] = slot;
+            return true;
+        }
+        self.more.entry(term).or_default().push(slot);
+        false
+    }
+
+    /// `slot` no longer has `term`.
+    fn remove(&mut self, term: u32, slot: u32) {
+        let Some(first) = self.first.get_mut(term as usize) else { return };
+        let more = self.more.get_mut(&term);
+        match more {
+            Some(more) if *first == slot => *first = more.remove(0),
+            Some(more) => more.retain(|s| *s != slot),
+            None if *first == slot => *first = NO_RUN,
+            None => {}
+        }
+        if self.more.get(&term).is_some_and(|more| more.is_empty()) {
+            self.more.remove(&term);
+        }
     }
 }
 
@@ -377,6 +443,8 @@ impl BrowserIndex {
             Postings::push(&mut part.postings, previous, number, occurrences);
             previous = Some(number);
         }
+        // Kept until the term chunks are written, every run's: no room to spare.
+        part.terms.shrink_to_fit();
         part.postings.shrink_to_fit();
         let mut text = String::with_capacity(SNIPPET_SOURCE_CHARS + 8);
         for (k, group) in shown.chunks(self.layout.documents_per_file as usize).enumerate() {
@@ -427,7 +495,7 @@ impl BrowserIndex {
                 std::cmp::Ordering::Less => {
                     // Gone from the run.
                     let gone = old_terms[i].0;
-                    self.term_runs[gone as usize].retain(|s| *s != number);
+                    self.term_runs.remove(gone, number);
                     self.changed(gone);
                     i += 1;
                 }
@@ -460,14 +528,9 @@ impl BrowserIndex {
 
     /// `slot` has `term` now.
     fn add_term_run(&mut self, term: u32, slot: u32) {
-        let at = term as usize;
-        if at >= self.term_runs.len() {
-            self.term_runs.resize_with(at + 1, Default::default);
-        }
-        if self.term_runs[at].is_empty() {
+        if self.term_runs.add(term, slot) {
             self.new_terms.push(term);
         }
-        self.term_runs[at].push(slot);
         self.changed(term);
     }
 
@@ -476,7 +539,7 @@ impl BrowserIndex {
         let Some(part) = self.slots[slot].take() else { return };
         let number = u32::try_from(slot).expect("fewer than 4 billion runs");
         for &(term, _) in &part.terms {
-            self.term_runs[term as usize].retain(|s| *s != number);
+            self.term_runs.remove(term, number);
             self.changed(term);
         }
     }
@@ -676,7 +739,7 @@ impl BrowserIndex {
     fn sort_terms(&mut self) {
         let mut new = std::mem::take(&mut self.new_terms);
         let term_runs = &self.term_runs;
-        new.retain(|&t| !term_runs[t as usize].is_empty());
+        new.retain(|&t| term_runs.has(t));
         new.sort_unstable();
         new.dedup();
         if self.line_len.len() < term_runs.len() {
@@ -697,7 +760,7 @@ impl BrowserIndex {
                 old[i - 1]
             };
             // A term met anew while still in the list is there once.
-            if merged.last() != Some(&term) && !term_runs[term as usize].is_empty() {
+            if merged.last() != Some(&term) && term_runs.has(term) {
                 merged.push(term);
             }
         }
@@ -764,8 +827,7 @@ impl Lines<'_> {
         out.push_str(text);
         out.push('\t');
         let places = &self.numbering.places;
-        let mut slots: smallvec::SmallVec<[usize; 8]> =
-            self.index.term_runs[term as usize].iter().map(|&s| s as usize).collect();
+        let mut slots: smallvec::SmallVec<[usize; 8]> = self.index.term_runs.slots(term).map(|s| s as usize).collect();
         slots.sort_unstable_by_key(|&slot| places[slot].0);
         let mut last = 0u32;
         for slot in slots {
@@ -1192,6 +1254,33 @@ mod tests {
         let mut small = Vec::new();
         Postings::push(&mut small, Some(300), 427, 5);
         assert_eq!(small, [127, 5]);
+    }
+
+    #[test]
+    fn a_term_s_runs_are_added_and_taken_out_in_any_order() {
+        let mut runs = TermRuns::default();
+        let slots = |runs: &TermRuns, term| {
+            let mut slots: Vec<u32> = runs.slots(term).collect();
+            slots.sort_unstable();
+            slots
+        };
+        assert!(runs.add(3, 7), "the term's first run");
+        assert!(!runs.add(3, 1) && !runs.add(3, 9));
+        assert!(runs.add(0, 1));
+        assert_eq!((slots(&runs, 3), slots(&runs, 0), slots(&runs, 2)), (vec![1, 7, 9], vec![1], vec![]));
+        assert!(!runs.has(2) && !runs.has(40) && runs.has(3));
+        runs.remove(3, 7);
+        assert_eq!(slots(&runs, 3), [1, 9], "the first slot gone, the next takes its place");
+        runs.remove(3, 9);
+        runs.remove(3, 4);
+        assert_eq!(slots(&runs, 3), [1]);
+        assert!(runs.more.is_empty(), "no list is kept for a term of one run");
+        runs.remove(3, 1);
+        assert!(!runs.has(3));
+        assert!(runs.add(3, 5), "a term of no run gets a first run again");
+        let mut all: Vec<u32> = runs.all_slots().collect();
+        all.sort_unstable();
+        assert_eq!((all, runs.len()), (vec![1, 5], 4));
     }
 
     #[test]
