@@ -130,6 +130,9 @@ fn span<'a>(text: &'a str, ends: &[u32], n: u32) -> &'a str {
     &text[start as usize..ends[n as usize] as usize]
 }
 
+/// The least a vocabulary's text grows by, in bytes.
+const TEXT_GROWTH_MIN: usize = 64 * 1024;
+
 impl Vocabulary {
     /// The number of `term`, whose hash is `hash` ([`FxBuildHasher`]).
     fn number(&self, hash: u64, term: &str) -> u32 {
@@ -139,6 +142,11 @@ impl Vocabulary {
         }
         let Terms { text, ends, table } = &mut *terms;
         let n = u32::try_from(ends.len()).expect("fewer than 4 billion terms");
+        if text.capacity() - text.len() < term.len() {
+            // Grown by an eighth, not doubled: a large site's terms are tens of megabytes,
+            // held until the index is written, and doubling leaves up to half unused.
+            text.reserve_exact((text.len() / 8).max(term.len()).max(TEXT_GROWTH_MIN));
+        }
         text.push_str(term);
         ends.push(u32::try_from(text.len()).expect("terms' text under 4 GB"));
         table.insert_unique(hash, n, |&n| FxBuildHasher.hash_one(span(text, ends, n)));

@@ -229,6 +229,9 @@ struct TermRuns {
 /// A term in no run.
 const NO_RUN: u32 = u32::MAX;
 
+/// The length of a line `finish` did not make again (its term's postings are as they were).
+const UNCHANGED: u32 = u32::MAX;
+
 impl TermRuns {
     /// How many term numbers it covers (the highest with a run so far, plus one).
     fn len(&self) -> usize {
@@ -606,24 +609,26 @@ impl BrowserIndex {
         self.sort_terms();
         // The length of each changed term's line (every term's, the first time): where a
         // chunk begins depends on it. The lines are written again when their chunks are:
-        // a large site's lines together are hundreds of megabytes.
-        let lengths: Vec<Option<u32>> = {
+        // a large site's lines together are hundreds of megabytes. [`UNCHANGED`] for the
+        // others: an `Option` each would double a list of millions.
+        let lengths: Vec<u32> = {
             let texts = self.vocabulary.lock();
             let lines = Lines { index: self, numbering: &numbering };
             self.sorted
                 .par_iter()
                 .map_init(String::new, |line, &term| {
-                    (all_dirty || self.dirty.contains(&term)).then(|| {
-                        line.clear();
-                        lines.write(term, texts.get(term), line);
-                        u32::try_from(line.len()).expect("a line under 4 GB")
-                    })
+                    if !all_dirty && !self.dirty.contains(&term) {
+                        return UNCHANGED;
+                    }
+                    line.clear();
+                    lines.write(term, texts.get(term), line);
+                    u32::try_from(line.len()).ok().filter(|&len| len != UNCHANGED).expect("a line under 4 GB")
                 })
                 .collect()
         };
-        for (&term, len) in self.sorted.iter().zip(&lengths) {
-            if let Some(len) = len {
-                self.line_len[term as usize] = *len;
+        for (&term, &len) in self.sorted.iter().zip(&lengths) {
+            if len != UNCHANGED {
+                self.line_len[term as usize] = len;
             }
         }
         let texts = self.vocabulary.lock();
@@ -663,12 +668,13 @@ impl BrowserIndex {
     /// The term chunks, where their terms' hashes say ([`begins_chunk`]), given the length
     /// of each term's line that changed (`fresh`, in the order of `sorted`; the others'
     /// are as last written).
-    fn chunks(&self, texts: &super::analysis::Terms, fresh: &[Option<u32>]) -> Vec<Chunk> {
+    fn chunks(&self, texts: &super::analysis::Terms, fresh: &[u32]) -> Vec<Chunk> {
         let mut chunks: Vec<Chunk> = Vec::new();
         let average = self.layout.term_file_bytes();
         let (mut size, mut previous_len) = (0usize, 0usize);
-        for (at, (&term, fresh)) in self.sorted.iter().zip(fresh).enumerate() {
-            let len = fresh.unwrap_or(self.line_len[term as usize]) as usize;
+        for (at, (&term, &fresh)) in self.sorted.iter().zip(fresh).enumerate() {
+            let changed = fresh != UNCHANGED;
+            let len = if changed { fresh } else { self.line_len[term as usize] } as usize;
             let begins = chunks.is_empty()
                 || previous_len >= average
                 || size + len > MAX_CHUNK_FACTOR * average
@@ -679,7 +685,7 @@ impl BrowserIndex {
             }
             let chunk = chunks.last_mut().expect("a chunk begun");
             chunk.count += 1;
-            chunk.changed |= fresh.is_some();
+            chunk.changed |= changed;
             size += len;
             previous_len = len;
         }
