@@ -63,9 +63,11 @@ pub struct Staging {
     output: PathBuf,
     lock: PathBuf,
     committed: bool,
-    /// The folders made so far: most files go into a folder made for an earlier one, and
-    /// asking the file system again for each costs a failed `mkdir` and a `stat`.
-    folders: std::sync::Mutex<std::collections::HashSet<PathBuf>>,
+    /// The folders made so far, by the 128-bit hash of their path: most files go into a
+    /// folder made for an earlier one, and asking the file system again for each costs a
+    /// failed `mkdir` and a `stat`. Hashes, not paths: a large site has hundreds of
+    /// thousands of folders, and their paths would be tens of megabytes.
+    folders: std::sync::Mutex<rustc_hash::FxHashSet<u128>>,
 }
 
 /// True when process `pid` is running (on Linux; elsewhere every lock is assumed held).
@@ -171,11 +173,12 @@ impl Staging {
         let Some(parent) = target.parent() else { return Ok(()) };
         // A panic while holding the lock leaves the set whole (an insertion is one step).
         let folders = || self.folders.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if folders().contains(parent) {
+        let key = xxhash_rust::xxh3::xxh3_128(parent.as_os_str().as_encoded_bytes());
+        if folders().contains(&key) {
             return Ok(());
         }
         fs::create_dir_all(parent).map_err(io_error(parent))?;
-        folders().insert(parent.to_path_buf());
+        folders().insert(key);
         Ok(())
     }
 

@@ -37,14 +37,16 @@ pub(super) fn all_pages(cx: &PageContext<'_>, reuse: &dyn Reuse, watch: &dyn Wat
         cx.files.previous(&files)?;
         return Ok(Made { paths, indexed: None });
     }
-    let (paths, (indexes, (manifest, pages))) = rayon::join(
+    let (paths, (indexes, manifest)) = rayon::join(
         || render::render(&cx.page_inputs(), &up_to_date, Pages::All, &emit),
-        || rayon::join(|| indexes(cx), || rayon::join(|| manifest(cx), || render::page_paths(cx.site))),
+        || rayon::join(|| indexes(cx), || manifest(cx)),
     );
     let indexed = indexes?;
     let mut paths = paths?;
     paths.extend(manifest?);
-    paths.extend(pages);
+    // Listed once the indexes' working memory is given back: a large site's list of pages
+    // is tens of megabytes.
+    paths.extend(render::page_paths(cx.site));
     Ok(Made { paths, indexed })
 }
 
