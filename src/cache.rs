@@ -39,7 +39,7 @@ use crate::rebuild::{FileHash, PathMap};
 use crate::render::Scope;
 
 /// The state file's format: a state of another format is not read.
-const FORMAT: u32 = 6;
+const FORMAT: u32 = 7;
 
 /// The folder a build's cache goes in when the command line names none: beside the
 /// output, hidden, and ignored by git (it holds a `.gitignore` of `*`).
@@ -256,10 +256,7 @@ impl Warm {
         if (kept_files, kept_inputs) != (files, self.parse_inputs) {
             return None;
         }
-        let mut cached: CachedRun = bincode::deserialize(&bytes).ok()?;
-        if let Some(run) = Arc::get_mut(&mut cached.run) {
-            run.reports.iter_mut().for_each(crate::model::Report::share_file);
-        }
+        let cached: CachedRun = bincode::deserialize(&bytes).ok()?;
         Some(crate::rebuild::RememberedRun {
             stamps: Vec::new(),
             run: cached.run,

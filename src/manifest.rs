@@ -463,12 +463,12 @@ fn entry(system: &System, run: &Run, record: &Record, base: &str) -> RecordEntry
         id: record.id.to_string(),
         kind: record.kind.to_string(),
         family: record.family.as_deref().map(str::to_string),
-        label: record.label.clone(),
-        derived_label: record.derived_label.clone(),
+        label: record.label.as_deref().map(str::to_string),
+        derived_label: record.derived_label.as_deref().map(str::to_string),
         published,
         unpublished_in,
         statuses,
-        parts: record.parts.clone(),
+        parts: record.parts.to_vec(),
         path: url_path.trim_start_matches('/').to_string(),
         url: format!("{base}{url_path}"),
         declared: declared_places(run, record),
@@ -484,8 +484,8 @@ fn declared_places(run: &Run, record: &Record) -> Vec<Place> {
         .declarations
         .iter()
         .map(|at| {
-            let report = &run.reports[at.report];
-            let d = &report.declarations[at.index];
+            let report = &run.reports[at.report as usize];
+            let d = &report.declarations[at.index as usize];
             Place {
                 file: report.source_path.clone(),
                 line: d.location.line,
@@ -512,8 +512,8 @@ fn digests(run: &Run, record: &Record, statuses: &[StatusEntry], references: &[S
     let mut body = String::new();
     let mut fields: BTreeMap<String, String> = BTreeMap::new();
     for at in &record.declarations {
-        let report = &run.reports[at.report];
-        let d = &report.declarations[at.index];
+        let report = &run.reports[at.report as usize];
+        let d = &report.declarations[at.index as usize];
         let part = match &d.form {
             DeclarationForm::TableRow { part: Some(part), .. } => format!("{part}: "),
             _ => String::new(),
@@ -537,8 +537,8 @@ fn digests(run: &Run, record: &Record, statuses: &[StatusEntry], references: &[S
         .annotations
         .iter()
         .map(|at| {
-            let report = &run.reports[at.report];
-            report.markdown[report.annotations[at.index].body.clone()].trim().to_string()
+            let report = &run.reports[at.report as usize];
+            report.markdown[report.annotations[at.index as usize].body.clone()].trim().to_string()
         })
         .collect::<Vec<_>>()
         .join("\n");

@@ -17,8 +17,8 @@ use globset::{Glob, GlobMatcher};
 use crate::config::{SiteConfig, SourceDef, StatusDef, UnpublishedDef};
 use crate::model::color::BadgeColors;
 use crate::model::{
-    At, Code, DeclarationForm, Diagnostic, HttpUrl, IsoDate, Location, Owner, Publication, Record, RecordId, Report,
-    Revision, Run, Severity, Site, Source, SourcePart, Status, StatusCounts, Subject, SubjectFindings, System,
+    At, Code, DeclarationForm, Diagnostic, HttpUrl, IsoDate, LineCol, Location, Owner, Publication, Record, RecordId,
+    Report, Revision, Run, Severity, Site, Source, SourcePart, Status, StatusCounts, Subject, SubjectFindings, System,
     UnpublishedSet,
 };
 use crate::parse::{locate, ParsedRun, ParsedSystem};
@@ -92,7 +92,7 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
     let (sources, default_source) = checked_register(meta.sources, meta.default_source, &mut cx);
     let unpublished = unpublished_patterns(&meta.unpublished, &mut cx);
 
-    let mut records: BTreeMap<RecordId, Record> = BTreeMap::new();
+    let mut records: BTreeMap<RecordId, Draft> = BTreeMap::new();
     declare_records(&reports, scheme, &mut records, &mut cx.diagnostics);
     let unknown = link_references(&reports, scheme, &unpublished, &mut records);
     attach_evidence(&reports, &sources, default_source.is_some(), &mut records, &mut cx);
@@ -100,18 +100,13 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
     collect_statuses(&reports, &mut records);
     derive_labels(&reports, &mut records, &mut cx.diagnostics);
     report_unknown(unknown, &meta.unpublished, &mut cx.diagnostics);
-    for record in records.values_mut() {
-        record.references.sort();
-        record.references.dedup();
-        record.shrink_to_fit();
-    }
     for report in &mut reports {
         report.shrink_to_fit();
     }
     share_kinds(&mut records);
     // Made again from its sorted entries: a map built that way has full nodes, one grown
     // by inserts nodes about two thirds full, and a large site holds every run's records.
-    let records: BTreeMap<RecordId, Record> = records.into_iter().collect();
+    let records: BTreeMap<RecordId, Record> = records.into_iter().map(|(id, draft)| (id, draft.finish())).collect();
 
     let run = Run {
         name: meta.name.clone().unwrap_or_else(|| slug.to_string()),
@@ -273,7 +268,7 @@ fn link_references(
     reports: &[Report],
     scheme: &IdScheme,
     unpublished: &UnpublishedPatterns,
-    records: &mut BTreeMap<RecordId, Record>,
+    records: &mut BTreeMap<RecordId, Draft>,
 ) -> HashMap<RecordId, Unknown> {
     // Published IDs, for near-miss suggestions.
     let published: Vec<RecordId> = records.keys().cloned().collect();
@@ -284,13 +279,13 @@ fn link_references(
     let mut line_parts = LineParts::default();
     for (r, report) in reports.iter().enumerate() {
         for (a, annotation) in report.annotations.iter().enumerate() {
-            let at = At { report: r, index: a };
+            let at = At::new(r, a);
             if let Some(record) = target_record(
                 &annotation.target,
                 records,
                 &lookup,
                 &mut unknown,
-                &annotation.location,
+                annotation.location,
                 report,
                 &mut line_parts,
             ) {
@@ -298,7 +293,7 @@ fn link_references(
             }
         }
         for (m, mention) in report.mentions.iter().enumerate() {
-            let at = At { report: r, index: m };
+            let at = At::new(r, m);
             let owner_id = owner_record(report, mention.owner);
             if owner_id.as_ref() == Some(&mention.target) {
                 continue;
@@ -308,7 +303,7 @@ fn link_references(
                 records,
                 &lookup,
                 &mut unknown,
-                &mention.location,
+                mention.location,
                 report,
                 &mut line_parts,
             ) else {
@@ -331,28 +326,28 @@ fn attach_evidence(
     reports: &[Report],
     sources: &[Source],
     has_default_source: bool,
-    records: &mut BTreeMap<RecordId, Record>,
+    records: &mut BTreeMap<RecordId, Draft>,
     cx: &mut RunContext<'_>,
 ) {
     for (r, report) in reports.iter().enumerate() {
         for (q, quote) in report.quotes.iter().enumerate() {
             if let Some(source) = &quote.source {
-                check_source(source, sources, &quote.location, report, &mut cx.diagnostics);
+                check_source(source, sources, quote.location, report, &mut cx.diagnostics);
             }
             if let Some(record) = owner_record(report, quote.owner).and_then(|id| records.get_mut(&id)) {
-                record.quotes.push(At { report: r, index: q });
+                record.quotes.push(At::new(r, q));
             }
         }
         for (c, citation) in report.citations.iter().enumerate() {
             match &citation.source {
                 Some(source) if citation.names_source => {
-                    check_source(source, sources, &citation.location, report, &mut cx.diagnostics)
+                    check_source(source, sources, citation.location, report, &mut cx.diagnostics)
                 }
                 None if !has_default_source => {
                     cx.diagnostics.push(
                         Diagnostic::warning(
                             Code::NoSourceRegister,
-                            citation.location.clone(),
+                            report.location(citation.location),
                             "this citation names no source and the run has no source register",
                         )
                         .with_help(format!("add `sources:` to {}", cx.file.display())),
@@ -361,17 +356,20 @@ fn attach_evidence(
                 _ => {}
             }
             if let Some(record) = owner_record(report, citation.owner).and_then(|id| records.get_mut(&id)) {
-                record.citations.push(At { report: r, index: c });
+                record.citations.push(At::new(r, c));
             }
         }
     }
 }
 
 /// Each record's distinct statuses, from its findings.
-fn collect_statuses(reports: &[Report], records: &mut BTreeMap<RecordId, Record>) {
+fn collect_statuses(reports: &[Report], records: &mut BTreeMap<RecordId, Draft>) {
     for record in records.values_mut() {
-        let mut statuses: Vec<Arc<str>> =
-            record.findings.iter().map(|at| reports[at.report].findings[at.index].status.clone()).collect();
+        let mut statuses: Vec<Arc<str>> = record
+            .findings
+            .iter()
+            .map(|at| reports[at.report as usize].findings[at.index as usize].status.clone())
+            .collect();
         statuses.sort_unstable();
         statuses.dedup();
         record.statuses = statuses;
@@ -385,7 +383,7 @@ fn owner_record(report: &Report, owner: Option<Owner>) -> Option<RecordId> {
 
 /// Gives the records of one kind (and of one family) one string of its code: a large site
 /// has hundreds of thousands of records of a few kinds.
-fn share_kinds(records: &mut BTreeMap<RecordId, Record>) {
+fn share_kinds(records: &mut BTreeMap<RecordId, Draft>) {
     let mut codes: HashSet<Arc<str>> = HashSet::new();
     let mut share = |code: &mut Arc<str>| match codes.get(code) {
         Some(shared) => *code = Arc::clone(shared),
@@ -401,19 +399,88 @@ fn share_kinds(records: &mut BTreeMap<RecordId, Record>) {
     }
 }
 
+/// A record while `resolve` gathers its places: [`Record`]'s lists as vectors, boxed
+/// once complete.
+struct Draft {
+    id: RecordId,
+    kind: Arc<str>,
+    family: Option<Arc<str>>,
+    label: Option<String>,
+    derived_label: Option<String>,
+    publication: Publication,
+    declarations: Vec<At>,
+    annotations: Vec<At>,
+    backlinks: Vec<At>,
+    references: Vec<RecordId>,
+    quotes: Vec<At>,
+    citations: Vec<At>,
+    findings: Vec<At>,
+    statuses: Vec<Arc<str>>,
+    parts: Vec<String>,
+}
+
+impl Draft {
+    fn new(id: RecordId, kind: Arc<str>, family: Option<Arc<str>>, publication: Publication) -> Self {
+        Draft {
+            id,
+            kind,
+            family,
+            label: None,
+            derived_label: None,
+            publication,
+            declarations: Vec::new(),
+            annotations: Vec::new(),
+            backlinks: Vec::new(),
+            references: Vec::new(),
+            quotes: Vec::new(),
+            citations: Vec::new(),
+            findings: Vec::new(),
+            statuses: Vec::new(),
+            parts: Vec::new(),
+        }
+    }
+
+    fn is_published(&self) -> bool {
+        self.publication == Publication::Published
+    }
+
+    /// The record, its references sorted and without repeats.
+    fn finish(mut self) -> Record {
+        self.references.sort();
+        self.references.dedup();
+        Record {
+            id: self.id,
+            kind: self.kind,
+            family: self.family,
+            label: self.label.map(String::into_boxed_str),
+            derived_label: self.derived_label.map(String::into_boxed_str),
+            publication: self.publication,
+            declarations: self.declarations.into_boxed_slice(),
+            annotations: self.annotations.into_boxed_slice(),
+            backlinks: self.backlinks.into_boxed_slice(),
+            references: self.references.into_boxed_slice(),
+            quotes: self.quotes.into_boxed_slice(),
+            citations: self.citations.into_boxed_slice(),
+            findings: self.findings.into_boxed_slice(),
+            statuses: self.statuses.into_boxed_slice(),
+            parts: self.parts.into_boxed_slice(),
+        }
+    }
+}
+
 fn declare_records(
     reports: &[Report],
     scheme: &IdScheme,
-    records: &mut BTreeMap<RecordId, Record>,
+    records: &mut BTreeMap<RecordId, Draft>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     for (r, report) in reports.iter().enumerate() {
         for (d, declaration) in report.declarations.iter().enumerate() {
-            let at = At { report: r, index: d };
+            let at = At::new(r, d);
             if let Some(existing) = records.get(&declaration.id) {
                 if let Some(clash) = duplicate_of(existing, declaration, r, reports) {
                     diagnostics.push(
-                        Diagnostic::error(Code::DuplicateRecord, declaration.location.clone(), format!("{} is declared twice", declaration.id))
+                        Diagnostic::error(Code::DuplicateRecord, report.location(declaration.location), format!("{} is declared twice", declaration.id))
                             .with_source(source_line(report, declaration.location.line), declaration.id.as_str().chars().count())
                             .with_help(format!("it is already declared at {clash}; rename one, or use `(part: …)` rows for parts of one record")),
                     );
@@ -423,7 +490,7 @@ fn declare_records(
             let record = records.entry(declaration.id.clone()).or_insert_with(|| {
                 let class = scheme.classify(declaration.id.as_str());
                 let (kind, family) = class.map(|c| (Arc::from(c.kind), c.family.map(Arc::from))).unwrap_or_default();
-                Record::new(declaration.id.clone(), kind, family, Publication::Published)
+                Draft::new(declaration.id.clone(), kind, family, Publication::Published)
             });
             record.declarations.push(at);
             if record.label.is_none() {
@@ -447,7 +514,7 @@ fn declare_records(
 fn attach_findings(
     reports: &[Report],
     vocabulary: &[String],
-    records: &mut BTreeMap<RecordId, Record>,
+    records: &mut BTreeMap<RecordId, Draft>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<SubjectFindings> {
     let mut subjects: Vec<SubjectFindings> = Vec::new();
@@ -468,7 +535,7 @@ fn attach_findings(
                     });
                     subjects.len() - 1
                 });
-                subjects[slot].findings.push(At { report: r, index });
+                subjects[slot].findings.push(At::new(r, index));
                 if !subjects[slot].statuses.contains(&finding.status) {
                     subjects[slot].statuses.push(finding.status.clone());
                 }
@@ -477,11 +544,11 @@ fn attach_findings(
                 let message = format!("status `{}` is not in this run's vocabulary", finding.status);
                 let on_record = record.as_ref().is_some_and(|r| r.is_published());
                 let d = if on_record && finding.form.is_explicit() {
-                    Diagnostic::error(Code::StatusOutsideVocabulary, finding.location.clone(), message)
+                    Diagnostic::error(Code::StatusOutsideVocabulary, report.location(finding.location), message)
                 } else {
                     Diagnostic::warning(
                         Code::StatusOutsideVocabulary,
-                        finding.location.clone(),
+                        report.location(finding.location),
                         format!("{message}; it is published as written"),
                     )
                 };
@@ -494,7 +561,7 @@ fn attach_findings(
                 );
             }
             if let Some(record) = record {
-                record.findings.push(At { report: r, index });
+                record.findings.push(At::new(r, index));
             }
         }
     }
@@ -533,11 +600,11 @@ const DESCRIBING_HEADERS: [&str; 7] = ["description", "label", "name", "title", 
 /// Gives each published record without a label a derived one, and says so: its parts;
 /// else the first cell of its declaring row that describes it (`Delivers: OBJ-02 …`),
 /// neither a status nor a placeholder; else the first sentence of its body.
-fn derive_labels(reports: &[Report], records: &mut BTreeMap<RecordId, Record>, diagnostics: &mut Vec<Diagnostic>) {
+fn derive_labels(reports: &[Report], records: &mut BTreeMap<RecordId, Draft>, diagnostics: &mut Vec<Diagnostic>) {
     for record in records.values_mut().filter(|r| r.is_published() && r.label.is_none()) {
         let Some(at) = record.declarations.first() else { continue };
-        let report = &reports[at.report];
-        let declaration = &report.declarations[at.index];
+        let report = &reports[at.report as usize];
+        let declaration = &report.declarations[at.index as usize];
         let (derived, from) = if !record.parts.is_empty() {
             (Some(record.parts.join(", ")), "its parts".to_string())
         } else if let Some(body) = &declaration.body {
@@ -570,7 +637,7 @@ fn derive_labels(reports: &[Report], records: &mut BTreeMap<RecordId, Record>, d
         diagnostics.push(
             Diagnostic::note(
                 Code::DerivedTitle,
-                declaration.location.clone(),
+                report.location(declaration.location),
                 format!("{} has no label; its title is derived from {from}: {derived}", record.id),
             )
             .with_help("give it a label: text after the ID in its heading or first cell, or a `Label:` field"),
@@ -616,24 +683,24 @@ fn shorten(text: &str, max: usize) -> String {
 /// Where an earlier declaration clashes with `new`: two headings of one ID clash, and a
 /// row may repeat an ID only as another part, or in another table.
 fn duplicate_of(
-    existing: &Record,
+    existing: &Draft,
     new: &crate::model::Declaration,
     new_report: usize,
     reports: &[Report],
 ) -> Option<Location> {
     for at in &existing.declarations {
-        let old = &reports[at.report].declarations[at.index];
+        let old = &reports[at.report as usize].declarations[at.index as usize];
         // A record's row in a table after its heading (a summary, a findings table) is
         // another entry of it, as a row in another table is.
         let clash = match (&old.form, &new.form) {
             (DeclarationForm::Heading { .. }, DeclarationForm::Heading { .. }) => true,
             (DeclarationForm::Heading { .. }, _) | (_, DeclarationForm::Heading { .. }) => false,
             (DeclarationForm::TableRow { table: t1, part: p1 }, DeclarationForm::TableRow { table: t2, part: p2 }) => {
-                at.report == new_report && t1 == t2 && p1 == p2
+                at.report as usize == new_report && t1 == t2 && p1 == p2
             }
         };
         if clash {
-            return Some(old.location.clone());
+            return Some(reports[at.report as usize].location(old.location));
         }
     }
     None
@@ -666,13 +733,14 @@ struct Lookup<'a> {
 /// `unpublished` pattern.
 fn target_record<'r>(
     id: &RecordId,
-    records: &'r mut BTreeMap<RecordId, Record>,
+    records: &'r mut BTreeMap<RecordId, Draft>,
     lookup: &Lookup<'_>,
     unknown: &mut HashMap<RecordId, Unknown>,
-    location: &Location,
+    at: LineCol,
     report: &Report,
     parts: &mut LineParts,
-) -> Option<&'r mut Record> {
+) -> Option<&'r mut Draft> {
+    let location = &report.location(at);
     if records.get(id).is_some_and(|r| r.is_published()) {
         return records.get_mut(id);
     }
@@ -707,7 +775,7 @@ fn target_record<'r>(
     Some(records.entry(id.clone()).or_insert_with(|| {
         let class = lookup.scheme.classify(id.as_str());
         let (kind, family) = class.map(|c| (Arc::from(c.kind), c.family.map(Arc::from))).unwrap_or_default();
-        Record::new(id.clone(), kind, family, Publication::Unpublished(set))
+        Draft::new(id.clone(), kind, family, Publication::Unpublished(set))
     }))
 }
 
@@ -748,13 +816,8 @@ fn report_unknown(unknown: HashMap<RecordId, Unknown>, sets: &[UnpublishedDef], 
     }
 }
 
-fn check_source(
-    source: &str,
-    register: &[Source],
-    location: &Location,
-    report: &Report,
-    diagnostics: &mut Vec<Diagnostic>,
-) {
+fn check_source(source: &str, register: &[Source], at: LineCol, report: &Report, diagnostics: &mut Vec<Diagnostic>) {
+    let location = report.location(at);
     if register.iter().any(|s| s.id == source) {
         return;
     }
@@ -767,13 +830,9 @@ fn check_source(
         )
     };
     diagnostics.push(
-        Diagnostic::error(
-            Code::UnknownSource,
-            location.clone(),
-            format!("{source} is not in this run's source register"),
-        )
-        .with_source(source_line(report, location.line), source.chars().count())
-        .with_help(help),
+        Diagnostic::error(Code::UnknownSource, location, format!("{source} is not in this run's source register"))
+            .with_source(source_line(report, at.line), source.chars().count())
+            .with_help(help),
     );
 }
 
@@ -895,9 +954,9 @@ mod tests {
         assert_eq!(codes(&diagnostics), []);
         let index = &run.records[&RecordId::new("OBJ-02")];
         assert_eq!(index.label.as_deref(), Some("Index"));
-        let from: Vec<usize> = index.backlinks.iter().map(|at| at.report).collect();
+        let from: Vec<u32> = index.backlinks.iter().map(|at| at.report).collect();
         assert_eq!(from, [0, 1], "a backlink from each report that mentions it");
-        assert_eq!(run.records[&RecordId::new("OBJ-01")].references, [RecordId::new("OBJ-02")]);
+        assert_eq!(run.records[&RecordId::new("OBJ-01")].references[..], [RecordId::new("OBJ-02")]);
         // A mention outside any record's text is a backlink but nobody's reference.
         assert!(index.references.is_empty());
     }
@@ -923,7 +982,7 @@ mod tests {
         let (run, diagnostics) = resolved(RUN, &[("a", table)]);
         assert_eq!(codes(&diagnostics), [(3, Code::DerivedTitle)]);
         let record = &run.records[&RecordId::new("OBJ-06")];
-        assert_eq!(record.parts, ["tokens", "cost"]);
+        assert_eq!(record.parts[..], ["tokens", "cost"]);
         assert_eq!(record.declarations.len(), 2);
         assert_eq!(run.statuses_of(record).collect::<Vec<_>>(), ["absent", "implemented"]);
         assert_eq!(

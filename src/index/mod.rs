@@ -133,7 +133,7 @@ pub fn run_documents(system: &System, run: &Run, record_pages: RecordPages) -> V
 /// as a record is: its statuses, and the statements of its findings.
 fn subject_document(system: &System, run: &Run, subject: &SubjectFindings) -> SearchDoc {
     let first_at = subject.findings[0];
-    let report = &run.reports[first_at.report];
+    let report = &run.reports[first_at.report as usize];
     let url = format!("{}#{}", urls::report(&system.slug, &run.slug, &report.slug), run.finding(first_at).anchor);
     let statuses: Vec<String> = subject.statuses.iter().map(|s| s.to_string()).collect();
     let mut doc = base(system, run, DocType::Finding, format!("{}: {}", subject.name, statuses.join(", ")), url);
@@ -141,14 +141,16 @@ fn subject_document(system: &System, run: &Run, subject: &SubjectFindings) -> Se
     doc.label = Some(subject.name.clone());
     doc.statuses = statuses;
     let mut statements: Vec<&str> =
-        subject.findings.iter().map(|at| run.reports[at.report].text(&run.finding(*at).statement)).collect();
+        subject.findings.iter().map(|at| run.reports[at.report as usize].text(&run.finding(*at).statement)).collect();
     statements.dedup();
     doc.body = statements.iter().map(|s| plain_text(s)).collect::<Vec<_>>().join("\n");
     let mut paths: Vec<String> = subject
         .findings
         .iter()
         .flat_map(|at| {
-            run.reports[at.report].citations[run.finding(*at).evidence.clone()].iter().filter_map(|c| c.path.clone())
+            run.reports[at.report as usize].citations[run.finding(*at).evidence_range()]
+                .iter()
+                .filter_map(|c| c.path.as_deref().map(str::to_string))
         })
         .collect();
     paths.sort();
@@ -572,18 +574,18 @@ fn record_document(system: &System, run: &Run, record: &Record, record_pages: Re
     doc.id = Some(record.id.to_string());
     doc.kind = Some(record.kind.to_string());
     doc.family = record.family.as_deref().map(str::to_string);
-    doc.label = record.label.clone();
+    doc.label = record.label.as_deref().map(str::to_string);
     doc.statuses = run.statuses_of(record).map(str::to_string).collect();
     let mut body = String::new();
     if !record.parts.is_empty() {
         body.push_str(&format!("Parts: {}\n", record.parts.join("; ")));
     }
     for at in &record.declarations {
-        let report = &run.reports[at.report];
+        let report = &run.reports[at.report as usize];
         if doc.report.is_none() {
             doc.report = Some((report.slug.to_string(), report.report_type.clone()));
         }
-        let d = &report.declarations[at.index];
+        let d = &report.declarations[at.index as usize];
         match (&d.form, &d.body) {
             (DeclarationForm::Heading { .. }, Some(range)) => {
                 body.push_str(&plain_text(&report.markdown[range.clone()]))
@@ -609,16 +611,18 @@ fn record_document(system: &System, run: &Run, record: &Record, record_pages: Re
         body.push('\n');
     }
     for at in &record.annotations {
-        let report = &run.reports[at.report];
-        body.push_str(&plain_text(&report.markdown[report.annotations[at.index].body.clone()]));
+        let report = &run.reports[at.report as usize];
+        body.push_str(&plain_text(&report.markdown[report.annotations[at.index as usize].body.clone()]));
         body.push('\n');
     }
     doc.body = body;
     let mut paths: Vec<String> = record
         .quotes
         .iter()
-        .map(|at| run.reports[at.report].quotes[at.index].path.clone())
-        .chain(record.citations.iter().filter_map(|at| run.reports[at.report].citations[at.index].path.clone()))
+        .map(|at| run.reports[at.report as usize].quotes[at.index as usize].path.clone())
+        .chain(record.citations.iter().filter_map(|at| {
+            run.reports[at.report as usize].citations[at.index as usize].path.as_deref().map(str::to_string)
+        }))
         .collect();
     paths.sort();
     paths.dedup();

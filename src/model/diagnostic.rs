@@ -186,6 +186,30 @@ pub struct Location {
     pub col: u32,
 }
 
+/// A place in a report whose file is known from the report: what the model's items keep
+/// (a large site has millions of them), made a [`Location`] by [`LineCol::of`] when a
+/// diagnostic names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+pub struct LineCol {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, counted in characters.
+    pub col: u32,
+}
+
+impl LineCol {
+    /// This place in `file`.
+    pub fn of(self, file: &Arc<Path>) -> Location {
+        Location::new(Arc::clone(file), self.line, self.col)
+    }
+}
+
+impl From<&Location> for LineCol {
+    fn from(location: &Location) -> Self {
+        LineCol { line: location.line, col: location.col }
+    }
+}
+
 impl Location {
     /// A location at `line:col` of `file`.
     pub fn new(file: Arc<Path>, line: u32, col: u32) -> Self {

@@ -11,7 +11,9 @@ mod meta;
 mod text;
 mod verification;
 
-pub use diagnostic::{is_unshown, sort_diagnostics, Code, Diagnostic, Listing, Location, Severity, SourcePart};
+pub use diagnostic::{
+    is_unshown, sort_diagnostics, Code, Diagnostic, LineCol, Listing, Location, Severity, SourcePart,
+};
 pub use id::RecordId;
 pub use meta::{BaseUrl, HttpUrl, IsoDate, Revision, Slug, SourceUrl};
 pub use text::Text;
@@ -225,25 +227,6 @@ pub struct SubjectFindings {
 }
 
 impl Report {
-    /// Makes every location in the report hold the report's own path, shared: a report
-    /// read back from the build cache has a copy per location (a deserialised `Arc` is a
-    /// new one), and a large site has millions of locations.
-    pub fn share_file(&mut self) {
-        let file = Arc::clone(&self.file);
-        let share = |location: &mut Location| {
-            if location.file == file {
-                location.file = Arc::clone(&file);
-            }
-        };
-        self.declarations.iter_mut().for_each(|d| share(&mut d.location));
-        self.annotations.iter_mut().for_each(|a| share(&mut a.location));
-        self.mentions.iter_mut().for_each(|m| share(&mut m.location));
-        self.quotes.iter_mut().for_each(|q| share(&mut q.location));
-        self.citations.iter_mut().for_each(|c| share(&mut c.location));
-        self.findings.iter_mut().for_each(|f| share(&mut f.location));
-        self.limits.iter_mut().for_each(|l| share(&mut l.location));
-    }
-
     /// Gives back the room its lists grew into while it was parsed: a large site holds
     /// every report at once.
     pub fn shrink_to_fit(&mut self) {
@@ -280,6 +263,11 @@ impl Report {
         text.get(&self.markdown)
     }
 
+    /// A place in the report, with the report's file, as a diagnostic names it.
+    pub fn location(&self, at: LineCol) -> Location {
+        at.of(&self.file)
+    }
+
     /// `file:line` of a line of the report, as pages cite it.
     pub fn source_at(&self, line: u32) -> String {
         format!("{}:{line}", self.source_path)
@@ -310,12 +298,12 @@ impl Run {
 
     /// The declaration at `at`.
     pub fn declaration(&self, at: At) -> &Declaration {
-        &self.reports[at.report].declarations[at.index]
+        &self.reports[at.report as usize].declarations[at.index as usize]
     }
 
     /// The annotation at `at`.
     pub fn annotation(&self, at: At) -> &Annotation {
-        &self.reports[at.report].annotations[at.index]
+        &self.reports[at.report as usize].annotations[at.index as usize]
     }
 
     /// The register entry of `id` (`SRC-1`).
@@ -325,7 +313,7 @@ impl Run {
 
     /// The finding at `at`.
     pub fn finding(&self, at: At) -> &Finding {
-        &self.reports[at.report].findings[at.index]
+        &self.reports[at.report as usize].findings[at.index as usize]
     }
 
     /// The findings about `record`, in report order.
@@ -415,7 +403,7 @@ pub struct Limit {
     /// Its anchor on the report page.
     pub anchor: Arc<str>,
     /// Where it is written.
-    pub location: Location,
+    pub location: LineCol,
     /// The section it is in.
     pub section: Option<u32>,
     /// The records it names.
@@ -512,7 +500,7 @@ pub struct Declaration {
     /// Byte range of a heading record's body in [`Report::markdown`].
     pub body: Option<Range<usize>>,
     /// Where the ID is written.
-    pub location: Location,
+    pub location: LineCol,
     /// Index of the enclosing section.
     pub section: Option<u32>,
 }
@@ -547,7 +535,7 @@ pub struct Finding {
     /// How it is written.
     pub form: FindingForm,
     /// Where the status word is.
-    pub location: Location,
+    pub location: LineCol,
     /// Index of the enclosing section.
     pub section: Option<u32>,
     /// Its anchor on the report page (its row's, or its paragraph's).
@@ -556,7 +544,7 @@ pub struct Finding {
     pub owner: Option<Owner>,
     /// The citations written with it (its row, cell or paragraph), into
     /// [`Report::citations`].
-    pub evidence: Range<usize>,
+    pub evidence: Range<u32>,
 }
 
 /// What a finding is about.
@@ -568,6 +556,13 @@ pub enum Subject {
     /// key (`Promotion path finding: …`, `Status of "compression": …`), or else the
     /// section the sentence is in.
     Named(String),
+}
+
+impl Finding {
+    /// [`Finding::evidence`], to index [`Report::citations`] with.
+    pub fn evidence_range(&self) -> Range<usize> {
+        self.evidence.start as usize..self.evidence.end as usize
+    }
 }
 
 impl Subject {
@@ -621,7 +616,7 @@ pub struct Annotation {
     /// Byte range of the body in [`Report::markdown`].
     pub body: Range<usize>,
     /// Where the heading is.
-    pub location: Location,
+    pub location: LineCol,
     /// Index of the section (its own heading).
     pub section: Option<u32>,
 }
@@ -632,7 +627,7 @@ pub struct Mention {
     /// The referenced ID.
     pub target: RecordId,
     /// Where it is written.
-    pub location: Location,
+    pub location: LineCol,
     /// The citing sentence, as plain text (cut short past 320 characters).
     pub context: Text,
     /// Index of the enclosing section.
@@ -685,7 +680,7 @@ pub struct Quote {
     /// Quoted lines, when given.
     pub lines: Vec<LineRange>,
     /// Where the code block starts.
-    pub location: Location,
+    pub location: LineCol,
     /// The record or annotation it belongs to.
     pub owner: Option<Owner>,
 }
@@ -698,13 +693,13 @@ pub struct Citation {
     /// True when the text names the source itself (`SRC-1 …`).
     pub names_source: bool,
     /// The cited file.
-    pub path: Option<String>,
+    pub path: Option<Box<str>>,
     /// A cited document section.
-    pub section: Option<String>,
+    pub section: Option<Box<str>>,
     /// Cited lines.
-    pub lines: Vec<LineRange>,
+    pub lines: Box<[LineRange]>,
     /// Where it is written.
-    pub location: Location,
+    pub location: LineCol,
     /// The record or annotation it belongs to.
     pub owner: Option<Owner>,
 }
@@ -713,9 +708,18 @@ pub struct Citation {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct At {
     /// Index into [`Run::reports`].
-    pub report: usize,
+    pub report: u32,
     /// Index into the report's list named by the field holding this.
-    pub index: usize,
+    pub index: u32,
+}
+
+impl At {
+    /// Item `index` of report `report`. A report's items are counted in `u32`, as the
+    /// model's places are (a report is at most `max_file_mib` of text, 4 GiB at most).
+    pub fn new(report: usize, index: usize) -> Self {
+        let narrow = |n: usize| u32::try_from(n).expect("fewer than 4 billion reports and items in a report");
+        At { report: narrow(report), index: narrow(index) }
+    }
 }
 
 /// Whether a record has a page of its own content.
@@ -729,19 +733,6 @@ pub enum Publication {
 }
 
 impl Record {
-    /// Gives back the room its lists grew into while the run was resolved.
-    pub fn shrink_to_fit(&mut self) {
-        self.declarations.shrink_to_fit();
-        self.annotations.shrink_to_fit();
-        self.backlinks.shrink_to_fit();
-        self.references.shrink_to_fit();
-        self.quotes.shrink_to_fit();
-        self.citations.shrink_to_fit();
-        self.findings.shrink_to_fit();
-        self.statuses.shrink_to_fit();
-        self.parts.shrink_to_fit();
-    }
-
     /// True when it is declared in its run, not only referred to.
     pub fn is_published(&self) -> bool {
         self.publication == Publication::Published
@@ -752,7 +743,7 @@ impl Record {
         self.label.as_deref().or(self.derived_label.as_deref())
     }
 
-    /// A record with nothing attached yet.
+    /// A record with nothing attached.
     pub fn new(id: RecordId, kind: Arc<str>, family: Option<Arc<str>>, publication: Publication) -> Self {
         Record {
             id,
@@ -761,20 +752,22 @@ impl Record {
             label: None,
             derived_label: None,
             publication,
-            declarations: Vec::new(),
-            annotations: Vec::new(),
-            backlinks: Vec::new(),
-            references: Vec::new(),
-            quotes: Vec::new(),
-            citations: Vec::new(),
-            findings: Vec::new(),
-            statuses: Vec::new(),
-            parts: Vec::new(),
+            declarations: Box::default(),
+            annotations: Box::default(),
+            backlinks: Box::default(),
+            references: Box::default(),
+            quotes: Box::default(),
+            citations: Box::default(),
+            findings: Box::default(),
+            statuses: Box::default(),
+            parts: Box::default(),
         }
     }
 }
 
-/// A record of a run, resolved: where it is declared, annotated and referenced.
+/// A record of a run, resolved: where it is declared, annotated and referenced. Its lists
+/// are boxed slices, made once `resolve` has gathered them: a large site holds hundreds of
+/// thousands of records.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Record {
     /// Its ID.
@@ -784,57 +777,29 @@ pub struct Record {
     /// Family code, for grammars with one.
     pub family: Option<Arc<str>>,
     /// The first label given.
-    pub label: Option<String>,
+    pub label: Option<Box<str>>,
     /// For a published record its reports give no label: a title made from its parts,
     /// the cell of its row that describes it, or the first sentence of its body (pages
     /// show it as derived).
-    pub derived_label: Option<String>,
+    pub derived_label: Option<Box<str>>,
     /// Published or not.
     pub publication: Publication,
     /// Declarations (into `Report::declarations`), first is where it is declared.
-    pub declarations: Vec<At>,
+    pub declarations: Box<[At]>,
     /// Annotations (into `Report::annotations`).
-    pub annotations: Vec<At>,
+    pub annotations: Box<[At]>,
     /// References to it (into `Report::mentions`).
-    pub backlinks: Vec<At>,
+    pub backlinks: Box<[At]>,
     /// Records its own text references, sorted, without repeats.
-    pub references: Vec<RecordId>,
+    pub references: Box<[RecordId]>,
     /// Quotes in its text (into `Report::quotes`).
-    pub quotes: Vec<At>,
+    pub quotes: Box<[At]>,
     /// Citations in its text (into `Report::citations`).
-    pub citations: Vec<At>,
+    pub citations: Box<[At]>,
     /// The findings about it (into `Report::findings`), in report order.
-    pub findings: Vec<At>,
+    pub findings: Box<[At]>,
     /// The statuses of its findings, each once, sorted.
-    pub statuses: Vec<Arc<str>>,
+    pub statuses: Box<[Arc<str>]>,
     /// Names of its parts, in order.
-    pub parts: Vec<String>,
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    #[test]
-    fn a_report_read_back_shares_its_path_among_its_locations_again() {
-        let report = "# Memory\n\n## OBJ-01 Log\n\nStatus: implemented\n\nKept by OBJ-02 (SRC-1 a.py:3).\n\n\
-                      ```python\nx = 1\n```\n--- a.py:3\n\n## OBJ-02 Store\n\nStatus: absent\n";
-        let (run, _) =
-            crate::testing::run_of("revision: abc\nsources:\n  - id: SRC-1\n    title: A\n", &[("memory", report)]);
-        let mut read_back: super::Run = bincode::deserialize(&bincode::serialize(&run).unwrap()).unwrap();
-        let report = &mut read_back.reports[0];
-        let locations = |r: &super::Report| -> Vec<Arc<std::path::Path>> {
-            let mut all: Vec<Arc<std::path::Path>> = r.declarations.iter().map(|d| d.location.file.clone()).collect();
-            all.extend(r.mentions.iter().map(|m| m.location.file.clone()));
-            all.extend(r.quotes.iter().map(|q| q.location.file.clone()));
-            all.extend(r.citations.iter().map(|c| c.location.file.clone()));
-            all.extend(r.findings.iter().map(|f| f.location.file.clone()));
-            all
-        };
-        assert!(locations(report).len() >= 6, "{:?}", locations(report));
-        assert!(locations(report).iter().all(|f| !Arc::ptr_eq(f, &report.file)), "deserialised: each its own");
-        report.share_file();
-        assert!(locations(report).iter().all(|f| Arc::ptr_eq(f, &report.file)));
-        assert_eq!(&*report.file, &*run.reports[0].file);
-    }
+    pub parts: Box<[String]>,
 }

@@ -15,8 +15,8 @@ use pulldown_cmark::{CodeBlockKind, Event, Tag, TagEnd};
 
 use crate::config::{parse_yaml, FrontMatter};
 use crate::model::{
-    Annotation, Citation, Code, Declaration, DeclarationForm, Diagnostic, Field, Finding, Location, Mention, Owner,
-    Quote, Report, Section,
+    Annotation, Citation, Code, Declaration, DeclarationForm, Diagnostic, Field, Finding, LineCol, Location, Mention,
+    Owner, Quote, Report, Section,
 };
 use crate::model::{RecordId, Slug, Text};
 use crate::recognise::{self, Conventions, IdScheme, StatusWords};
@@ -234,6 +234,11 @@ impl<'a> Scanner<'a> {
     }
 
     fn location(&self, offset: usize) -> Location {
+        self.line_col(offset).of(&self.file)
+    }
+
+    /// The line and column of `offset`, for the model's items (their report knows its file).
+    fn line_col(&self, offset: usize) -> LineCol {
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         // Columns count characters. Counting from the last location asked for, when it
         // is on the same line, keeps a long line with many mentions linear: locations
@@ -247,7 +252,7 @@ impl<'a> Scanner<'a> {
             self.md[self.line_starts[line]..offset].chars().count() + 1
         };
         self.last_column.set((line, offset, col));
-        Location::new(self.file.clone(), self.body_line + line as u32, col as u32)
+        LineCol { line: self.body_line + line as u32, col: col as u32 }
     }
 
     fn line_text(&self, offset: usize) -> &str {
@@ -498,7 +503,7 @@ impl<'a> Scanner<'a> {
             self.close_owner(range.start);
         }
         let title = inline.text.trim().to_string();
-        let location = self.location(range.start + self.md[range.clone()].find(title.as_str()).unwrap_or(0));
+        let location = self.line_col(range.start + self.md[range.clone()].find(title.as_str()).unwrap_or(0));
         let line = location.line;
         let section_index =
             u32::try_from(self.parts.sections.len()).expect("a report has fewer than 4 billion headings");
@@ -559,7 +564,7 @@ impl<'a> Scanner<'a> {
             if let Some(path) = self.conventions.citations.quote_path(&inline.text) {
                 let language =
                     code.language.clone().or_else(|| recognise::language_for_path(&path.path).map(str::to_string));
-                let location = self.location(code.offset);
+                let location = self.line_col(code.offset);
                 self.parts.quotes.push(Quote {
                     language,
                     code: code.code,
@@ -657,7 +662,7 @@ impl<'a> Scanner<'a> {
         let id = self.record_id(&first.inline.text[m.range.clone()]);
         let (label, part) = recognise::label_and_part(&first.inline.text[m.range.end..]);
         let id_offset = self.source_offset(&first.inline, m.range.clone()).unwrap_or(first.source.start);
-        let location = self.location(id_offset);
+        let location = self.line_col(id_offset);
         let anchor = self.unique_anchor(id.slug());
         self.parts.row_anchors.insert((table, self.body_row), anchor.clone());
         let index = self.parts.declarations.len();
@@ -714,7 +719,7 @@ impl<'a> Scanner<'a> {
             let Some(c) = self.conventions.citations.in_code(code, &inline.text[..span.text.start]) else { continue };
             // The span's source starts at its backtick: the code is after it.
             let backticks = self.md[span.source.clone()].find(code).unwrap_or(0);
-            let mut location = self.location(span.source.start + backticks);
+            let mut location = self.line_col(span.source.start + backticks);
             if c.source_range.is_none() && c.source.is_some() {
                 // In `SRC-2 `docs/x.md``, the `SRC-2` before the span is this citation's
                 // source, not a citation of the whole source besides: it is taken in,
@@ -734,9 +739,9 @@ impl<'a> Scanner<'a> {
             self.parts.citations.push(Citation {
                 names_source: c.source_range.is_some() || c.source.is_some(),
                 source,
-                path: c.path,
-                section: c.section,
-                lines: c.lines,
+                path: c.path.map(String::into_boxed_str),
+                section: c.section.map(String::into_boxed_str),
+                lines: c.lines.into_boxed_slice(),
                 location,
                 owner,
             });
@@ -757,7 +762,7 @@ impl<'a> Scanner<'a> {
                     continue;
                 }
                 let offset = self.source_offset(inline, in_container.clone()).unwrap_or(group_source);
-                let location = self.location(offset);
+                let location = self.line_col(offset);
                 let sentence = recognise::sentence_around(&inline.text, in_container, 320);
                 let context = Text::found(self.md, self.near(inline.source.clone(), offset, sentence.len()), &sentence);
                 let target = self.record_id(&text[m.range]);
@@ -790,14 +795,14 @@ impl<'a> Scanner<'a> {
             for c in citations {
                 let in_container = group.start + c.range.start..group.start + c.range.end;
                 let offset = self.source_offset(inline, in_container).unwrap_or(group_source);
-                let location = self.location(offset);
+                let location = self.line_col(offset);
                 let source = c.source.as_deref().map(|s| self.shared(s));
                 self.parts.citations.push(Citation {
                     names_source: c.source_range.is_some(),
                     source,
-                    path: c.path,
-                    section: c.section,
-                    lines: c.lines,
+                    path: c.path.map(String::into_boxed_str),
+                    section: c.section.map(String::into_boxed_str),
+                    lines: c.lines.into_boxed_slice(),
                     location,
                     owner,
                 });

@@ -8,13 +8,8 @@ use std::sync::Arc;
 use minijinja::context;
 use serde::Serialize;
 
-use std::collections::HashMap;
-
-use rayon::prelude::*;
-
 use super::views::{Link, StatusBadge};
-use super::{run_key, Job, Renderer, RunKey};
-use crate::manifest::Manifest;
+use super::Renderer;
 use crate::model::{RecordId, Run, System};
 use crate::{diff, manifest, urls};
 
@@ -29,43 +24,6 @@ pub(super) fn runs_in_order(system: &System) -> Vec<&Arc<Run>> {
 /// Each pair of consecutive runs of `system`, with its page's link.
 pub(super) fn pairs(system: &System) -> Vec<(&Run, &Run)> {
     runs_in_order(system).windows(2).map(|w| (&**w[0], &**w[1])).collect()
-}
-
-/// A comparison page's pair: the older run and the newer, by their keys.
-pub(super) type PairKey<'a> = (RunKey<'a>, RunKey<'a>);
-
-/// What changed for each comparison page of `jobs`, computed system by system, in
-/// parallel: a system's run manifests are made once (most runs are compared twice, with
-/// the run before and the one after) and dropped once its pairs are compared, so only the
-/// differences stay in memory while pages render.
-pub(super) fn run_changes<'a>(jobs: &[Job<'a>]) -> HashMap<PairKey<'a>, diff::Diff> {
-    let mut by_system: Vec<(&'a System, Vec<(&'a Run, &'a Run)>)> = Vec::new();
-    for job in jobs {
-        if let Job::Changes(system, from, to) = *job {
-            match by_system.iter_mut().find(|(s, _)| std::ptr::eq(*s, system)) {
-                Some((_, pairs)) => pairs.push((from, to)),
-                None => by_system.push((system, vec![(from, to)])),
-            }
-        }
-    }
-    by_system
-        .into_par_iter()
-        .flat_map_iter(|(system, pairs)| {
-            let mut manifests: HashMap<RunKey<'a>, Manifest> = HashMap::new();
-            for (from, to) in &pairs {
-                for run in [from, to] {
-                    manifests.entry(run_key(system, run)).or_insert_with(|| manifest::run_manifest(system, run, ""));
-                }
-            }
-            pairs
-                .into_iter()
-                .map(|(from, to)| {
-                    let (old, new) = (run_key(system, from), run_key(system, to));
-                    ((old, new), diff::between_runs(&manifests[&old], &manifests[&new]))
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect()
 }
 
 /// A record on the page, with its pages in either run.
@@ -150,7 +108,10 @@ impl Renderer<'_> {
     }
 
     pub(super) fn changes(&self, system: &System, from: &Run, to: &Run) -> minijinja::Value {
-        let changes = &self.run_changes[&(run_key(system, from), run_key(system, to))];
+        // Made for its page, not before rendering: a large site's differences together are
+        // tens of megabytes, held while every page renders.
+        let changes =
+            &diff::between_runs(&manifest::run_manifest(system, from, ""), &manifest::run_manifest(system, to, ""));
         let page = |run: &Run, id: &str| {
             let id = RecordId::new(id);
             run.publishes(&id).then(|| urls::record_shown(self.site.record_pages, &system.slug, &run.slug, &id))

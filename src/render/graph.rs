@@ -92,8 +92,8 @@ impl<'r> RunGraph<'r> {
         }
         for (to, record) in records.iter().enumerate() {
             for at in &record.backlinks {
-                let report = &run.reports[at.report];
-                let Some(Owner::Annotation(a)) = report.mentions[at.index].owner else { continue };
+                let report = &run.reports[at.report as usize];
+                let Some(Owner::Annotation(a)) = report.mentions[at.index as usize].owner else { continue };
                 if let Some(&from) = index.get(&report.annotations[a as usize].target).filter(|&&from| from != to) {
                     pairs.entry((from, to)).or_default().1 = true;
                 }

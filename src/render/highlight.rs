@@ -11,7 +11,6 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use syntect::highlighting::{
@@ -153,11 +152,10 @@ impl Spans {
 
 /// The highlighted code of one run while its pages render. A quote shows on its report's
 /// page and again on its record's page; with the memo it is highlighted once (syntect is
-/// most of the CPU of rendering). The entries go when the run's last page is done, so the
-/// memo never holds more than the runs being rendered.
+/// most of the CPU of rendering). Emptied when the run's last page is done, so the memos
+/// never hold more than the runs being rendered.
 #[derive(Default)]
 pub(super) struct RunMemo {
-    pages_left: AtomicUsize,
     entries: Mutex<Highlighted>,
 }
 
@@ -165,11 +163,6 @@ pub(super) struct RunMemo {
 type Highlighted = HashMap<(Option<Box<str>>, Box<str>), Arc<str>>;
 
 impl RunMemo {
-    /// One more page of the run to render.
-    pub(super) fn add_page(&mut self) {
-        *self.pages_left.get_mut() += 1;
-    }
-
     /// [`highlight`], computed once per distinct code and language of the run.
     pub(super) fn highlight(&self, code: &str, language: Option<&str>) -> Arc<str> {
         let key = (language.map(Box::from), Box::from(code));
@@ -181,11 +174,9 @@ impl RunMemo {
         self.lock().entry(key).or_insert(html).clone()
     }
 
-    /// Called once per rendered page of the run; the last one empties the memo.
-    pub(super) fn page_done(&self) {
-        if self.pages_left.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.lock().clear();
-        }
+    /// Empties the memo, its table included.
+    pub(super) fn release(&self) {
+        *self.lock() = Highlighted::default();
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Highlighted> {
@@ -327,18 +318,15 @@ mod tests {
     }
 
     #[test]
-    fn the_memo_gives_the_same_html_and_empties_after_the_last_page() {
-        let mut memo = RunMemo::default();
-        memo.add_page();
-        memo.add_page();
+    fn the_memo_gives_the_same_html_until_released() {
+        let memo = RunMemo::default();
         let once = memo.highlight("def f():\n    return 1\n", Some("python"));
         assert_eq!(&*once, highlight("def f():\n    return 1\n", Some("python")));
         assert!(Arc::ptr_eq(&once, &memo.highlight("def f():\n    return 1\n", Some("python"))));
         // Same code, another language: another entry.
         assert_eq!(&*memo.highlight("def f():\n    return 1\n", None), "def f():\n    return 1\n");
-        memo.page_done();
         assert_eq!(memo.lock().len(), 2);
-        memo.page_done();
+        memo.release();
         assert!(memo.lock().is_empty());
     }
 

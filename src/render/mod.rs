@@ -84,7 +84,7 @@ pub fn language_warnings(site: &Site) -> Vec<crate::model::Diagnostic> {
                     out.push(
                         crate::model::Diagnostic::warning(
                             crate::model::Code::NoGrammar,
-                            quote.location.clone(),
+                            report.location(quote.location),
                             format!("no highlighting grammar for `{language}`; the quote is shown without colours"),
                         )
                         .with_help("use a known fence language (python, rust, bash, javascript, …)"),
@@ -140,10 +140,10 @@ where
             jobs.extend(jobs_of(site, scope).into_iter().filter(|job| pages.wants(job)));
         }
     }
-    let mut highlights: HashMap<RunKey<'_>, highlight::RunMemo> = HashMap::new();
+    let mut shared: HashMap<RunKey<'_>, RunShared<'_>> = HashMap::new();
     for job in &jobs {
         if let Some(run) = job.run() {
-            highlights.entry(run).or_default().add_page();
+            *shared.entry(run).or_default().pages_left.get_mut() += 1;
         }
     }
     let looks: HashMap<&str, StatusLook> = site
@@ -154,23 +154,12 @@ where
             (s.name.as_str(), look)
         })
         .collect();
-    let run_changes = changes::run_changes(&jobs);
-    let graphs = run_graphs(&jobs);
-    let renderer = Renderer {
-        site,
-        conventions,
-        env: &env,
-        assets: &asset_urls,
-        highlights: &highlights,
-        looks: &looks,
-        verification,
-        run_changes: &run_changes,
-        graphs: &graphs,
-    };
+    let renderer =
+        Renderer { site, conventions, env: &env, assets: &asset_urls, shared: &shared, looks: &looks, verification };
     jobs.par_iter().try_for_each(|job| {
         let page = renderer.page(job);
-        if let Some(memo) = job.run().and_then(|run| highlights.get(&run)) {
-            memo.page_done();
+        if let Some(shared) = job.run().and_then(|run| shared.get(&run)) {
+            shared.page_done();
         }
         emit(page?)
     })?;
@@ -200,7 +189,7 @@ impl Pages<'_> {
         let of = |files: &[std::path::PathBuf]| match *job {
             Job::Report(_, run, r) => files.iter().any(|f| *f == *run.reports[r].file),
             Job::Record(_, run, record) => {
-                record.declarations.iter().any(|at| files.iter().any(|f| *f == *run.reports[at.report].file))
+                record.declarations.iter().any(|at| files.iter().any(|f| *f == *run.reports[at.report as usize].file))
             }
             Job::RunRecords(_, run) => run.reports.iter().any(|r| files.iter().any(|f| *f == *r.file)),
             _ => false,
@@ -387,14 +376,32 @@ impl<'a> Job<'a> {
 
 /// The record graph of each run that a run page or a record page of `jobs` draws, each
 /// made once.
-fn run_graphs<'a>(jobs: &[Job<'a>]) -> HashMap<RunKey<'a>, graph::RunGraph<'a>> {
-    let mut runs: BTreeMap<RunKey<'a>, &'a Run> = BTreeMap::new();
-    for job in jobs {
-        if let Job::Run(system, run) | Job::Record(system, run, _) | Job::RunRecords(system, run) = *job {
-            runs.insert(run_key(system, run), run);
+/// What the pages of one run share while they render: the code they highlighted and the
+/// run's record graph, each made when a page first needs it and given back after the
+/// run's last page (a large site's runs together would hold hundreds of megabytes).
+#[derive(Default)]
+struct RunShared<'a> {
+    /// The run's pages not yet rendered.
+    pages_left: std::sync::atomic::AtomicUsize,
+    highlights: highlight::RunMemo,
+    graph: std::sync::Mutex<Option<std::sync::Arc<graph::RunGraph<'a>>>>,
+}
+
+impl<'a> RunShared<'a> {
+    /// The record graph of `run`, made by the first page that asks.
+    fn graph(&self, run: &'a Run) -> std::sync::Arc<graph::RunGraph<'a>> {
+        // A panic while holding the lock leaves it `None` or whole.
+        let mut graph = self.graph.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        graph.get_or_insert_with(|| std::sync::Arc::new(graph::RunGraph::of(run))).clone()
+    }
+
+    /// Called once per rendered page of the run; the last one gives everything back.
+    fn page_done(&self) {
+        if self.pages_left.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+            self.highlights.release();
+            *self.graph.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         }
     }
-    runs.into_par_iter().map(|(key, run)| (key, graph::RunGraph::of(run))).collect()
 }
 
 /// A run, by its system's slug and its own.
@@ -421,16 +428,12 @@ struct Renderer<'a> {
     env: &'a Environment<'a>,
     /// Asset name → fingerprinted URL.
     assets: &'a BTreeMap<String, String>,
-    /// Per run being rendered, the code its pages have highlighted.
-    highlights: &'a HashMap<RunKey<'a>, highlight::RunMemo>,
+    /// Per run being rendered, what its pages share.
+    shared: &'a HashMap<RunKey<'a>, RunShared<'a>>,
     /// How each status of the vocabulary is shown.
     looks: &'a HashMap<&'a str, StatusLook>,
     /// What verification found, when it ran.
     verification: Option<&'a crate::model::Verification>,
-    /// What changed, for each comparison page to render.
-    run_changes: &'a HashMap<changes::PairKey<'a>, crate::diff::Diff>,
-    /// The record graph of each run whose run or record pages are rendered.
-    graphs: &'a HashMap<RunKey<'a>, graph::RunGraph<'a>>,
 }
 
 /// How a status is shown, made once: its CSS class, meaning and page.
@@ -440,8 +443,8 @@ struct StatusLook {
     url: String,
 }
 
-impl Renderer<'_> {
-    fn page(&self, job: &Job<'_>) -> Result<OutputFile, RenderError> {
+impl<'a> Renderer<'a> {
+    fn page(&self, job: &Job<'a>) -> Result<OutputFile, RenderError> {
         let (template, ctx) = match job {
             Job::NotFound => ("404.html", {
                 // A record's or a status's own address, where the host applies no
@@ -507,7 +510,7 @@ impl Renderer<'_> {
             run,
             conventions: self.conventions,
             record_pages: self.site.record_pages,
-            highlights: self.highlights.get(&run_key(system, run)),
+            highlights: self.shared.get(&run_key(system, run)).map(|shared| &shared.highlights),
             verdicts: self.verdicts(system, run),
         }
     }
@@ -874,7 +877,7 @@ impl Renderer<'_> {
 
     /// Where a finding is written: its anchor on its report's page.
     fn finding_url(&self, system: &System, run: &Run, at: At, finding: &crate::model::Finding) -> String {
-        format!("{}#{}", urls::report(&system.slug, &run.slug, &run.reports[at.report].slug), finding.anchor)
+        format!("{}#{}", urls::report(&system.slug, &run.slug, &run.reports[at.report as usize].slug), finding.anchor)
     }
 
     /// A finding, with where it is written, for a listing of findings (run and status
@@ -890,7 +893,7 @@ impl Renderer<'_> {
             view.subject_url = Some(urls::record_shown(self.site.record_pages, &system.slug, &run.slug, id));
             view.subject_is_record = true;
         }
-        let report = &run.reports[at.report];
+        let report = &run.reports[at.report as usize];
         view.at.name = match report.section(finding.section) {
             Some(section) => format!("{} § {}", report.title, section.title),
             None => report.title.clone(),
@@ -903,7 +906,7 @@ impl Renderer<'_> {
     /// A finding as its record's page shows it: its status on its dimension, what the
     /// analysis says there, and the section where it is written (the subject is the page's).
     fn record_finding_view(&self, system: &System, run: &Run, at: At, finding: &crate::model::Finding) -> FindingView {
-        let report = &run.reports[at.report];
+        let report = &run.reports[at.report as usize];
         let subject = match &finding.subject {
             crate::model::Subject::Named(name) => name.clone(),
             crate::model::Subject::Record(_) => String::new(),
@@ -961,7 +964,7 @@ impl Renderer<'_> {
         crumbs
     }
 
-    fn run(&self, system: &System, run: &Run) -> minijinja::Value {
+    fn run(&self, system: &System, run: &'a Run) -> minijinja::Value {
         let linker = self.linker(system, run);
         let published: Vec<&Record> = run.published_records().collect();
         context! {
@@ -1048,17 +1051,17 @@ impl Renderer<'_> {
             let first = r.backlinks.first().or(r.annotations.first());
             let (first, first_at) = match first {
                 Some(at) if !r.backlinks.is_empty() => {
-                    let m = &run.reports[at.report].mentions[at.index];
+                    let m = &run.reports[at.report as usize].mentions[at.index as usize];
                     (
-                        self.section_link(system, run, at.report, m.section),
-                        run.reports[at.report].source_at(m.location.line),
+                        self.section_link(system, run, at.report as usize, m.section),
+                        run.reports[at.report as usize].source_at(m.location.line),
                     )
                 }
                 Some(at) => {
                     let a = run.annotation(*at);
                     (
-                        self.section_link(system, run, at.report, a.section),
-                        run.reports[at.report].source_at(a.location.line),
+                        self.section_link(system, run, at.report as usize, a.section),
+                        run.reports[at.report as usize].source_at(a.location.line),
                     )
                 }
                 None => (Link { name: String::new(), url: String::new() }, String::new()),
@@ -1124,7 +1127,7 @@ impl Renderer<'_> {
         }
     }
 
-    fn record(&self, system: &System, run: &Run, record: &Record) -> minijinja::Value {
+    fn record(&self, system: &System, run: &'a Run, record: &Record) -> minijinja::Value {
         context! {
             title => match record.title_label() { Some(l) => format!("{} — {l}", record.id), None => record.id.to_string() },
             code => true,
@@ -1136,7 +1139,7 @@ impl Renderer<'_> {
 
     /// All the records of a run on one page: the published ones in reading order (by
     /// where each is first declared), then the unpublished ones the reports refer to.
-    fn run_records(&self, system: &System, run: &Run) -> minijinja::Value {
+    fn run_records(&self, system: &System, run: &'a Run) -> minijinja::Value {
         let mut records: Vec<&Record> = run.records.values().collect();
         // Stable: unpublished records keep the map's ID order.
         records.sort_by_key(|r| (!r.is_published(), if r.is_published() { reading_position(r) } else { None }));
@@ -1152,7 +1155,7 @@ impl Renderer<'_> {
     }
 
     /// A record as its page shows it.
-    fn record_view(&self, system: &System, run: &Run, record: &Record) -> minijinja::Value {
+    fn record_view(&self, system: &System, run: &'a Run, record: &Record) -> minijinja::Value {
         let linker = self.linker(system, run);
         let references: Vec<RecordSummary> = record
             .references
@@ -1194,8 +1197,8 @@ impl Renderer<'_> {
     }
 
     /// The picture of `record`'s neighbourhood (the record alone when it links with none).
-    fn record_graph(&self, system: &System, run: &Run, record: &Record) -> Option<GraphView> {
-        let graph = self.graphs.get(&run_key(system, run))?;
+    fn record_graph(&self, system: &System, run: &'a Run, record: &Record) -> Option<GraphView> {
+        let graph = self.shared.get(&run_key(system, run))?.graph(run);
         let selection = graph.neighbourhood(&record.id, graph::NEIGHBOURHOOD_NODES)?;
         let title = format!("{} and the records it links with", record.id);
         let description = if selection.edges.is_empty() {
@@ -1209,17 +1212,17 @@ impl Renderer<'_> {
             RecordPages::PerRun => format!("record-{}", record.id.slug()),
         };
         let drawing = graph::Drawing { id: &id, title: &title, description: &description };
-        Some(graph::view(graph, &selection, &drawing, &|r| urls::sibling_record(self.site.record_pages, &r.id)))
+        Some(graph::view(&graph, &selection, &drawing, &|r| urls::sibling_record(self.site.record_pages, &r.id)))
     }
 
     /// The picture of the run's most linked records, when any links.
-    fn run_graph(&self, system: &System, run: &Run) -> Option<GraphView> {
-        let graph = self.graphs.get(&run_key(system, run))?;
+    fn run_graph(&self, system: &System, run: &'a Run) -> Option<GraphView> {
+        let graph = self.shared.get(&run_key(system, run))?.graph(run);
         let selection = graph.overview(graph::RUN_NODES)?;
         let title = format!("The records of {} and their links", run.name);
         let description = graph_description(&selection);
         let drawing = graph::Drawing { id: "run", title: &title, description: &description };
-        Some(graph::view(graph, &selection, &drawing, &|r| urls::record_below_run(self.site.record_pages, &r.id)))
+        Some(graph::view(&graph, &selection, &drawing, &|r| urls::record_below_run(self.site.record_pages, &r.id)))
     }
 
     /// The records published before and after `record` in the run's reading order (the
@@ -1253,8 +1256,8 @@ impl Renderer<'_> {
     }
 
     fn backlink(&self, system: &System, run: &Run, record: &Record, at: At) -> BacklinkView {
-        let report = &run.reports[at.report];
-        let mention = &report.mentions[at.index];
+        let report = &run.reports[at.report as usize];
+        let mention = &report.mentions[at.index as usize];
         let from = match mention.owner {
             Some(Owner::Declaration(d)) => Some(report.declarations[d as usize].id.clone()),
             Some(Owner::Annotation(a)) => Some(report.annotations[a as usize].target.clone()),
@@ -1269,7 +1272,7 @@ impl Renderer<'_> {
         });
         BacklinkView {
             context_html: mark(report.text(&mention.context), record.id.as_str()),
-            at: self.section_link(system, run, at.report, mention.section),
+            at: self.section_link(system, run, at.report as usize, mention.section),
             from,
             source: report.source_at(mention.location.line),
             source_url: self.site.source_url.as_ref().map(|f| f.link(&report.source_path, mention.location.line)),
@@ -1280,7 +1283,7 @@ impl Renderer<'_> {
 /// Where a record comes in its run's reading order: its first declaration, by report and
 /// place in it (`None` for a record no report declares).
 fn reading_position(record: &Record) -> Option<(usize, usize)> {
-    record.declarations.iter().map(|at| (at.report, at.index)).min()
+    record.declarations.iter().map(|at| (at.report as usize, at.index as usize)).min()
 }
 
 /// What a graph's picture shows, in words (its SVG description).
@@ -1355,12 +1358,12 @@ fn declaration_entries(
         .declarations
         .iter()
         .map(|at| {
-            let report = &run.reports[at.report];
-            let d = &report.declarations[at.index];
+            let report = &run.reports[at.report as usize];
+            let d = &report.declarations[at.index as usize];
             // A cell the findings block shows as a finding of this row is not shown again.
             let shown_as_finding = |value: &str| {
                 report.findings.iter().any(|f| {
-                    f.owner == Some(crate::model::Owner::declaration(at.index))
+                    f.owner == Some(crate::model::Owner::declaration(at.index as usize))
                         && report.text(&f.statement).trim() == value.trim()
                 })
             };
@@ -1391,12 +1394,12 @@ fn declaration_entries(
             });
             Entry {
                 form,
-                at: report_anchor(system, run, at.report, &d.anchor),
+                at: report_anchor(system, run, at.report as usize, &d.anchor),
                 source: report.source_at(d.location.line),
                 source_url: files.map(|f| f.link(&report.source_path, d.location.line)),
                 section,
                 part,
-                label: d.label.clone().filter(|label| Some(label) != record.label.as_ref()),
+                label: d.label.clone().filter(|label| Some(label.as_str()) != record.label.as_deref()),
                 fields,
                 body_html,
             }
@@ -1460,11 +1463,12 @@ fn limit_groups(system: &System, run: &Run, linker: &Linker<'_>) -> Vec<LimitGro
 fn limits_of(system: &System, run: &Run, record: &Record, linker: &Linker<'_>) -> RecordLimits {
     let mut cited: Vec<&str> = Vec::new();
     for at in &record.citations {
-        if let Some(path) = run.reports[at.report].citations[at.index].path.as_deref() {
+        if let Some(path) = run.reports[at.report as usize].citations[at.index as usize].path.as_deref() {
             cited.push(path);
         }
     }
-    cited.extend(record.quotes.iter().map(|at| run.reports[at.report].quotes[at.index].path.as_str()));
+    cited
+        .extend(record.quotes.iter().map(|at| run.reports[at.report as usize].quotes[at.index as usize].path.as_str()));
     let mut out = RecordLimits::default();
     let mut by_path: BTreeMap<&str, Vec<ReportLimits>> = BTreeMap::new();
     for (i, report) in run.reports.iter().enumerate() {
@@ -1513,11 +1517,11 @@ fn annotation_entries(
         .annotations
         .iter()
         .map(|at| {
-            let report = &run.reports[at.report];
-            let a = &report.annotations[at.index];
+            let report = &run.reports[at.report as usize];
+            let a = &report.annotations[at.index as usize];
             Entry {
                 form: "annotation",
-                at: report_anchor(system, run, at.report, &a.anchor),
+                at: report_anchor(system, run, at.report as usize, &a.anchor),
                 source: report.source_at(a.location.line),
                 source_url: files.map(|f| f.link(&report.source_path, a.location.line)),
                 section: None,
@@ -1572,9 +1576,9 @@ fn evidence_views(
         verdicts?.revisions.get(source).map(|commit| commit.get(..7).unwrap_or(commit).to_string())
     };
     let quotes = record.quotes.iter().map(|at| {
-        let report = &run.reports[at.report];
-        let q = &report.quotes[at.index];
-        let verdict = verdicts.and_then(|v| v.quotes.get(at.report)?.get(at.index)).map(|verdict| {
+        let report = &run.reports[at.report as usize];
+        let q = &report.quotes[at.index as usize];
+        let verdict = verdicts.and_then(|v| v.quotes.get(at.report as usize)?.get(at.index as usize)).map(|verdict| {
             let link = |lines: LineRange| linker.file_url(q.source.as_deref(), &q.path, &[lines]);
             verdicts::quote_verdict(verdict, read_at(q.source.as_deref()).as_deref(), link)
         });
@@ -1583,11 +1587,11 @@ fn evidence_views(
         view(cited, report.source_at(q.location.line), verdict)
     });
     let citations = record.citations.iter().map(|at| {
-        let report = &run.reports[at.report];
-        let c = &report.citations[at.index];
+        let report = &run.reports[at.report as usize];
+        let c = &report.citations[at.index as usize];
         let source = c.source.as_deref();
         let verdict = verdicts
-            .and_then(|v| v.citations.get(at.report)?.get(at.index))
+            .and_then(|v| v.citations.get(at.report as usize)?.get(at.index as usize))
             .and_then(|verdict| verdicts::citation_verdict(verdict, read_at(source).as_deref()));
         let cited =
             Cited { kind: "citation", source, path: c.path.as_deref(), section: c.section.as_deref(), lines: &c.lines };

@@ -198,7 +198,7 @@ fn verify_quote(
             diagnostics.push(
                 Diagnostic::warning(
                     Code::MissingPath,
-                    quote.location.clone(),
+                    report.location(quote.location),
                     format!("{named} is not a file at {revision}, so this quote cannot be in it"),
                 )
                 .with_help("correct the path on the quote's `---` line"),
@@ -220,7 +220,7 @@ fn verify_quote(
             diagnostics.push(
                 Diagnostic::warning(
                     Code::QuoteElsewhere,
-                    quote.location.clone(),
+                    report.location(quote.location),
                     format!("this quote is at {} of {named}, not at the cited {}", places[0].words(), cited.join(", ")),
                 )
                 .with_help(format!("cite {}:{}", quote.path, places[0])),
@@ -243,7 +243,7 @@ fn verify_quote(
                 Diagnostic::new(
                     severity,
                     Code::QuoteNotFound,
-                    quote.location.clone(),
+                    report.location(quote.location),
                     format!("this quote is not in {named} at {revision}"),
                 )
                 .with_source(line, line.chars().count())
@@ -290,7 +290,7 @@ fn verify_citation(
         };
     };
     let folder = path.ends_with('/') || path.contains('*');
-    let looked_up = if path.contains('*') { path[..path.find('*').unwrap_or(0)].to_string() } else { path.clone() };
+    let looked_up = if path.contains('*') { path[..path.find('*').unwrap_or(0)].to_string() } else { path.to_string() };
     let revision = files.commit_of(citation.source.as_deref());
     let (source, entry) = match files.entry(citation.source.as_deref(), &looked_up) {
         Ok(found) => found,
@@ -298,7 +298,7 @@ fn verify_citation(
     };
     let line = report.line_text(citation.location.line);
     let at = |code, message: String| {
-        Diagnostic::warning(code, citation.location.clone(), message).with_source(line, path.chars().count())
+        Diagnostic::warning(code, report.location(citation.location), message).with_source(line, path.chars().count())
     };
     let last_line = citation.lines.iter().map(|l: &LineRange| l.end).max();
     match entry {

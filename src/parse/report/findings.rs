@@ -334,7 +334,7 @@ impl<'a> Scanner<'a> {
                 self.diagnostics.push(
                     Diagnostic::note(
                         Code::NotUnderstood,
-                        first.location.clone(),
+                        first.location.of(&self.file),
                         format!("`{}` starts this cell, but few cells of its column start with a status", first.status),
                     )
                     .with_help("casebook reads a column as findings when most of its cells start with a status; write the status in a `Status` column, or as `Status: …`"),
@@ -431,11 +431,11 @@ impl<'a> Scanner<'a> {
             part: part.map(|p| self.shared(p)),
             statement,
             form,
-            location: self.location(source),
+            location: self.line_col(source),
             section: self.section,
             anchor: Arc::default(),
             owner,
-            evidence,
+            evidence: narrow(evidence.start)..narrow(evidence.end),
         }
     }
 
@@ -724,6 +724,11 @@ fn short_slug(label: &str) -> String {
     }
     let head = &slug[..cut];
     head.rsplit_once('-').map_or(head, |(h, _)| h).to_string()
+}
+
+/// A citation's index in its report, as the model counts them.
+fn narrow(index: usize) -> u32 {
+    u32::try_from(index).expect("a report has fewer than 4 billion citations")
 }
 
 #[cfg(test)]

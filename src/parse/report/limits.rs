@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use super::{Cell, Inline, Scanner};
-use crate::model::{Limit, LimitKind, Location, RecordId};
+use crate::model::{Limit, LimitKind, LineCol, RecordId};
 use crate::recognise::LimitWords;
 
 /// How the table being read states limits, read from its header.
@@ -101,7 +101,7 @@ impl Scanner<'_> {
             _ => None,
         };
         let offset = cells.get(columns.text).map_or(0, |c| c.source.start);
-        let limit = self.new_limit(given, columns.kind, scope, text, self.location(offset), mentions, citations);
+        let limit = self.new_limit(given, columns.kind, scope, text, self.line_col(offset), mentions, citations);
         let limit = Limit { prevents: cell(columns.prevents), resolves: cell(columns.resolves), ..limit };
         self.pending_limits.push(PendingLimit { limit, row: (self.table.unwrap_or(0), self.body_row) });
     }
@@ -127,7 +127,7 @@ impl Scanner<'_> {
     pub(super) fn limit_item(&mut self, inline: &Inline, mentions: Range<usize>, citations: Range<usize>) {
         let text = inline.text.trim();
         let Some(source) = inline.source.clone().filter(|_| !text.is_empty()) else { return };
-        let location = self.location(source.start);
+        let location = self.line_col(source.start);
         let mut limit =
             self.new_limit(None, LimitKind::Limitation, None, text.to_string(), location, mentions, citations);
         limit.anchor = match self.parts.block_anchors.get(&source.start) {
@@ -164,7 +164,7 @@ impl Scanner<'_> {
         kind: LimitKind,
         scope: Option<String>,
         text: String,
-        location: Location,
+        location: LineCol,
         mentions: Range<usize>,
         citations: Range<usize>,
     ) -> Limit {
@@ -173,7 +173,8 @@ impl Scanner<'_> {
         let handle = given.unwrap_or_else(|| format!("L{number}"));
         let mut named: Vec<RecordId> = self.parts.mentions[mentions].iter().map(|m| m.target.clone()).collect();
         named.dedup();
-        let mut paths: Vec<String> = self.parts.citations[citations].iter().filter_map(|c| c.path.clone()).collect();
+        let mut paths: Vec<String> =
+            self.parts.citations[citations].iter().filter_map(|c| c.path.as_deref().map(str::to_string)).collect();
         paths.sort();
         paths.dedup();
         Limit {
