@@ -33,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
         for finding in &report.findings {
             assert!(finding.location.line <= lines.max(1), "a finding is past the end");
             assert!(
-                finding.evidence.end <= report.citations.len(),
+                finding.evidence_range().end <= report.citations.len(),
                 "evidence {:?} past the citations",
                 finding.evidence
             );
