@@ -374,8 +374,6 @@ impl<'a> Job<'a> {
     }
 }
 
-/// The record graph of each run that a run page or a record page of `jobs` draws, each
-/// made once.
 /// What the pages of one run share while they render: the code they highlighted and the
 /// run's record graph, each made when a page first needs it and given back after the
 /// run's last page (a large site's runs together would hold hundreds of megabytes).
