@@ -419,6 +419,13 @@ struct Draft {
     parts: Vec<String>,
 }
 
+/// A record with nothing attached, as `resolve` begins each: for tests that draw graphs
+/// of records without reports.
+#[cfg(test)]
+pub(crate) fn bare_record(id: RecordId, kind: Arc<str>, family: Option<Arc<str>>, publication: Publication) -> Record {
+    Draft::new(id, kind, family, publication).finish()
+}
+
 impl Draft {
     fn new(id: RecordId, kind: Arc<str>, family: Option<Arc<str>>, publication: Publication) -> Self {
         Draft {

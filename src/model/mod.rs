@@ -742,27 +742,6 @@ impl Record {
     pub fn title_label(&self) -> Option<&str> {
         self.label.as_deref().or(self.derived_label.as_deref())
     }
-
-    /// A record with nothing attached.
-    pub fn new(id: RecordId, kind: Arc<str>, family: Option<Arc<str>>, publication: Publication) -> Self {
-        Record {
-            id,
-            kind,
-            family,
-            label: None,
-            derived_label: None,
-            publication,
-            declarations: Box::default(),
-            annotations: Box::default(),
-            backlinks: Box::default(),
-            references: Box::default(),
-            quotes: Box::default(),
-            citations: Box::default(),
-            findings: Box::default(),
-            statuses: Box::default(),
-            parts: Box::default(),
-        }
-    }
 }
 
 /// A record of a run, resolved: where it is declared, annotated and referenced. Its lists

@@ -640,7 +640,7 @@ mod tests {
             let records: Vec<Record> = (0..nodes)
                 .map(|n| {
                     let publication = if published[n] { Publication::Published } else { Publication::Unpublished(0) };
-                    Record::new(RecordId::new(&format!("OBJ-{n:02}")), "OBJ".into(), None, publication)
+                    crate::resolve::bare_record(RecordId::new(&format!("OBJ-{n:02}")), "OBJ".into(), None, publication)
                 })
                 .collect();
             let mut unique = std::collections::BTreeMap::new();
