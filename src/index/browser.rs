@@ -90,10 +90,12 @@ pub struct BrowserIndex {
     dirty: rustc_hash::FxHashSet<u32>,
     /// Terms that got their first posting since the last `finish`.
     new_terms: Vec<u32>,
-    /// Every term with postings, in byte order (as of the last `finish`).
-    sorted: Vec<u32>,
-    /// By term number: its line's length as last written (0: not known).
-    line_len: Vec<u32>,
+    /// Terms that lost their last posting since the last `finish`.
+    gone_terms: Vec<u32>,
+    /// Every term with postings, in byte order, with what says where chunks begin (as of
+    /// the last `finish`): held in that order so that finding the chunks reads no term's
+    /// text.
+    sorted: Vec<SortedTerm>,
     /// What the last `finish` wrote: each chunk's first term and its number of terms, the
     /// average length the levels were made with, and each slot's first document.
     written: Option<Written>,
@@ -109,8 +111,7 @@ struct Saving<'a> {
     by_key: &'a HashMap<String, usize>,
     order: &'a [usize],
     term_runs: &'a TermRuns,
-    sorted: &'a [u32],
-    line_len: &'a [u32],
+    sorted: &'a [SortedTerm],
     written: &'a Option<Written>,
 }
 
@@ -123,8 +124,7 @@ struct Saved {
     by_key: HashMap<String, usize>,
     order: Vec<usize>,
     term_runs: TermRuns,
-    sorted: Vec<u32>,
-    line_len: Vec<u32>,
+    sorted: Vec<SortedTerm>,
     written: Option<Written>,
 }
 
@@ -142,7 +142,10 @@ impl BrowserIndex {
     /// Writes the index (after a `finish`: nothing is pending) for a build in another
     /// process to update: the build cache keeps it.
     pub fn save(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        debug_assert!(self.dirty.is_empty() && self.new_terms.is_empty(), "saved after a finish");
+        debug_assert!(
+            self.dirty.is_empty() && self.new_terms.is_empty() && self.gone_terms.is_empty(),
+            "saved after a finish"
+        );
         let saving = Saving {
             layout: self.layout,
             terms: self.vocabulary.all_texts(),
@@ -151,7 +154,6 @@ impl BrowserIndex {
             order: &self.order,
             term_runs: &self.term_runs,
             sorted: &self.sorted,
-            line_len: &self.line_len,
             written: &self.written,
         };
         bincode::serialize_into(out, &saving).map_err(std::io::Error::other)
@@ -168,7 +170,6 @@ impl BrowserIndex {
             order: saved.order,
             term_runs: saved.term_runs,
             sorted: saved.sorted,
-            line_len: saved.line_len,
             written: saved.written,
             ..BrowserIndex::default()
         };
@@ -182,7 +183,7 @@ impl BrowserIndex {
         let terms = self.vocabulary_len();
         self.order.iter().all(|&s| slot_ok(s))
             && self.by_key.values().all(|&s| slot_ok(s))
-            && self.sorted.iter().all(|&t| (t as usize) < terms && (t as usize) < self.line_len.len())
+            && self.sorted.iter().all(|t| (t.term as usize) < terms)
             && self.term_runs.len() <= terms
             && self.term_runs.all_slots().all(|s| slot_ok(s as usize))
             && self.written.as_ref().is_none_or(|w| w.chunks.iter().all(|&(t, _)| (t as usize) < terms))
@@ -192,18 +193,19 @@ impl BrowserIndex {
         self.vocabulary.len()
     }
 
-    /// Every file the index wrote and takes as written when it is updated: its term chunks
-    /// and its runs' document files (not `meta.json` and the facets, written every time).
+    /// Every file the index wrote and takes as written when it is updated: its term chunks,
+    /// the facets and its runs' document files (not `meta.json`, written every time).
     pub fn files(&self) -> Vec<PathBuf> {
-        let chunks: Vec<u32> =
-            self.written.as_ref().map(|w| w.chunks.iter().map(|&(t, _)| t).collect()).unwrap_or_default();
-        let mut files: Vec<PathBuf> = chunks
+        let Some(written) = &self.written else { return Vec::new() };
+        let mut files: Vec<PathBuf> = written
+            .chunks
             .iter()
-            .map(|&t| {
+            .map(|&(t, _)| {
                 let text = self.vocabulary.text_of(t);
                 PathBuf::from(BROWSER_DIR).join(format!("t/{}.txt.gz", hex::encode(text)))
             })
             .collect();
+        files.push(PathBuf::from(BROWSER_DIR).join(FACETS_FILE));
         files.extend(self.slots.iter().flatten().flat_map(|part| part.files.iter().cloned()));
         files
     }
@@ -228,9 +230,6 @@ struct TermRuns {
 
 /// A term in no run.
 const NO_RUN: u32 = u32::MAX;
-
-/// The length of a line `finish` did not make again (its term's postings are as they were).
-const UNCHANGED: u32 = u32::MAX;
 
 impl TermRuns {
     /// How many term numbers it covers (the highest with a run so far, plus one).
@@ -268,9 +267,9 @@ impl TermRuns {
         false
     }
 
-    /// `slot` no longer has `term`.
-    fn remove(&mut self, term: u32, slot: u32) {
-        let Some(first) = self.first.get_mut(term as usize) else { return };
+    /// `slot` no longer has `term`; true when no slot has it now.
+    fn remove(&mut self, term: u32, slot: u32) -> bool {
+        let Some(first) = self.first.get_mut(term as usize) else { return false };
         let more = self.more.get_mut(&term);
         match more {
             Some(more) if *first == slot => *first = more.remove(0),
@@ -281,7 +280,18 @@ impl TermRuns {
         if self.more.get(&term).is_some_and(|more| more.is_empty()) {
             self.more.remove(&term);
         }
+        !self.has(term)
     }
+}
+
+/// A term of the sorted list: its number, the length of its line as last written (0: not
+/// yet), and its mark, which with that length says whether it begins a chunk
+/// ([`begins_chunk`]).
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct SortedTerm {
+    term: u32,
+    line_len: u32,
+    mark: u32,
 }
 
 /// What a `finish` wrote, which the next one compares with.
@@ -290,7 +300,17 @@ struct Written {
     chunks: Vec<(u32, u32)>,
     average: f64,
     starts: HashMap<usize, u32>,
+    /// What the facets were made from ([`BrowserIndex::facets_made_from`]), and their
+    /// totals (`meta.json` gives them).
+    facets: u64,
+    totals: Totals,
 }
+
+/// Each facet's values and how many documents have each.
+type Totals = BTreeMap<String, BTreeMap<String, usize>>;
+
+/// The facets' file, in the index's folder.
+const FACETS_FILE: &str = "facets.json.gz";
 
 /// A run's documents, as the index holds them.
 #[derive(Serialize, Deserialize)]
@@ -498,8 +518,7 @@ impl BrowserIndex {
                 std::cmp::Ordering::Less => {
                     // Gone from the run.
                     let gone = old_terms[i].0;
-                    self.term_runs.remove(gone, number);
-                    self.changed(gone);
+                    self.remove_term_run(gone, number);
                     i += 1;
                 }
                 std::cmp::Ordering::Greater => {
@@ -537,13 +556,20 @@ impl BrowserIndex {
         self.changed(term);
     }
 
+    /// `slot` no longer has `term`.
+    fn remove_term_run(&mut self, term: u32, slot: u32) {
+        if self.term_runs.remove(term, slot) {
+            self.gone_terms.push(term);
+        }
+        self.changed(term);
+    }
+
     /// Takes the part in `slot` out of the terms' lists (they change).
     fn forget(&mut self, slot: usize) {
         let Some(part) = self.slots[slot].take() else { return };
         let number = u32::try_from(slot).expect("fewer than 4 billion runs");
         for &(term, _) in &part.terms {
-            self.term_runs.remove(term, number);
-            self.changed(term);
+            self.remove_term_run(term, number);
         }
     }
 
@@ -600,45 +626,42 @@ impl Occurrences {
 
 impl BrowserIndex {
     /// Writes what changed since the last `finish` (everything, the first time): the term
-    /// chunks that hold a term whose postings changed, the facets and `meta.json`. Gives
-    /// the term chunks of the previous output it keeps as they are.
+    /// chunks that hold a term whose postings changed, the facets if they changed, and
+    /// `meta.json`. Gives the files of the previous output it keeps as they are.
     pub fn finish<E: Send>(&mut self, emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync)) -> Result<Vec<PathBuf>, E> {
         let numbering = self.numbering();
         let all_dirty =
             self.written.as_ref().is_none_or(|w| w.average != numbering.average || w.starts != numbering.starts);
         self.sort_terms();
+        let fresh = self.fresh(all_dirty);
         // The length of each changed term's line (every term's, the first time): where a
         // chunk begins depends on it. The lines are written again when their chunks are:
-        // a large site's lines together are hundreds of megabytes. [`UNCHANGED`] for the
-        // others: an `Option` each would double a list of millions.
+        // a large site's lines together are hundreds of megabytes.
         let lengths: Vec<u32> = {
             let texts = self.vocabulary.lock();
             let lines = Lines { index: self, numbering: &numbering };
-            self.sorted
+            fresh
                 .par_iter()
-                .map_init(String::new, |line, &term| {
-                    if !all_dirty && !self.dirty.contains(&term) {
-                        return UNCHANGED;
-                    }
+                .map_init(String::new, |line, &at| {
+                    let term = self.sorted[at].term;
                     line.clear();
                     lines.write(term, texts.get(term), line);
-                    u32::try_from(line.len()).ok().filter(|&len| len != UNCHANGED).expect("a line under 4 GB")
+                    u32::try_from(line.len()).expect("a line under 4 GB")
                 })
                 .collect()
         };
-        for (&term, &len) in self.sorted.iter().zip(&lengths) {
-            if len != UNCHANGED {
-                self.line_len[term as usize] = len;
-            }
+        for (&at, len) in fresh.iter().zip(lengths) {
+            self.sorted[at].line_len = len;
         }
+        let chunks = self.chunks(&fresh);
         let texts = self.vocabulary.lock();
-        let chunks = self.chunks(&texts, &lengths);
         let before: rustc_hash::FxHashSet<(u32, u32)> =
             self.written.as_ref().map(|w| w.chunks.iter().copied().collect()).unwrap_or_default();
         let name = |first: u32| format!("t/{}.txt.gz", hex::encode(texts.get(first)));
         let (write, keep): (Vec<&Chunk>, Vec<&Chunk>) =
             chunks.iter().partition(|chunk| chunk.changed || !before.contains(&(chunk.first, chunk.count)));
-        let kept: Vec<PathBuf> = keep.iter().map(|chunk| PathBuf::from(BROWSER_DIR).join(name(chunk.first))).collect();
+        let mut kept: Vec<PathBuf> =
+            keep.iter().map(|chunk| PathBuf::from(BROWSER_DIR).join(name(chunk.first))).collect();
         // The chunks to write (those with a changed term, or new), a batch at a time, each
         // batch made in parallel. A rebuild may stop between files (a newer change waits):
         // the changed terms stay changed until the end, so their chunks are written then.
@@ -648,8 +671,8 @@ impl BrowserIndex {
                 .par_iter()
                 .map(|chunk| {
                     let mut text = String::with_capacity(self.layout.term_file_bytes() + 1024);
-                    for &term in &self.sorted[chunk.at..chunk.at + chunk.count as usize] {
-                        lines.write(term, texts.get(term), &mut text);
+                    for sorted in &self.sorted[chunk.at..chunk.at + chunk.count as usize] {
+                        lines.write(sorted.term, texts.get(sorted.term), &mut text);
                     }
                     gzipped(name(chunk.first), text.as_bytes())
                 })
@@ -658,29 +681,58 @@ impl BrowserIndex {
         }
         let term_chunks: Vec<String> = chunks.iter().map(|c| texts.get(c.first).to_string()).collect();
         drop(texts);
-        self.emit_meta(&numbering, term_chunks, emit)?;
+        // The facets, unless what they are made from is as it was.
+        let facets = self.facets_made_from(&numbering);
+        let totals = match self.written.take().filter(|w| w.facets == facets) {
+            Some(written) => {
+                kept.push(PathBuf::from(BROWSER_DIR).join(FACETS_FILE));
+                written.totals
+            }
+            None => {
+                let made = self.facets(&numbering);
+                emit(gzipped(FACETS_FILE.to_string(), &serde_json::to_vec(&made).expect("facets serialise")))?;
+                made.totals()
+            }
+        };
+        self.emit_meta(&numbering, term_chunks, &totals, emit)?;
         self.dirty.clear();
         let chunks = chunks.iter().map(|c| (c.first, c.count)).collect();
-        self.written = Some(Written { chunks, average: numbering.average, starts: numbering.starts });
+        self.written = Some(Written { chunks, average: numbering.average, starts: numbering.starts, facets, totals });
         Ok(kept)
     }
 
-    /// The term chunks, where their terms' hashes say ([`begins_chunk`]), given the length
-    /// of each term's line that changed (`fresh`, in the order of `sorted`; the others'
-    /// are as last written).
-    fn chunks(&self, texts: &super::analysis::Terms, fresh: &[u32]) -> Vec<Chunk> {
+    /// The places in `sorted` of the terms whose lines change (every term's, when `all`),
+    /// in order.
+    fn fresh(&self, all: bool) -> Vec<usize> {
+        if all {
+            return (0..self.sorted.len()).collect();
+        }
+        let texts = self.vocabulary.lock();
+        let mut fresh: Vec<usize> = self
+            .dirty
+            .iter()
+            .filter_map(|&term| self.sorted.binary_search_by(|s| texts.get(s.term).cmp(texts.get(term))).ok())
+            .collect();
+        fresh.sort_unstable();
+        fresh
+    }
+
+    /// The term chunks, where their terms' marks and lines' lengths say ([`begins_chunk`]);
+    /// `fresh` are the places of the terms whose lines changed.
+    fn chunks(&self, fresh: &[usize]) -> Vec<Chunk> {
         let mut chunks: Vec<Chunk> = Vec::new();
         let average = self.layout.term_file_bytes();
         let (mut size, mut previous_len) = (0usize, 0usize);
-        for (at, (&term, &fresh)) in self.sorted.iter().zip(fresh).enumerate() {
-            let changed = fresh != UNCHANGED;
-            let len = if changed { fresh } else { self.line_len[term as usize] } as usize;
+        let mut fresh = fresh.iter().peekable();
+        for (at, sorted) in self.sorted.iter().enumerate() {
+            let changed = fresh.next_if_eq(&&at).is_some();
+            let len = sorted.line_len as usize;
             let begins = chunks.is_empty()
                 || previous_len >= average
                 || size + len > MAX_CHUNK_FACTOR * average
-                || begins_chunk(texts.get(term), len, average);
+                || begins_chunk(sorted.mark, len, average);
             if begins {
-                chunks.push(Chunk { first: term, at, count: 0, changed: false });
+                chunks.push(Chunk { first: sorted.term, at, count: 0, changed: false });
                 size = 0;
             }
             let chunk = chunks.last_mut().expect("a chunk begun");
@@ -692,14 +744,14 @@ impl BrowserIndex {
         chunks
     }
 
-    /// `meta.json` and the facets.
+    /// `meta.json`.
     fn emit_meta<E>(
         &self,
         numbering: &Numbering,
         term_chunks: Vec<String>,
+        totals: &Totals,
         emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
     ) -> Result<(), E> {
-        let facets = self.facets(numbering);
         let runs: Vec<(&str, u32, usize)> = self
             .order
             .iter()
@@ -713,10 +765,37 @@ impl BrowserIndex {
             term_chunks,
             runs,
             stop_words: &STOP_WORDS,
-            totals: facets.totals(),
+            totals,
         };
-        emit(file("meta.json".to_string(), serde_json::to_vec(&meta).expect("meta serialises")))?;
-        emit(gzipped("facets.json.gz".to_string(), &serde_json::to_vec(&facets).expect("facets serialise")))
+        emit(file("meta.json".to_string(), serde_json::to_vec(&meta).expect("meta serialises")))
+    }
+
+    /// A hash of what the facets file is made from: the numbers given, and each run's
+    /// first number and its documents' facet values, in order.
+    fn facets_made_from(&self, numbering: &Numbering) -> u64 {
+        let mut bytes: Vec<u8> = Vec::new();
+        let number = |bytes: &mut Vec<u8>, n: usize| bytes.extend_from_slice(&(n as u64).to_le_bytes());
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        number(&mut bytes, numbering.numbered as usize);
+        for &slot in &self.order {
+            let facets = &self.part(slot).facets;
+            number(&mut bytes, numbering.starts[&slot] as usize);
+            number(&mut bytes, facets.names.len());
+            for name in &facets.names {
+                number(&mut bytes, name.len());
+                bytes.extend_from_slice(name.as_bytes());
+            }
+            number(&mut bytes, facets.sets.len());
+            for set in &facets.sets {
+                number(&mut bytes, set.len());
+                bytes.extend(set.iter().flat_map(|v| v.to_le_bytes()));
+            }
+            number(&mut bytes, facets.docs.len());
+            bytes.extend(facets.docs.iter().flatten().flat_map(|v| v.to_le_bytes()));
+            hasher.update(&bytes);
+            bytes.clear();
+        }
+        hasher.digest()
     }
 
     /// Each run's first document number (a multiple of `documents_per_file`), the numbers
@@ -740,36 +819,57 @@ impl BrowserIndex {
         Numbering { starts, places, numbered: next, documents, average: rounded_average(total, documents) }
     }
 
-    /// Every term with postings, in byte order: the new ones merged in, the ones that
-    /// lost their last posting left out.
+    /// Every term with postings, in byte order: the new ones put in their places, the
+    /// ones that lost their last posting taken out. Only those terms' texts are read.
     fn sort_terms(&mut self) {
-        let mut new = std::mem::take(&mut self.new_terms);
         let term_runs = &self.term_runs;
+        let mut new = std::mem::take(&mut self.new_terms);
         new.retain(|&t| term_runs.has(t));
         new.sort_unstable();
         new.dedup();
-        if self.line_len.len() < term_runs.len() {
-            self.line_len.resize(term_runs.len(), 0);
-        }
+        let mut gone = std::mem::take(&mut self.gone_terms);
+        gone.retain(|&t| !term_runs.has(t));
+        gone.sort_unstable();
+        gone.dedup();
         let texts = self.vocabulary.texts();
-        new.sort_unstable_by(|&a, &b| texts.get(a).cmp(texts.get(b)));
-        let old = std::mem::take(&mut self.sorted);
-        let mut merged = Vec::with_capacity(old.len() + new.len());
-        let (mut i, mut j) = (0, 0);
-        while i < old.len() || j < new.len() {
-            let take_new = i == old.len() || (j < new.len() && texts.get(new[j]) < texts.get(old[i]));
-            let term = if take_new {
-                j += 1;
-                new[j - 1]
-            } else {
-                i += 1;
-                old[i - 1]
-            };
-            // A term met anew while still in the list is there once.
-            if merged.last() != Some(&term) && term_runs.has(term) {
-                merged.push(term);
+        let old = &self.sorted;
+        let place = |term: u32| old.binary_search_by(|s| texts.get(s.term).cmp(texts.get(term)));
+        // Where each new term goes (a term met anew while still in the list stays where
+        // it is), and where each gone one was.
+        let mut added: Vec<(usize, SortedTerm)> = new
+            .par_iter()
+            .filter_map(|&term| {
+                let at = place(term).err()?;
+                Some((at, SortedTerm { term, line_len: 0, mark: mark(texts.get(term)) }))
+            })
+            .collect();
+        added.par_sort_unstable_by(|(a, x), (b, y)| a.cmp(b).then_with(|| texts.get(x.term).cmp(texts.get(y.term))));
+        let mut removed: Vec<usize> = gone.iter().filter_map(|&term| place(term).ok()).collect();
+        removed.sort_unstable();
+        if added.is_empty() && removed.is_empty() {
+            return;
+        }
+        let mut merged = Vec::with_capacity(old.len() + added.len() - removed.len());
+        let (mut added, mut removed) = (added.into_iter().peekable(), removed.into_iter().peekable());
+        let mut from = 0;
+        loop {
+            match (removed.peek().copied(), added.peek().map(|&(at, _)| at)) {
+                (None, None) => break,
+                // A term is put before the one at its place is taken out.
+                (Some(at), next) if next.is_none_or(|next| at < next) => {
+                    merged.extend_from_slice(&old[from..at]);
+                    from = at + 1;
+                    removed.next();
+                }
+                (_, _) => {
+                    let (at, term) = added.next().expect("a term to add");
+                    merged.extend_from_slice(&old[from..at]);
+                    from = at;
+                    merged.push(term);
+                }
             }
         }
+        merged.extend_from_slice(&old[from..]);
         self.sorted = merged;
     }
 
@@ -860,12 +960,16 @@ fn rounded_average(total: f64, documents: usize) -> f64 {
     (2f64).powf((average.log2() * 8.0).round() / 8.0)
 }
 
-/// Whether `term`, whose line is `len` bytes, begins a term chunk: when its hash is
-/// below the line's share of `average` bytes, so that chunks are about that size
-/// and where one begins depends on that term alone.
-fn begins_chunk(term: &str, len: usize, average: usize) -> bool {
-    let hash = xxhash_rust::xxh3::xxh3_64(term.as_bytes());
-    (hash as f64 / u64::MAX as f64) < len as f64 / average as f64
+/// The mark of `term`: the top half of its hash.
+fn mark(term: &str) -> u32 {
+    (xxhash_rust::xxh3::xxh3_64(term.as_bytes()) >> 32) as u32
+}
+
+/// Whether a term of `mark` ([`mark`]) whose line is `len` bytes begins a term chunk: when
+/// its mark is below the line's share of `average` bytes, so that chunks are about that
+/// size and where one begins depends on that term alone.
+fn begins_chunk(mark: u32, len: usize, average: usize) -> bool {
+    (f64::from(mark) / f64::from(u32::MAX)) < len as f64 / average as f64
 }
 
 fn file(name: String, bytes: Vec<u8>) -> OutputFile {
@@ -909,7 +1013,7 @@ struct Meta<'a> {
     /// documents, in order.
     runs: Vec<(&'a str, u32, usize)>,
     stop_words: &'a [&'a str],
-    totals: BTreeMap<&'static str, BTreeMap<String, usize>>,
+    totals: &'a Totals,
 }
 
 /// What a result shows: `[url, title, where, text]`.
@@ -1123,10 +1227,12 @@ struct Facets {
 }
 
 impl Facets {
-    fn totals(&self) -> BTreeMap<&'static str, BTreeMap<String, usize>> {
+    fn totals(&self) -> Totals {
         self.values
             .iter()
-            .map(|(facet, values)| (*facet, values.iter().cloned().zip(self.counts[facet].iter().copied()).collect()))
+            .map(|(facet, values)| {
+                (facet.to_string(), values.iter().cloned().zip(self.counts[facet].iter().copied()).collect())
+            })
             .collect()
     }
 }
@@ -1215,13 +1321,47 @@ mod tests {
         let mut again = BrowserIndex::load(&mut saved.as_slice()).expect("read back");
         assert_eq!(again.files(), index.files());
         let (second, kept) = finished(&mut again);
-        assert_eq!(kept, [PathBuf::from(BROWSER_DIR).join("t/7475726e73.txt.gz")], "the chunk is kept as written");
-        assert_eq!(
-            second.get(&PathBuf::from(BROWSER_DIR).join("meta.json")),
-            first.get(&PathBuf::from(BROWSER_DIR).join("meta.json"))
-        );
+        let in_index = |name: &str| PathBuf::from(BROWSER_DIR).join(name);
+        assert_eq!(kept, [in_index("t/7475726e73.txt.gz"), in_index(FACETS_FILE)], "kept as written");
+        assert_eq!(second.keys().collect::<Vec<_>>(), [&in_index("meta.json")], "only meta.json is written");
+        assert_eq!(second.get(&in_index("meta.json")), first.get(&in_index("meta.json")));
         assert!(BrowserIndex::load(&mut &saved[..saved.len() / 2]).is_none(), "a cut file");
         assert!(BrowserIndex::load(&mut &b"not an index"[..]).is_none());
+    }
+
+    #[test]
+    fn the_facets_are_written_again_when_a_runs_values_change_and_only_then() {
+        let mut index = BrowserIndex::default();
+        let once = Occurrences { body: 1, ..Occurrences::default() };
+        index.vocabulary = Vocabulary::of_texts(&["turns".to_string()]);
+        index.put(part("lab/a", 3, 10, &[(0, once)]));
+        index.put(part("lab/b", 2, 10, &[(1, once)]));
+        index.arrange(&["lab/a".to_string(), "lab/b".to_string()]);
+        let (first, _) = finished(&mut index);
+        let facets = PathBuf::from(BROWSER_DIR).join(FACETS_FILE);
+        let meta = PathBuf::from(BROWSER_DIR).join("meta.json");
+        // Other postings, the same facet values: the facets stay.
+        index.put(part("lab/b", 2, 10, &[(0, once)]));
+        let (second, kept) = finished(&mut index);
+        assert!(!second.contains_key(&facets) && kept.contains(&facets));
+        // Another system's name in run b: the facets and their totals change.
+        let mut renamed = part("lab/b", 2, 10, &[(0, once)]);
+        renamed.facets.names = vec![Box::from("Other lab")];
+        index.put(renamed);
+        let (third, kept) = finished(&mut index);
+        assert!(third.contains_key(&facets) && third[&facets] != first[&facets], "{:?}", third.keys());
+        assert!(!kept.iter().any(|p| p.ends_with(FACETS_FILE)));
+        let totals = |files: &BTreeMap<PathBuf, Vec<u8>>| {
+            let meta: serde_json::Value = serde_json::from_slice(&files[&meta]).unwrap();
+            meta["totals"]["system"].clone()
+        };
+        assert_eq!(totals(&second), serde_json::json!({"Lab": 5}));
+        assert_eq!(totals(&third), serde_json::json!({"Lab": 3, "Other lab": 2}));
+        // Run b's documents moved by a run put before it: the facets change with the numbers.
+        index.put(part("lab/0", 1, 10, &[(0, once)]));
+        index.arrange(&["lab/0".to_string(), "lab/a".to_string(), "lab/b".to_string()]);
+        let (fourth, _) = finished(&mut index);
+        assert!(fourth.contains_key(&facets) && fourth[&facets] != third[&facets]);
     }
 
     #[test]
@@ -1237,11 +1377,11 @@ mod tests {
     fn a_chunk_begins_at_a_term_with_the_odds_of_its_line() {
         let words: Vec<String> = (0..20_000).map(|n| format!("word{n}")).collect();
         let average = SearchFiles::default().term_file_bytes();
-        let begun = words.iter().filter(|w| begins_chunk(w, 240, average)).count();
+        let begun = words.iter().filter(|w| begins_chunk(mark(w), 240, average)).count();
         // 1 % of lines of 240 bytes begin a chunk: about 200 of 20,000.
         assert!((150..250).contains(&begun), "{begun}");
-        assert!(words.iter().all(|w| begins_chunk(w, average, average)), "a line of a chunk's size begins one");
-        assert_eq!(begins_chunk("session", 300, average), begins_chunk("session", 300, average), "the same every time");
+        assert!(words.iter().all(|w| begins_chunk(mark(w), average, average)), "a line of a chunk's size begins one");
+        assert_eq!(mark("session"), mark("session"), "the same every time");
     }
 
     #[test]
