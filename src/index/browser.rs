@@ -633,27 +633,31 @@ impl BrowserIndex {
         let all_dirty =
             self.written.as_ref().is_none_or(|w| w.average != numbering.average || w.starts != numbering.starts);
         self.sort_terms();
-        let fresh = self.fresh(all_dirty);
-        // The length of each changed term's line (every term's, the first time): where a
-        // chunk begins depends on it. The lines are written again when their chunks are:
-        // a large site's lines together are hundreds of megabytes.
+        // The places of the terms whose lines change (`None`: every term's).
+        let fresh = (!all_dirty).then(|| self.fresh());
+        // The length of each changed term's line: where a chunk begins depends on it. The
+        // lines are written again when their chunks are: a large site's lines together are
+        // hundreds of megabytes.
         let lengths: Vec<u32> = {
             let texts = self.vocabulary.lock();
             let lines = Lines { index: self, numbering: &numbering };
-            fresh
-                .par_iter()
-                .map_init(String::new, |line, &at| {
-                    let term = self.sorted[at].term;
-                    line.clear();
-                    lines.write(term, texts.get(term), line);
-                    u32::try_from(line.len()).expect("a line under 4 GB")
-                })
-                .collect()
+            let length = |line: &mut String, term: u32| {
+                line.clear();
+                lines.write(term, texts.get(term), line);
+                u32::try_from(line.len()).expect("a line under 4 GB")
+            };
+            match &fresh {
+                None => self.sorted.par_iter().map_init(String::new, |line, s| length(line, s.term)).collect(),
+                Some(fresh) => {
+                    fresh.par_iter().map_init(String::new, |line, &at| length(line, self.sorted[at].term)).collect()
+                }
+            }
         };
-        for (&at, len) in fresh.iter().zip(lengths) {
-            self.sorted[at].line_len = len;
+        match &fresh {
+            None => self.sorted.iter_mut().zip(lengths).for_each(|(s, len)| s.line_len = len),
+            Some(fresh) => fresh.iter().zip(lengths).for_each(|(&at, len)| self.sorted[at].line_len = len),
         }
-        let chunks = self.chunks(&fresh);
+        let chunks = self.chunks(fresh.as_deref());
         let texts = self.vocabulary.lock();
         let before: rustc_hash::FxHashSet<(u32, u32)> =
             self.written.as_ref().map(|w| w.chunks.iter().copied().collect()).unwrap_or_default();
@@ -701,12 +705,8 @@ impl BrowserIndex {
         Ok(kept)
     }
 
-    /// The places in `sorted` of the terms whose lines change (every term's, when `all`),
-    /// in order.
-    fn fresh(&self, all: bool) -> Vec<usize> {
-        if all {
-            return (0..self.sorted.len()).collect();
-        }
+    /// The places in `sorted` of the terms whose lines change, in order.
+    fn fresh(&self) -> Vec<usize> {
         let texts = self.vocabulary.lock();
         let mut fresh: Vec<usize> = self
             .dirty
@@ -718,14 +718,14 @@ impl BrowserIndex {
     }
 
     /// The term chunks, where their terms' marks and lines' lengths say ([`begins_chunk`]);
-    /// `fresh` are the places of the terms whose lines changed.
-    fn chunks(&self, fresh: &[usize]) -> Vec<Chunk> {
+    /// `fresh` are the places of the terms whose lines changed (`None`: every term's).
+    fn chunks(&self, fresh: Option<&[usize]>) -> Vec<Chunk> {
         let mut chunks: Vec<Chunk> = Vec::new();
         let average = self.layout.term_file_bytes();
         let (mut size, mut previous_len) = (0usize, 0usize);
-        let mut fresh = fresh.iter().peekable();
+        let mut fresh = fresh.map(|fresh| fresh.iter().peekable());
         for (at, sorted) in self.sorted.iter().enumerate() {
-            let changed = fresh.next_if_eq(&&at).is_some();
+            let changed = fresh.as_mut().is_none_or(|fresh| fresh.next_if_eq(&&at).is_some());
             let len = sorted.line_len as usize;
             let begins = chunks.is_empty()
                 || previous_len >= average
@@ -834,23 +834,26 @@ impl BrowserIndex {
         let texts = self.vocabulary.texts();
         let old = &self.sorted;
         let place = |term: u32| old.binary_search_by(|s| texts.get(s.term).cmp(texts.get(term)));
-        // Where each new term goes (a term met anew while still in the list stays where
-        // it is), and where each gone one was.
-        let mut added: Vec<(usize, SortedTerm)> = new
+        // The new terms in byte order (a term met anew while still in the list stays where
+        // it is), then where each goes and where each gone one was.
+        let mut added: Vec<SortedTerm> = new
             .par_iter()
-            .filter_map(|&term| {
-                let at = place(term).err()?;
-                Some((at, SortedTerm { term, line_len: 0, mark: mark(texts.get(term)) }))
-            })
+            .filter(|&&term| old.is_empty() || place(term).is_err())
+            .map(|&term| SortedTerm { term, line_len: 0, mark: mark(texts.get(term)) })
             .collect();
-        added.par_sort_unstable_by(|(a, x), (b, y)| a.cmp(b).then_with(|| texts.get(x.term).cmp(texts.get(y.term))));
+        added.par_sort_unstable_by(|x, y| texts.get(x.term).cmp(texts.get(y.term)));
+        if old.is_empty() {
+            self.sorted = added;
+            return;
+        }
         let mut removed: Vec<usize> = gone.iter().filter_map(|&term| place(term).ok()).collect();
         removed.sort_unstable();
         if added.is_empty() && removed.is_empty() {
             return;
         }
         let mut merged = Vec::with_capacity(old.len() + added.len() - removed.len());
-        let (mut added, mut removed) = (added.into_iter().peekable(), removed.into_iter().peekable());
+        let places: Vec<usize> = added.iter().map(|s| place(s.term).expect_err("a term not in the list")).collect();
+        let (mut added, mut removed) = (places.into_iter().zip(added).peekable(), removed.into_iter().peekable());
         let mut from = 0;
         loop {
             match (removed.peek().copied(), added.peek().map(|&(at, _)| at)) {

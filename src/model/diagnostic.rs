@@ -446,13 +446,53 @@ impl Listing {
 /// Sorts diagnostics by file, line and column, errors before warnings at one place, and
 /// drops exact duplicates, so output is the same whatever order stages ran in.
 pub fn sort_diagnostics(diagnostics: &mut Vec<Diagnostic>) {
-    diagnostics.sort_by(|a, b| (&a.location, a.severity, &a.message).cmp(&(&b.location, b.severity, &b.message)));
+    diagnostics.sort_by(|a, b| {
+        // Most diagnostics of a file share its `Arc`: comparing two paths component by
+        // component was most of the sort at 10,000 reports.
+        let (x, y) = (&a.location, &b.location);
+        let file = if Arc::ptr_eq(&x.file, &y.file) { std::cmp::Ordering::Equal } else { x.file.cmp(&y.file) };
+        file.then_with(|| (x.line, x.col, a.severity, &a.message).cmp(&(y.line, y.col, b.severity, &b.message)))
+    });
     diagnostics.dedup();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sorted_as_their_locations_order_them_whether_or_not_files_share_an_arc() {
+        let shared: Arc<Path> = Path::new("c/a-b.md").into();
+        let files: Vec<Arc<Path>> = vec![
+            Arc::clone(&shared),
+            Path::new("c/a-b.md").into(),
+            Path::new("c/a/b.md").into(),
+            Arc::clone(&shared),
+            Path::new("c/a.md").into(),
+            Path::new("c/a/b.md").into(),
+        ];
+        let mut diagnostics: Vec<Diagnostic> = files
+            .iter()
+            .enumerate()
+            .flat_map(|(i, file)| {
+                let line = 3 - (i as u32 % 3);
+                [
+                    Diagnostic::warning(Code::UnknownRecord, Location::new(Arc::clone(file), line, 1), "b"),
+                    Diagnostic::error(Code::UnknownRecord, Location::new(Arc::clone(file), line, 1), "b"),
+                    Diagnostic::warning(Code::UnknownRecord, Location::new(Arc::clone(file), 1, 2), "a"),
+                ]
+            })
+            .collect();
+        let mut expected = diagnostics.clone();
+        expected.sort_by(|a, b| (&a.location, a.severity, &a.message).cmp(&(&b.location, b.severity, &b.message)));
+        expected.dedup();
+        sort_diagnostics(&mut diagnostics);
+        assert_eq!(diagnostics, expected);
+        // Path order, component by component (not byte by byte, where `-` comes before `/`).
+        let mut files: Vec<&Path> = diagnostics.iter().map(|d| &*d.location.file).collect();
+        files.dedup();
+        assert_eq!(files, [Path::new("c/a/b.md"), Path::new("c/a-b.md"), Path::new("c/a.md")]);
+    }
 
     #[test]
     fn renders_location_source_caret_and_help() {
