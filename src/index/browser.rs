@@ -687,10 +687,12 @@ impl BrowserIndex {
         drop(texts);
         // The facets, unless what they are made from is as it was.
         let facets = self.facets_made_from(&numbering);
-        let totals = match self.written.take().filter(|w| w.facets == facets) {
+        // What was written stays until all is: a rebuild stopped before (a newer change
+        // waits) leaves the next one what the output holds.
+        let totals = match self.written.as_ref().filter(|w| w.facets == facets) {
             Some(written) => {
                 kept.push(PathBuf::from(BROWSER_DIR).join(FACETS_FILE));
-                written.totals
+                written.totals.clone()
             }
             None => {
                 let made = self.facets(&numbering);
