@@ -121,17 +121,19 @@ impl ManifestParts {
 }
 
 /// The rest of what this module adds to the output, which needs the list of pages (`pages`:
-/// the rendered files): sitemap, robots.txt, feeds and redirects.
+/// the rendered files): sitemap, robots.txt, feeds and redirects. With `kept` (the dev
+/// server's memory), sitemaps made from the same URLs as the previous build's, which the
+/// output still holds, are not made again: their paths are given back, for the output to
+/// keep.
 pub fn publish<E>(
     site: &Site,
     pages: &[PathBuf],
     base_url: &BaseUrl,
     redirects: &[Redirect],
+    kept: Option<KeptSitemaps<'_>>,
     emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
-) -> Result<(), E> {
-    for sitemap in sitemaps(pages, base_url) {
-        emit(sitemap)?;
-    }
+) -> Result<Vec<PathBuf>, E> {
+    let kept_sitemaps = sitemaps_kept(pages, base_url, kept, emit)?;
     emit(robots(base_url))?;
     for feed in feeds(site, base_url) {
         emit(feed)?;
@@ -140,7 +142,71 @@ pub fn publish<E>(
     {
         emit(netlify_redirects(redirects, base_url.path(), site.record_pages, site.status_pages))?;
     }
-    Ok(())
+    Ok(kept_sitemaps)
+}
+
+/// What the previous build made its sitemaps from (a digest of its pages' URLs and the
+/// base URL), and their files.
+#[derive(Debug, Default, Clone)]
+pub struct SitemapParts {
+    made_from: u128,
+    files: Vec<PathBuf>,
+}
+
+/// What a build knows of the sitemaps the previous build wrote.
+pub struct KeptSitemaps<'a> {
+    /// What they were made from, and their files; this build's replace them.
+    pub parts: &'a std::sync::Mutex<SitemapParts>,
+    /// Whether the output holds the file at a path as the previous build wrote it.
+    pub holds: &'a (dyn Fn(&Path) -> bool + Sync),
+}
+
+/// The sitemaps, made and handed to `emit` unless `kept` says the output holds them as
+/// they would be made: then their paths are given back.
+fn sitemaps_kept<E>(
+    pages: &[PathBuf],
+    base_url: &BaseUrl,
+    kept: Option<KeptSitemaps<'_>>,
+    emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
+) -> Result<Vec<PathBuf>, E> {
+    let urls = page_urls(pages);
+    let Some(kept) = kept else {
+        return sitemaps(urls, base_url).into_iter().try_for_each(emit).map(|()| Vec::new());
+    };
+    let made_from = urls_digest(&urls, base_url);
+    let mut parts = kept.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if parts.made_from == made_from && !parts.files.is_empty() && parts.files.iter().all(|f| (kept.holds)(f)) {
+        return Ok(parts.files.clone());
+    }
+    // Forgotten until every file is written: a build stopped between them leaves some new.
+    *parts = SitemapParts::default();
+    let files = sitemaps(urls, base_url);
+    let paths = files.iter().map(|file| file.path.clone()).collect();
+    files.into_iter().try_for_each(emit)?;
+    *parts = SitemapParts { made_from, files: paths };
+    Ok(Vec::new())
+}
+
+/// Every HTML page's URL below the base but the 404 page's: its path without `index.html`,
+/// in the pages' order.
+fn page_urls(pages: &[PathBuf]) -> Vec<&str> {
+    pages
+        .par_iter()
+        .filter_map(|p| p.to_str())
+        .filter(|p| p.ends_with(".html") && *p != "404.html")
+        .map(|p| p.strip_suffix("index.html").unwrap_or(p))
+        .collect()
+}
+
+/// A digest of a set of URLs (whatever their order: the page list has none) and the base
+/// URL: the sum of the URLs' own hashes, their count and the base.
+fn urls_digest(urls: &[&str], base_url: &BaseUrl) -> u128 {
+    let sum = urls.par_iter().map(|url| xxhash_rust::xxh3::xxh3_128(url.as_bytes())).reduce(|| 0, u128::wrapping_add);
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&sum.to_le_bytes());
+    hasher.update(&(urls.len() as u64).to_le_bytes());
+    hasher.update(base_url.prefix().as_bytes());
+    hasher.digest128()
 }
 
 /// The sitemap protocol's cap on the URLs of one file (sitemaps.org: 50,000 URLs and
@@ -150,15 +216,8 @@ const SITEMAP_URLS: usize = 50_000;
 /// `sitemap.xml`: every HTML page but the 404 page, in path order. Past the protocol's
 /// 50,000 URLs a file, `sitemap.xml` is an index of `sitemap-1.xml`, `sitemap-2.xml`… of
 /// 50,000 each (crawlers reject a larger file whole).
-fn sitemaps(pages: &[PathBuf], base_url: &BaseUrl) -> Vec<OutputFile> {
-    // A page's URL below the base: its path without `index.html` (all begin with the same
-    // `/`, so these sort as the URLs do).
-    let mut urls: Vec<&str> = pages
-        .par_iter()
-        .filter_map(|p| p.to_str())
-        .filter(|p| p.ends_with(".html") && *p != "404.html")
-        .map(|p| p.strip_suffix("index.html").unwrap_or(p))
-        .collect();
+fn sitemaps(mut urls: Vec<&str>, base_url: &BaseUrl) -> Vec<OutputFile> {
+    // All begin with the same `/`, so these sort as the URLs do.
     urls.par_sort_unstable();
     let prefix = base_url.prefix();
     let base = escape(&format!("{prefix}/"));
@@ -493,18 +552,60 @@ mod tests {
     }
 
     #[test]
+    fn sitemaps_are_kept_while_made_from_the_same_urls_and_held_and_made_again_otherwise() {
+        let site = crate::testing::site_of(&["alpha"], &["r1"]);
+        let parts = std::sync::Mutex::new(SitemapParts::default());
+        let lost = std::sync::Mutex::new(BTreeSet::<PathBuf>::new());
+        let holds = |path: &Path| !lost.lock().unwrap().contains(path);
+        // The sitemaps made (by path, with their bytes) and the paths kept.
+        let publish_with = |pages: &[&str], base: &str, memory: bool| {
+            let made = std::sync::Mutex::new(BTreeMap::new());
+            let emit = |file: OutputFile| -> Result<(), ()> {
+                if file.path.to_string_lossy().starts_with("sitemap") {
+                    made.lock().unwrap().insert(file.path, file.bytes);
+                }
+                Ok(())
+            };
+            let pages: Vec<PathBuf> = pages.iter().map(PathBuf::from).collect();
+            let kept = memory.then_some(KeptSitemaps { parts: &parts, holds: &holds });
+            let kept = publish(&site, &pages, &BaseUrl::new(base), &[], kept, &emit).unwrap();
+            (made.into_inner().unwrap(), kept)
+        };
+        let pages = ["index.html", "alpha/index.html", "alpha/r1/index.html", "404.html"];
+        let sitemap = vec![PathBuf::from("sitemap.xml")];
+
+        let (first, kept) = publish_with(&pages, "/", true);
+        assert_eq!((first.keys().cloned().collect::<Vec<_>>(), kept), (sitemap.clone(), vec![]));
+        assert_eq!(first, publish_with(&pages, "/", false).0, "made as without a memory");
+        // The same pages in another order (the page list has none): kept.
+        let reordered = ["alpha/r1/index.html", "404.html", "index.html", "alpha/index.html"];
+        assert_eq!(publish_with(&reordered, "/", true), (BTreeMap::new(), sitemap.clone()));
+        // A page more, another base URL, a file the output lost: made again, as without a
+        // memory, then kept.
+        let more = ["index.html", "alpha/index.html", "alpha/r1/index.html", "alpha/r1/records/A.html"];
+        for (pages, base) in [(&more, "/"), (&more, "/docs/")] {
+            let (made, kept) = publish_with(pages, base, true);
+            assert_eq!((made, kept), (publish_with(pages, base, false).0, vec![]), "{pages:?} {base}");
+            assert_eq!(publish_with(pages, base, true), (BTreeMap::new(), sitemap.clone()));
+        }
+        lost.lock().unwrap().insert("sitemap.xml".into());
+        let (made, kept) = publish_with(&more, "/docs/", true);
+        assert_eq!((made, kept), (publish_with(&more, "/docs/", false).0, vec![]));
+    }
+
+    #[test]
     fn a_sitemap_past_fifty_thousand_urls_is_an_index_of_files_of_fifty_thousand() {
         let base = BaseUrl::new("https://example.org/docs/");
         let pages = |n: usize| -> Vec<PathBuf> {
             (0..n).map(|i| PathBuf::from(format!("s/r/records/R-{i:06}.html"))).chain(["404.html".into()]).collect()
         };
-        let one = sitemaps(&pages(SITEMAP_URLS), &base);
+        let one = sitemaps(page_urls(&pages(SITEMAP_URLS)), &base);
         assert_eq!(one.len(), 1);
         let text = String::from_utf8(one[0].bytes.clone()).unwrap();
         assert_eq!(text.matches("<url>").count(), SITEMAP_URLS);
         assert!(text.contains("<loc>https://example.org/docs/s/r/records/R-000000.html</loc>"));
 
-        let files = sitemaps(&pages(SITEMAP_URLS * 2 + 1), &base);
+        let files = sitemaps(page_urls(&pages(SITEMAP_URLS * 2 + 1)), &base);
         let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
         assert_eq!(names, ["sitemap-1.xml", "sitemap-2.xml", "sitemap-3.xml", "sitemap.xml"]);
         let text = |i: usize| String::from_utf8(files[i].bytes.clone()).unwrap();

@@ -14,10 +14,11 @@
 //! - Every file written is remembered by a hash of its bytes: a rebuild writes only files
 //!   whose bytes changed and deletes the files no longer made.
 //!
-//! Pages made from the whole site (home, statuses), the manifest, feeds and the browser
-//! search index are made again on every rebuild; only their unchanged files are not
-//! rewritten. The tantivy index keeps the segments of each group of runs that did not
-//! change (`index::IndexParts`, keyed by `run_token`).
+//! Pages made from the whole site (home, statuses) and feeds are made again on every
+//! rebuild; only their unchanged files are not rewritten. The tantivy index keeps the
+//! segments of each group of runs that did not change (`index::IndexParts`, keyed by
+//! `run_token`), the manifest and the browser index each run's part, and the sitemaps
+//! are kept while the site's pages have the same URLs (`publish::SitemapParts`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -74,8 +75,10 @@ pub struct Memory {
     runs: HashMap<(String, String), RememberedRun>,
     /// Scope → the versions its pages were last written from.
     rendered: HashMap<ScopeKey, Vec<u64>>,
-    /// Output path → the bytes written there (generated files only).
-    written: PathMap<Held>,
+    /// The generated files in the output, by [`path_id`]: a rebuild looks up every page
+    /// of a large site, and a key held in the table itself needs no visit to the path's
+    /// memory, nor a walk over its components to hash it.
+    written: HashMap<PathId, Held, rustc_hash::FxBuildHasher>,
     /// The last mark [`Memory::mark_kept`] set (a rebuild's).
     mark: AtomicU64,
     /// Output path → stamp of the static file copied there.
@@ -90,6 +93,8 @@ pub struct Memory {
     browser: std::sync::Mutex<crate::index::BrowserIndex>,
     /// What each run's manifest file in the output was made from (by `run_token`s).
     manifest_parts: std::sync::Mutex<crate::publish::ManifestParts>,
+    /// What the sitemaps in the output were made from.
+    sitemap_parts: std::sync::Mutex<crate::publish::SitemapParts>,
 }
 
 impl Memory {
@@ -200,6 +205,11 @@ impl Memory {
         self.manifest_parts = std::sync::Mutex::new(parts);
     }
 
+    /// What the sitemaps in the output were made from, for the next build.
+    pub(crate) fn sitemap_parts(&self) -> &std::sync::Mutex<crate::publish::SitemapParts> {
+        &self.sitemap_parts
+    }
+
     /// The version of a run (0 for a run this memory does not hold).
     pub(crate) fn run_version(&self, system: &str, run: &str) -> u64 {
         self.runs.get(&(system.to_string(), run.to_string())).map_or(0, |r| r.version)
@@ -256,7 +266,7 @@ impl Memory {
 
     /// The hash of the generated file the previous build left at `path`.
     pub(crate) fn hash_of(&self, path: &Path) -> Option<FileHash> {
-        self.written.get(path).map(|held| held.hash)
+        self.written.get(&path_id(path)).map(|held| held.hash)
     }
 
     /// A new mark for [`Memory::mark_kept`]: a rebuild's, so that none of an earlier
@@ -267,7 +277,7 @@ impl Memory {
 
     /// Marks the file at `path`, if the previous build left one, as kept by this rebuild.
     pub(crate) fn mark_kept(&self, path: &Path, mark: u64) {
-        if let Some(held) = self.written.get(path) {
+        if let Some(held) = self.written.get(&path_id(path)) {
             held.kept.store(mark, Ordering::Relaxed);
         }
     }
@@ -276,7 +286,7 @@ impl Memory {
     /// Marks, not a set of the kept paths: a large site keeps hundreds of thousands of
     /// pages on every rebuild, and looking each up is cheaper than gathering them.
     pub(crate) fn unmarked(&self, mark: u64) -> impl Iterator<Item = &PathBuf> {
-        self.written.iter().filter(move |(_, held)| held.kept.load(Ordering::Relaxed) != mark).map(|(path, _)| path)
+        self.written.values().filter(move |held| held.kept.load(Ordering::Relaxed) != mark).map(|held| &held.path)
     }
 
     /// After a build is written: the generated files and the static files the output
@@ -286,7 +296,7 @@ impl Memory {
             Written::Whole(all) => self.written = all.into_iter().map(Held::new).collect(),
             Written::Changes { made, removed } => {
                 for path in removed.iter().chain(statics.keys()) {
-                    self.written.remove(path);
+                    self.written.remove(&path_id(path));
                 }
                 self.written.extend(made.into_iter().map(Held::new));
             }
@@ -317,18 +327,28 @@ pub(crate) enum Written {
     Changes { made: PathMap<FileHash>, removed: Vec<PathBuf> },
 }
 
-/// A generated file the output holds: the hash of its bytes, and the mark of the last
-/// rebuild that kept it.
+/// A generated file the output holds: its path, the hash of its bytes, and the mark of
+/// the last rebuild that kept it.
 #[derive(Debug)]
 struct Held {
+    path: PathBuf,
     hash: FileHash,
     kept: AtomicU64,
 }
 
 impl Held {
-    fn new((path, hash): (PathBuf, FileHash)) -> (PathBuf, Held) {
-        (path, Held { hash, kept: AtomicU64::new(0) })
+    fn new((path, hash): (PathBuf, FileHash)) -> (PathId, Held) {
+        (path_id(&path), Held { path, hash, kept: AtomicU64::new(0) })
     }
+}
+
+/// What [`Memory`] knows an output path by: a hash of its bytes (XXH3, 128 bits), as the
+/// staging folder knows its folders. casebook spells each of its output paths one way
+/// (relative, no `.` parts, single separators), so equal paths have equal bytes.
+type PathId = u128;
+
+fn path_id(path: &Path) -> PathId {
+    xxhash_rust::xxh3::xxh3_128(path.as_os_str().as_encoded_bytes())
 }
 
 /// What a generated file is remembered by: a hash of its bytes (XXH3, 128 bits). It only

@@ -474,19 +474,21 @@ fn publish_stage(
         // What the whole site makes, side by side: the files made from the page list, the
         // manifest and the search indexes (a full build made the last two with the pages).
         let (published, (manifest, indexes)) = rayon::join(
-            || publish::publish(cx.site, &paths, cx.base_url, &redirects.entries, &|f| cx.files.put(f)),
+            || pages::publish(cx, &paths, redirects),
             || rayon::join(|| pages::manifest(cx), || pages::indexes(cx)),
         );
-        published?;
+        let kept_sitemaps = published?;
         if matches!(manifest, Err(PipelineError::Superseded)) || matches!(indexes, Err(PipelineError::Superseded)) {
             return Ok(None);
         }
         paths.extend(manifest?);
+        paths.extend(kept_sitemaps);
         indexed = indexes?;
         clock.lap("publish, the manifest and the search indexes");
         return Ok(Some(Made { paths, indexed }));
     }
-    publish::publish(cx.site, &paths, cx.base_url, &redirects.entries, &|f| cx.files.put(f))?;
+    let kept_sitemaps = pages::publish(cx, &paths, redirects)?;
+    paths.extend(kept_sitemaps);
     clock.lap("publish");
     Ok(Some(Made { paths, indexed }))
 }

@@ -117,6 +117,18 @@ pub(super) fn manifest(cx: &PageContext<'_>) -> Result<Vec<PathBuf>, PipelineErr
     publish::publish_manifest(cx.site, cx.site_base_url(), cx.verification, kept, &|file| cx.files.put_site_wide(file))
 }
 
+/// The files made from the page list (sitemaps, robots.txt, feeds, redirects): the
+/// sitemaps the dev server's memory finds unchanged are kept; gives their paths.
+pub(super) fn publish(
+    cx: &PageContext<'_>,
+    paths: &[PathBuf],
+    redirects: &crate::parse::Redirects,
+) -> Result<Vec<PathBuf>, PipelineError> {
+    let holds = |path: &std::path::Path| cx.reuse.holds(path);
+    let kept = cx.reuse.sitemap_parts().map(|parts| publish::KeptSitemaps { parts, holds: &holds });
+    publish::publish(cx.site, paths, cx.base_url, &redirects.entries, kept, &|f| cx.files.put(f))
+}
+
 /// The previous build as the indexes ask it.
 struct ReuseTokens<'a>(&'a dyn Reuse);
 

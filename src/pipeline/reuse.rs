@@ -87,6 +87,11 @@ pub(super) trait Reuse: Sync {
     fn manifest_parts(&self) -> Option<&std::sync::Mutex<crate::publish::ManifestParts>> {
         None
     }
+    /// What the last build made its sitemaps from (the dev server keeps it), which this
+    /// build updates.
+    fn sitemap_parts(&self) -> Option<&std::sync::Mutex<crate::publish::SitemapParts>> {
+        None
+    }
     /// A build was written whole; a warning when what it leaves for the next could not be kept.
     fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic>;
 }
@@ -178,6 +183,10 @@ impl Reuse for Memory {
 
     fn manifest_parts(&self) -> Option<&std::sync::Mutex<crate::publish::ManifestParts>> {
         Some(Memory::manifest_parts(self))
+    }
+
+    fn sitemap_parts(&self) -> Option<&std::sync::Mutex<crate::publish::SitemapParts>> {
+        Some(Memory::sitemap_parts(self))
     }
 
     fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic> {
