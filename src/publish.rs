@@ -15,7 +15,7 @@ use crate::config::Redirect;
 use crate::manifest::{self, Manifest};
 use crate::markup::escape;
 use crate::model::{BaseUrl, Code, Diagnostic, Location, RecordPages, Run, Site, StatusPages, System};
-use crate::output::OutputFile;
+use crate::output::{OutputFile, Paths};
 use crate::urls;
 
 /// The base URL records are published under (in the manifest and the search results):
@@ -127,7 +127,7 @@ impl ManifestParts {
 /// keep.
 pub fn publish<E>(
     site: &Site,
-    pages: &[PathBuf],
+    pages: &Paths,
     base_url: &BaseUrl,
     redirects: &[Redirect],
     kept: Option<KeptSitemaps<'_>>,
@@ -164,7 +164,7 @@ pub struct KeptSitemaps<'a> {
 /// The sitemaps, made and handed to `emit` unless `kept` says the output holds them as
 /// they would be made: then their paths are given back.
 fn sitemaps_kept<E>(
-    pages: &[PathBuf],
+    pages: &Paths,
     base_url: &BaseUrl,
     kept: Option<KeptSitemaps<'_>>,
     emit: &(dyn Fn(OutputFile) -> Result<(), E> + Sync),
@@ -189,7 +189,7 @@ fn sitemaps_kept<E>(
 
 /// Every HTML page's URL below the base but the 404 page's: its path without `index.html`,
 /// in the pages' order.
-fn page_urls(pages: &[PathBuf]) -> Vec<&str> {
+fn page_urls(pages: &Paths) -> Vec<&str> {
     pages
         .par_iter()
         .filter_map(|p| p.to_str())
@@ -403,10 +403,10 @@ fn netlify_redirects(
 /// The anchor contract: every record page the previous build published still exists (as
 /// a page, or, with `record_pages: per-run`, as a record on its run's page of records), or
 /// a redirect says where it went. Also checks that every redirect leads to a page.
-pub fn check_anchors(
+pub fn check_anchors<'a>(
     previous: Option<&Manifest>,
     site: &Site,
-    pages: &[PathBuf],
+    pages: impl Iterator<Item = &'a PathBuf>,
     redirects: &[Redirect],
     redirects_file: &std::path::Path,
     redirects_text: &str,
@@ -414,11 +414,8 @@ pub fn check_anchors(
     if redirects.is_empty() && previous.is_none() {
         return Vec::new();
     }
-    let mut paths: BTreeSet<String> = pages
-        .iter()
-        .filter_map(|p| p.to_str())
-        .map(|p| format!("/{}", p.strip_suffix("index.html").unwrap_or(p)))
-        .collect();
+    let mut paths: BTreeSet<String> =
+        pages.filter_map(|p| p.to_str()).map(|p| format!("/{}", p.strip_suffix("index.html").unwrap_or(p))).collect();
     if site.record_pages == RecordPages::PerRun {
         for system in &site.systems {
             for run in &system.runs {
@@ -566,7 +563,7 @@ mod tests {
                 }
                 Ok(())
             };
-            let pages: Vec<PathBuf> = pages.iter().map(PathBuf::from).collect();
+            let pages: Paths = pages.iter().map(PathBuf::from).collect::<Vec<_>>().into();
             let kept = memory.then_some(KeptSitemaps { parts: &parts, holds: &holds });
             let kept = publish(&site, &pages, &BaseUrl::new(base), &[], kept, &emit).unwrap();
             (made.into_inner().unwrap(), kept)
@@ -599,13 +596,13 @@ mod tests {
         let pages = |n: usize| -> Vec<PathBuf> {
             (0..n).map(|i| PathBuf::from(format!("s/r/records/R-{i:06}.html"))).chain(["404.html".into()]).collect()
         };
-        let one = sitemaps(page_urls(&pages(SITEMAP_URLS)), &base);
+        let one = sitemaps(page_urls(&pages(SITEMAP_URLS).into()), &base);
         assert_eq!(one.len(), 1);
         let text = String::from_utf8(one[0].bytes.clone()).unwrap();
         assert_eq!(text.matches("<url>").count(), SITEMAP_URLS);
         assert!(text.contains("<loc>https://example.org/docs/s/r/records/R-000000.html</loc>"));
 
-        let files = sitemaps(page_urls(&pages(SITEMAP_URLS * 2 + 1)), &base);
+        let files = sitemaps(page_urls(&pages(SITEMAP_URLS * 2 + 1).into()), &base);
         let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
         assert_eq!(names, ["sitemap-1.xml", "sitemap-2.xml", "sitemap-3.xml", "sitemap.xml"]);
         let text = |i: usize| String::from_utf8(files[i].bytes.clone()).unwrap();

@@ -73,8 +73,8 @@ pub struct Memory {
     systems: HashMap<String, (String, u64)>,
     /// (system, run) → the run.
     runs: HashMap<(String, String), RememberedRun>,
-    /// Scope → the versions its pages were last written from.
-    rendered: HashMap<ScopeKey, Vec<u64>>,
+    /// Scope → the versions its pages were last written from, and their paths.
+    rendered: HashMap<ScopeKey, Rendered>,
     /// The generated files in the output, by [`path_id`]: a rebuild looks up every page
     /// of a large site, and a key held in the table itself needs no visit to the path's
     /// memory, nor a walk over its components to hash it.
@@ -250,12 +250,37 @@ impl Memory {
 
     /// True when the pages of `scope` in the output were made from what this build has.
     pub(crate) fn up_to_date(&self, scope: Scope<'_>) -> bool {
-        self.complete && self.versions(scope).is_some_and(|(key, versions)| self.rendered.get(&key) == Some(&versions))
+        self.rendered_now(scope).is_some()
     }
 
-    /// After a build is written: every scope's pages are now those of this build.
-    pub(crate) fn rendered_all(&mut self, scopes: Vec<Scope<'_>>) {
-        self.rendered = scopes.into_iter().filter_map(|scope| self.versions(scope)).collect();
+    /// What the output holds of `scope`'s pages, when they were made from what this build has.
+    fn rendered_now(&self, scope: Scope<'_>) -> Option<&Rendered> {
+        let (key, versions) = self.versions(scope).filter(|_| self.complete)?;
+        self.rendered.get(&key).filter(|rendered| rendered.versions == versions)
+    }
+
+    /// The paths of the pages of `scope`, when the output holds them as this build would
+    /// make them.
+    pub(crate) fn scope_pages(&self, scope: Scope<'_>) -> Option<Arc<[PathBuf]>> {
+        self.rendered_now(scope)?.pages.clone()
+    }
+
+    /// After a build is written: every scope's pages are now those of this build, with
+    /// their paths (a list per scope, in the order of `scopes`) when they are known; a
+    /// scope whose versions did not change keeps its list.
+    pub(crate) fn rendered_all(&mut self, scopes: Vec<Scope<'_>>, pages: Option<Vec<Arc<[PathBuf]>>>) {
+        let mut pages = pages.map(Vec::into_iter);
+        let rendered = scopes
+            .into_iter()
+            .filter_map(|scope| {
+                let listed = pages.as_mut().and_then(Iterator::next);
+                let (key, versions) = self.versions(scope)?;
+                let kept = || self.rendered.get(&key).filter(|r| r.versions == versions).and_then(|r| r.pages.clone());
+                let pages = listed.or_else(kept);
+                Some((key, Rendered { versions, pages }))
+            })
+            .collect();
+        self.rendered = rendered;
         self.complete = true;
     }
 
@@ -316,6 +341,14 @@ impl Memory {
     pub(crate) fn statics(&self) -> &PathMap<Stamp> {
         &self.statics
     }
+}
+
+/// A scope's pages as the output holds them: the versions they were made from, and their
+/// paths when known.
+#[derive(Debug)]
+struct Rendered {
+    versions: Vec<u64>,
+    pages: Option<Arc<[PathBuf]>>,
 }
 
 /// The generated files a build leaves in the output, by path and hash of their bytes.

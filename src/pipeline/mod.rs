@@ -410,7 +410,7 @@ fn run(
 impl crate::index::Indexed {
     /// The indexes' times as laps, and the files they kept among the build's (a rebuild
     /// leaves them as they are, a warm build links them); gives the parts for the next build.
-    fn account(self, clock: &mut Stopwatch, paths: &mut Vec<PathBuf>) -> crate::index::IndexParts {
+    fn account(self, clock: &mut Stopwatch, paths: &mut crate::output::Paths) -> crate::index::IndexParts {
         clock.laps.push(("  tantivy index", self.times.tantivy));
         clock.laps.push(("  browser index", self.times.browser));
         paths.extend(self.kept);
@@ -460,7 +460,7 @@ fn publish_stage(
     diagnostics.extend(publish::check_anchors(
         previous,
         cx.site,
-        &paths,
+        paths.iter(),
         &redirects.entries,
         &redirects.file,
         &redirects.text,

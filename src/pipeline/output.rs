@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::output::OutputFile;
+use crate::output::{OutputFile, Paths};
 use rayon::prelude::*;
 
 use crate::cache::Warm;
@@ -51,6 +51,8 @@ pub(crate) struct Finished {
     pub(crate) changed: Option<Vec<PathBuf>>,
     /// The search indexes' parts, when the build made the indexes.
     pub(crate) index_parts: Option<crate::index::IndexParts>,
+    /// The pages' paths, a list per scope in the order of `render::scopes`.
+    pub(crate) scope_pages: Vec<std::sync::Arc<[PathBuf]>>,
 }
 
 /// Where a build writes, as `run` is told.
@@ -156,7 +158,7 @@ impl<'a> Output<'a> {
     /// changed static files and removes the files the build no longer makes (rebuilds).
     /// `kept` are every page, the ones not rendered included: a rebuild leaves those as
     /// they are, a warm build links them from the previous output.
-    pub(super) fn finish(self, kept: Vec<PathBuf>) -> Result<Finished, PipelineError> {
+    pub(super) fn finish(self, kept: Paths) -> Result<Finished, PipelineError> {
         let mut made =
             self.hashes.map(|h| h.into_inner().expect("no writer panics holding the lock")).unwrap_or_default();
         let statics = self.statics;
@@ -185,7 +187,7 @@ impl<'a> Output<'a> {
                 (Written::Whole(made), None)
             }
         };
-        Ok(Finished { written, statics, changed, index_parts: None })
+        Ok(Finished { written, statics, changed, index_parts: None, scope_pages: kept.scopes().to_vec() })
     }
 }
 
@@ -195,7 +197,7 @@ fn link_unrendered(
     staging: &write::Staging,
     warm: &Warm,
     made: &PathMap<FileHash>,
-    kept: &[PathBuf],
+    kept: &Paths,
 ) -> Result<Vec<(PathBuf, FileHash)>, write::WriteError> {
     let unrendered: Vec<&PathBuf> = kept.iter().filter(|path| !made.contains_key(*path)).collect();
     unrendered
@@ -212,7 +214,7 @@ fn link_unrendered(
 
 /// The files the previous build left that this rebuild no longer makes: neither `made`
 /// now nor `kept` as they are, nor under a static file.
-fn stale(memory: &Memory, made: &PathMap<FileHash>, kept: &[PathBuf], statics: &PathMap<Stamp>) -> Vec<PathBuf> {
+fn stale(memory: &Memory, made: &PathMap<FileHash>, kept: &Paths, statics: &PathMap<Stamp>) -> Vec<PathBuf> {
     let mark = memory.new_mark();
     kept.par_iter().for_each(|path| memory.mark_kept(path, mark));
     memory.unmarked(mark).filter(|path| !made.contains_key(*path) && !statics.contains_key(*path)).cloned().collect()

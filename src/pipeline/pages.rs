@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::index::{self, Indexed};
+use crate::output::Paths;
 use crate::progress::Watch;
 use crate::publish;
 use crate::render::{self, Pages, Scope};
@@ -13,10 +14,9 @@ use super::reuse::Reuse;
 use super::{Kind, PageContext, PipelineError, Progress, Stopwatch};
 
 /// What the pages stage made: the paths of every page of the site (rendered or not) and
-/// of the assets, each once, in no order, and the search indexes when they were made
-/// alongside.
+/// of the assets, each once, and the search indexes when they were made alongside.
 pub(super) struct Made {
-    pub(super) paths: Vec<PathBuf>,
+    pub(super) paths: Paths,
     pub(super) indexed: Option<Indexed>,
 }
 
@@ -32,8 +32,9 @@ pub(super) fn all_pages(cx: &PageContext<'_>, reuse: &dyn Reuse, watch: &dyn Wat
     };
     if let Some(files) = reuse.unchanged_site_files(cx.site).filter(|_| cx.kind == Kind::Build) {
         // Nothing the indexes and the manifest are made from changed: linked, not made.
-        let mut paths = render::render(&cx.page_inputs(), &up_to_date, Pages::All, &emit)?;
-        paths.extend(render::page_paths(cx.site));
+        let assets = render::render(&cx.page_inputs(), &up_to_date, Pages::All, &emit)?;
+        let mut paths = page_paths(cx, reuse);
+        paths.extend(assets);
         cx.files.previous(&files)?;
         return Ok(Made { paths, indexed: None });
     }
@@ -42,11 +43,12 @@ pub(super) fn all_pages(cx: &PageContext<'_>, reuse: &dyn Reuse, watch: &dyn Wat
         || rayon::join(|| indexes(cx), || manifest(cx)),
     );
     let indexed = indexes?;
-    let mut paths = paths?;
-    paths.extend(manifest?);
+    let (assets, manifest) = (paths?, manifest?);
     // Listed once the indexes' working memory is given back: a large site's list of pages
     // is tens of megabytes.
-    paths.extend(render::page_paths(cx.site));
+    let mut paths = page_paths(cx, reuse);
+    paths.extend(assets);
+    paths.extend(manifest);
     Ok(Made { paths, indexed })
 }
 
@@ -77,16 +79,20 @@ pub(super) fn changed_pages(
         return Ok(None);
     }
     let not_site_wide = |scope: Scope<'_>| !matches!(scope, Scope::Site);
-    let (assets, mut paths) = rayon::join(
-        || render::render(&cx.page_inputs(), &not_site_wide, Pages::All, &emit),
-        || render::page_paths(cx.site),
-    );
+    let (assets, mut paths) =
+        rayon::join(|| render::render(&cx.page_inputs(), &not_site_wide, Pages::All, &emit), || page_paths(cx, reuse));
     paths.extend(assets?);
     clock.lap("pages made from the whole site, and the list of every page");
     if (progress.superseded)() {
         return Ok(None);
     }
     Ok(Some(Made { paths, indexed: None }))
+}
+
+/// Every page's path: the lists of the scopes whose pages the previous build left as they
+/// are come from its memory (`Reuse::scope_pages`), the others are made.
+fn page_paths(cx: &PageContext<'_>, reuse: &dyn Reuse) -> Paths {
+    render::page_paths(cx.site, &|scope| reuse.scope_pages(scope))
 }
 
 /// The two search indexes, when the build writes them: they are output only and can say
@@ -121,7 +127,7 @@ pub(super) fn manifest(cx: &PageContext<'_>) -> Result<Vec<PathBuf>, PipelineErr
 /// sitemaps the dev server's memory finds unchanged are kept; gives their paths.
 pub(super) fn publish(
     cx: &PageContext<'_>,
-    paths: &[PathBuf],
+    paths: &Paths,
     redirects: &crate::parse::Redirects,
 ) -> Result<Vec<PathBuf>, PipelineError> {
     let holds = |path: &std::path::Path| cx.reuse.holds(path);

@@ -87,6 +87,11 @@ pub(super) trait Reuse: Sync {
     fn manifest_parts(&self) -> Option<&std::sync::Mutex<crate::publish::ManifestParts>> {
         None
     }
+    /// The paths of the pages of `scope` when the output holds them as this build would
+    /// make them (the dev server keeps each scope's list from the last build).
+    fn scope_pages(&self, _scope: Scope<'_>) -> Option<std::sync::Arc<[PathBuf]>> {
+        None
+    }
     /// What the last build made its sitemaps from (the dev server keeps it), which this
     /// build updates.
     fn sitemap_parts(&self) -> Option<&std::sync::Mutex<crate::publish::SitemapParts>> {
@@ -162,7 +167,7 @@ impl Reuse for Memory {
 
     fn stopped(&mut self, written: PathMap<FileHash>, scopes: Vec<Scope<'_>>) {
         self.wrote(written);
-        self.rendered_all(scopes);
+        self.rendered_all(scopes, None);
     }
 
     fn index_parts(&self) -> Option<&IndexParts> {
@@ -189,12 +194,16 @@ impl Reuse for Memory {
         Some(Memory::sitemap_parts(self))
     }
 
+    fn scope_pages(&self, scope: Scope<'_>) -> Option<std::sync::Arc<[PathBuf]>> {
+        Memory::scope_pages(self, scope)
+    }
+
     fn finished(&mut self, finished: Finished, site: &Site) -> Option<Diagnostic> {
         if let Some(parts) = finished.index_parts {
             self.set_index_parts(parts);
         }
         self.set_output(finished.written, finished.statics);
-        self.rendered_all(crate::render::scopes(site));
+        self.rendered_all(crate::render::scopes(site), Some(finished.scope_pages));
         None
     }
 }

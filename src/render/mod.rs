@@ -17,6 +17,7 @@ pub mod views;
 pub use theme::Theme;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use minijinja::{context, Environment};
 use rayon::prelude::*;
@@ -287,10 +288,17 @@ pub fn scope_pages(site: &Site, scope: Scope<'_>) -> Vec<std::path::PathBuf> {
     paths
 }
 
-/// The output path of every page of the site (not the assets), scope by scope, each once
-/// (no two scopes share a path: the slugs that would are reserved).
-pub fn page_paths(site: &Site) -> Vec<std::path::PathBuf> {
-    scopes(site).into_par_iter().flat_map_iter(|scope| scope_pages(site, scope)).collect()
+/// The output path of every page of the site (not the assets), a list per scope in the
+/// order of [`scopes`], each once (no two scopes share a path: the slugs that would are
+/// reserved). `known` gives the list of a scope whose pages did not change since it was
+/// made (the dev server's memory: a large site has hundreds of thousands of pages).
+pub fn page_paths(
+    site: &Site,
+    known: &(dyn Fn(Scope<'_>) -> Option<Arc<[std::path::PathBuf]>> + Sync),
+) -> crate::output::Paths {
+    let lists =
+        scopes(site).into_par_iter().map(|scope| known(scope).unwrap_or_else(|| scope_pages(site, scope).into()));
+    crate::output::Paths::of_scopes(lists.collect())
 }
 
 /// The statuses (indexes into `site.statuses`) that some published record or some
