@@ -527,6 +527,41 @@ fn a_rebuild_stopped_anywhere_is_made_whole_by_the_next() {
     }
 }
 
+/// A rebuild that the anchor contract fails (a redirect to no page, found once the changed
+/// pages are written) leaves the next rebuild knowing what it wrote: with the redirect
+/// mended and the old text back, the output is a clean build's.
+#[test]
+fn a_rebuild_failed_by_the_anchor_contract_is_made_whole_by_the_next() {
+    let record_template =
+        std::fs::read_to_string(common::repo().join("themes/default/templates/record-body.html")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (root, clean) = (dir.path().join("site"), dir.path().join("clean"));
+    let mut site = Site::new();
+    let files = site.files(&record_template);
+    save(&root, &BTreeMap::new(), &files, None);
+    let mut options = BuildOptions::new(&root);
+    options.output = root.join("public");
+    let mut rebuilder = Rebuilder::new(options);
+    assert!(rebuilder.rebuild(&[], &mut |_| {}).unwrap().written);
+
+    let original = site.clone();
+    apply(&mut site, &Edit::Status(0));
+    let redirects = PathBuf::from("content/redirects.yaml");
+    let mut broken = site.files(&record_template);
+    broken.insert(redirects.clone(), "- from: /old/\n  to: /no/such/page/\n".into());
+    let changed = save(&root, &files, &broken, None);
+    let outcome = rebuilder.rebuild(&changed, &mut |_| {}).unwrap();
+    assert!(outcome.has_errors() && !outcome.written, "the redirect to no page is an error");
+
+    let mut mended = original.files(&record_template);
+    mended.insert(redirects, "- from: /old/\n  to: /alpha/\n".into());
+    let changed = save(&root, &broken, &mended, None);
+    let outcome = rebuilder.rebuild(&changed, &mut |_| {}).unwrap();
+    assert!(outcome.written, "{:?}", outcome.diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>());
+    assert!(clean_build(&root, &clean));
+    assert_same_tree(&root.join("public"), &clean, "the redirect mended and the status back");
+}
+
 /// A rebuild after a one-report edit renders only that run's pages (and the site-wide
 /// ones), the edited report's first: the other runs' record pages are left as they were.
 #[test]

@@ -243,7 +243,10 @@ pub fn build_watched(options: &BuildOptions, watch: &dyn Watch) -> Result<Outcom
 /// a full build, swapped in like any other; later calls reuse the runs whose files did not
 /// change, render only the pages whose inputs changed, and write into the output folder
 /// only the files whose bytes changed, so that it ends byte for byte as a clean build
-/// would leave it. A call that finds errors in the content writes nothing.
+/// would leave it. A call that finds errors in the content writes nothing, but for the
+/// anchor contract's (a redirect to no page, a published record gone), which are found
+/// once the changed pages are written: those pages stay, and the next call makes the
+/// output whole.
 #[derive(Debug)]
 pub struct Rebuilder {
     options: BuildOptions,
@@ -399,6 +402,10 @@ fn run(
         changed_files = finished.changed.clone();
         diagnostics.extend(reuse.finished(finished, &site));
         clock.lap("write");
+    } else if kind == Kind::InPlace {
+        // The anchor contract failed once the changed pages were written (the only error
+        // found that late): the memory learns what they hold, so the next rebuild is exact.
+        reuse.stopped(files.output.into_written_in_place(), render::scopes(&site));
     }
     let mut outcome = clock.outcome(diagnostics, Some(summary), Some(inputs.base_url));
     outcome.written = written;

@@ -49,7 +49,8 @@ pub(super) trait Reuse: Sync {
     fn up_to_date(&self, scope: Scope<'_>) -> bool;
     /// What the output holds of the last build, by file: unchanged bytes are not written.
     fn memory(&self) -> Option<&Memory>;
-    /// A rebuild stopped early (a newer change waits): the files it wrote so far.
+    /// A rebuild stopped early (a newer change waits, or the anchor contract failed once
+    /// the changed pages were written): the files it wrote so far.
     fn stopped(&mut self, written: PathMap<FileHash>, scopes: Vec<Scope<'_>>);
     /// What verification found (nothing when it did not run): pages show it.
     fn verified(&mut self, _verification: Option<&crate::model::Verification>) {}
