@@ -1370,6 +1370,34 @@ mod tests {
     }
 
     #[test]
+    fn a_finish_stopped_before_its_end_leaves_the_next_one_to_write_what_changed_only() {
+        let once = Occurrences { body: 1, ..Occurrences::default() };
+        // Run a: each of 20,000 terms in its first document (term files of many chunks);
+        // run b: the first term, in one of its documents or the other.
+        let words: Vec<String> = (0..20_000).map(|n| format!("word{n:05}")).collect();
+        let mut index = BrowserIndex::default();
+        index.vocabulary = Vocabulary::of_texts(&words);
+        let mut every = part("lab/a", 2, 10, &[]);
+        every.terms = (0..20_000).map(|t| (t, t * 2)).collect();
+        every.postings = (0..20_000).flat_map(|_| [0, once.packed()]).collect();
+        index.put(every);
+        index.put(part("lab/b", 2, 10, &[(0, once)]));
+        index.arrange(&["lab/a".to_string(), "lab/b".to_string()]);
+        let (first, _) = finished(&mut index);
+        let chunks =
+            |files: &BTreeMap<PathBuf, Vec<u8>>| files.keys().filter(|p| p.starts_with("search/browser/t")).count();
+        assert!(chunks(&first) > 4, "{} term files", chunks(&first));
+        // The first term moves to run b's other document; the finish stops at meta.json, its
+        // last file (a newer change waits), after the term files.
+        index.put(part("lab/b", 2, 10, &[(1, once)]));
+        let stopping = |file: OutputFile| if file.path.ends_with("meta.json") { Err(()) } else { Ok(()) };
+        assert!(index.finish(&stopping).is_err());
+        // The next finish writes the changed term's file again, not every one.
+        let (next, _) = finished(&mut index);
+        assert_eq!(chunks(&next), 1, "{:?}", next.keys().collect::<Vec<_>>());
+    }
+
+    #[test]
     fn the_average_is_rounded_to_an_eighth_of_an_octave() {
         assert_eq!(rounded_average(0.0, 0), 1.0);
         let a = rounded_average(1000.0, 10);
