@@ -1375,8 +1375,7 @@ mod tests {
         // Run a: each of 20,000 terms in its first document (term files of many chunks);
         // run b: the first term, in one of its documents or the other.
         let words: Vec<String> = (0..20_000).map(|n| format!("word{n:05}")).collect();
-        let mut index = BrowserIndex::default();
-        index.vocabulary = Vocabulary::of_texts(&words);
+        let mut index = BrowserIndex { vocabulary: Vocabulary::of_texts(&words), ..BrowserIndex::default() };
         let mut every = part("lab/a", 2, 10, &[]);
         every.terms = (0..20_000).map(|t| (t, t * 2)).collect();
         every.postings = (0..20_000).flat_map(|_| [0, once.packed()]).collect();
