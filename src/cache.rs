@@ -81,8 +81,8 @@ struct FileEntry {
 struct ScopeEntry {
     /// The digest of everything its pages are made from.
     inputs: FileHash,
-    /// Its pages' output paths.
-    pages: Vec<PathBuf>,
+    /// Its pages' output paths (shared with the build that lists them).
+    pages: Arc<[PathBuf]>,
 }
 
 /// What the cache keeps of one output folder.
@@ -394,6 +394,16 @@ impl Warm {
         answer
     }
 
+    /// The paths of the pages of `scope`, when the previous output holds them as this
+    /// build would make them ([`Warm::up_to_date`]).
+    pub(crate) fn scope_pages(&self, scope: Scope<'_>) -> Option<Arc<[PathBuf]>> {
+        if !self.up_to_date(scope) {
+            return None;
+        }
+        let (key, _) = self.inputs_of(scope)?;
+        self.previous.scopes.get(&key).map(|entry| Arc::clone(&entry.pages))
+    }
+
     /// The previous output's file at `path`, when it still holds what the last build wrote
     /// there and (when `hash` is given) those are the bytes `hash` is of. Its size,
     /// modification time and inode tell at once; when they changed (an output restored
@@ -449,9 +459,15 @@ impl Warm {
     }
 
     /// After the output was swapped in: remembers each of its generated files (`written`,
-    /// by hash) and each scope's inputs and pages, for the next build. A warning when the
-    /// cache cannot be written: the site is whole, the next build is cold.
-    pub(crate) fn save(&self, site: &Site, written: &PathMap<FileHash>) -> Option<Diagnostic> {
+    /// by hash) and each scope's inputs and pages (`scope_pages`: the build's lists, a
+    /// list per scope in the order of `render::scopes`), for the next build. A warning
+    /// when the cache cannot be written: the site is whole, the next build is cold.
+    pub(crate) fn save(
+        &self,
+        site: &Site,
+        written: &PathMap<FileHash>,
+        scope_pages: &[Arc<[PathBuf]>],
+    ) -> Option<Diagnostic> {
         let site_model = site;
         // A file with the bytes of the previous build's is, almost always, its hard link:
         // the same inode, size and time, not asked again. (When it is not, the next build
@@ -468,9 +484,12 @@ impl Warm {
             .collect();
         let scopes = crate::render::scopes(site)
             .into_iter()
-            .filter_map(|scope| {
+            .enumerate()
+            .filter_map(|(i, scope)| {
                 let (key, inputs) = self.inputs_of(scope)?;
-                Some((key, ScopeEntry { inputs, pages: crate::render::scope_pages(site, scope) }))
+                let listed = scope_pages.get(i).map(Arc::clone);
+                let pages = listed.unwrap_or_else(|| crate::render::scope_pages(site, scope).into());
+                Some((key, ScopeEntry { inputs, pages }))
             })
             .collect();
         let site = self.site_digest(site).unwrap_or_default();

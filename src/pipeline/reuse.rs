@@ -247,6 +247,9 @@ impl Reuse for Warm {
     fn unchanged_site_files(&self, site: &Site) -> Option<Vec<PathBuf>> {
         Warm::unchanged_site_files(self, site)
     }
+    fn scope_pages(&self, scope: Scope<'_>) -> Option<std::sync::Arc<[PathBuf]>> {
+        Warm::scope_pages(self, scope)
+    }
     fn index_parts(&self) -> Option<&IndexParts> {
         Some(self.previous_index_parts())
     }
@@ -268,7 +271,7 @@ impl Reuse for Warm {
         }
         // A build with a cache replaces the output folder: it knows every file.
         let Written::Whole(written) = &finished.written else { return None };
-        self.save(site, written)
+        self.save(site, written, &finished.scope_pages)
     }
 }
 
@@ -323,6 +326,9 @@ impl Reuse for Primed<'_> {
     fn unchanged_site_files(&self, site: &Site) -> Option<Vec<PathBuf>> {
         self.warm.unchanged_site_files(site)
     }
+    fn scope_pages(&self, scope: Scope<'_>) -> Option<std::sync::Arc<[PathBuf]>> {
+        self.warm.scope_pages(scope)
+    }
     fn index_parts(&self) -> Option<&IndexParts> {
         Reuse::index_parts(&self.warm)
     }
@@ -347,7 +353,7 @@ impl Reuse for Primed<'_> {
             self.warm.set_index_parts(parts);
         }
         let warning = match &finished.written {
-            Written::Whole(written) => self.warm.save(site, written),
+            Written::Whole(written) => self.warm.save(site, written, &finished.scope_pages),
             Written::Changes { .. } => None,
         };
         // Where the manifest holds each run's lines, told by the memory's tokens.
