@@ -394,24 +394,47 @@ fn run(
     summary.files = paths.len() + files.more();
     // A rebuild writes into the output itself: nothing once an error is known.
     let written = kind != Kind::Check && !diagnostics.iter().any(Diagnostic::is_error);
-    let mut changed_files = None;
     if written {
         watch.stage("writing", 0);
-        let mut finished = files.output.finish(paths)?;
-        finished.index_parts = index_parts;
-        changed_files = finished.changed.clone();
-        diagnostics.extend(reuse.finished(finished, &site));
+    }
+    let ending = if written { Ok(files.output.finish(paths)?) } else { Err(files.output.into_written_in_place()) };
+    let changed_files = write_stage(ending, index_parts, kind, reuse, &site, &mut diagnostics);
+    if written {
         clock.lap("write");
-    } else if kind == Kind::InPlace {
-        // The anchor contract failed once the changed pages were written (the only error
-        // found that late): the memory learns what they hold, so the next rebuild is exact.
-        reuse.stopped(files.output.into_written_in_place(), render::scopes(&site));
     }
     let mut outcome = clock.outcome(diagnostics, Some(summary), Some(inputs.base_url));
     outcome.written = written;
     outcome.changed = changed_files;
     outcome.verification = verification;
     Ok(outcome)
+}
+
+/// The write stage's end: what the output holds told to `reuse` (`ending`: the build
+/// finished, or what a rebuild that found an error wrote in place); gives the files a
+/// rebuild changed. A rebuild that the anchor contract failed (the only error found once
+/// the changed pages are written) tells `reuse` what it wrote, so the next is exact.
+fn write_stage(
+    ending: Result<output::Finished, crate::rebuild::PathMap<FileHash>>,
+    index_parts: Option<crate::index::IndexParts>,
+    kind: Kind,
+    reuse: &mut dyn Reuse,
+    site: &Site,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Vec<PathBuf>> {
+    match ending {
+        Ok(mut finished) => {
+            finished.index_parts = index_parts;
+            let changed = finished.changed.clone();
+            diagnostics.extend(reuse.finished(finished, site));
+            changed
+        }
+        Err(written) => {
+            if kind == Kind::InPlace {
+                reuse.stopped(written, render::scopes(site));
+            }
+            None
+        }
+    }
 }
 
 impl crate::index::Indexed {
