@@ -356,6 +356,19 @@ fn assert_same_tree(incremental: &Path, clean: &Path, step: &str) {
     );
 }
 
+/// `site`'s files saved below `root`, and a rebuilder that built them once into
+/// `root/public`.
+fn built_once(root: &Path, site: &Site, record_template: &str) -> (BTreeMap<PathBuf, String>, Rebuilder) {
+    let files = site.files(record_template);
+    save(root, &BTreeMap::new(), &files, None);
+    let mut options = BuildOptions::new(root);
+    options.output = root.join("public");
+    let mut rebuilder = Rebuilder::new(options);
+    let first = rebuilder.rebuild(&[], &mut |_| {}).unwrap();
+    assert!(first.written, "{:?}", first.diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>());
+    (files, rebuilder)
+}
+
 fn clean_build(root: &Path, output: &Path) -> bool {
     let _ = std::fs::remove_dir_all(output);
     let mut options = BuildOptions::new(root);
@@ -391,13 +404,7 @@ fn check_sequence_counting(steps: &[(Edit, Option<u8>)], asked_first: &std::cell
     let root = dir.path().join("site");
     let clean = dir.path().join("clean");
     let mut site = Site::new();
-    let mut files = site.files(&record_template);
-    save(&root, &BTreeMap::new(), &files, None);
-    let mut options = BuildOptions::new(&root);
-    options.output = root.join("public");
-    let mut rebuilder = Rebuilder::new(options);
-    let first = rebuilder.rebuild(&[], &mut |_| {}).unwrap();
-    assert!(first.written, "{:?}", first.diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>());
+    let (mut files, mut rebuilder) = built_once(&root, &site, &record_template);
     assert!(clean_build(&root, &clean));
     assert_same_tree(&root.join("public"), &clean, "the first build");
     let (warm, cache) = (dir.path().join("warm"), dir.path().join("cache"));
@@ -537,12 +544,7 @@ fn a_rebuild_failed_by_the_anchor_contract_is_made_whole_by_the_next() {
     let dir = tempfile::tempdir().unwrap();
     let (root, clean) = (dir.path().join("site"), dir.path().join("clean"));
     let mut site = Site::new();
-    let files = site.files(&record_template);
-    save(&root, &BTreeMap::new(), &files, None);
-    let mut options = BuildOptions::new(&root);
-    options.output = root.join("public");
-    let mut rebuilder = Rebuilder::new(options);
-    assert!(rebuilder.rebuild(&[], &mut |_| {}).unwrap().written);
+    let (files, mut rebuilder) = built_once(&root, &site, &record_template);
 
     let original = site.clone();
     apply(&mut site, &Edit::Status(0));
@@ -570,12 +572,7 @@ fn a_rebuild_renders_only_what_changed() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("site");
     let site = Site::new();
-    let files = site.files(&record_template);
-    save(&root, &BTreeMap::new(), &files, None);
-    let mut options = BuildOptions::new(&root);
-    options.output = root.join("public");
-    let mut rebuilder = Rebuilder::new(options);
-    assert!(rebuilder.rebuild(&[], &mut |_| {}).unwrap().written);
+    let (files, mut rebuilder) = built_once(&root, &site, &record_template);
     let untouched = root.join("public/beta/r5/records/OBJ-19.html");
     let edited = root.join("public/alpha/r1/records/OBJ-1.html");
     let untouched_time = std::fs::metadata(&untouched).unwrap().modified().unwrap();
