@@ -256,7 +256,7 @@ impl Warm {
         if (kept_files, kept_inputs) != (files, self.parse_inputs) {
             return None;
         }
-        let cached: CachedRun = bincode::deserialize(&bytes).ok()?;
+        let cached: CachedRun = crate::model::reading_shared(|| bincode::deserialize(&bytes).ok())?;
         Some(crate::rebuild::RememberedRun {
             stamps: Vec::new(),
             run: cached.run,
@@ -641,6 +641,33 @@ mod tests {
         let mut read = Hashing::new(bytes.as_slice());
         std::io::copy(&mut read, &mut std::io::sink()).unwrap();
         assert_eq!(read.digest(), crate::rebuild::hash(&bytes));
+    }
+
+    #[test]
+    fn a_run_read_back_from_the_cache_holds_each_record_id_once() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let (site, _) = crate::pipeline::resolved_site(root);
+        let (site, _) = site.unwrap();
+        let (system, run) = (&site.systems[0], &site.systems[0].runs[0]);
+        let dir = tempfile::tempdir().unwrap();
+        let warm = Warm::open(&dir.path().join("cache"), &dir.path().join("public"), true);
+        let run_yaml = root.join(&*run.file);
+        warm.note_run(&system.slug, &run.slug, &[&run_yaml]);
+        warm.note_parsed(vec![((system.slug.to_string(), run.slug.to_string()), Arc::clone(run), Vec::new())]);
+        warm.write_runs(&site).unwrap();
+
+        let back = warm.cached_run(&system.slug, &run.slug).expect("the run just written").run;
+        assert_eq!(back.records.len(), run.records.len());
+        let mut shared = 0;
+        for record in back.records.values() {
+            for reference in &record.references {
+                let (key, target) = back.records.get_key_value(reference).unwrap();
+                assert_eq!(key.as_str().as_ptr(), reference.as_str().as_ptr(), "{reference} read twice");
+                assert_eq!(target.id.as_str().as_ptr(), reference.as_str().as_ptr(), "{reference} read twice");
+                shared += 1;
+            }
+        }
+        assert!(shared > 10, "the bundled run's records refer to each other ({shared})");
     }
 
     #[test]

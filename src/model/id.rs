@@ -67,7 +67,7 @@ impl serde::Serialize for RecordId {
 /// Read back from the build cache, which wrote what a grammar recognised.
 impl<'de> serde::Deserialize<'de> for RecordId {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        <std::borrow::Cow<'de, str>>::deserialize(d).map(|id| RecordId::new(&id))
+        super::shared::arc_str(d).map(RecordId)
     }
 }
 

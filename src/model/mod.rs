@@ -8,6 +8,7 @@ pub mod color;
 mod diagnostic;
 mod id;
 mod meta;
+mod shared;
 mod text;
 mod verification;
 
@@ -16,6 +17,7 @@ pub use diagnostic::{
 };
 pub use id::RecordId;
 pub use meta::{BaseUrl, HttpUrl, IsoDate, Revision, Slug, SourceUrl};
+pub use shared::reading_shared;
 pub use text::Text;
 pub use verification::{CitationVerdict, QuoteVerdict, RunVerification, Verification, VerificationCounts};
 
@@ -172,6 +174,7 @@ pub struct Run {
     /// Folder name; URL segment.
     pub slug: Slug,
     /// Its `run.yaml`, where diagnostics about the run as a whole point.
+    #[serde(deserialize_with = "shared::arc_path")]
     pub file: std::sync::Arc<std::path::Path>,
     /// Display name.
     pub name: String,
@@ -223,6 +226,7 @@ pub struct SubjectFindings {
     /// Its findings (into `Report::findings`), in report order.
     pub findings: Vec<At>,
     /// The statuses of its findings, each once, sorted.
+    #[serde(deserialize_with = "shared::arc_strs")]
     pub statuses: Vec<Arc<str>>,
 }
 
@@ -351,6 +355,7 @@ pub struct Report {
     /// Where the original document can be read.
     pub original: Option<String>,
     /// The report file, as read.
+    #[serde(deserialize_with = "shared::arc_path")]
     pub file: Arc<Path>,
     /// The report file relative to the site root, `/`-separated: what pages show.
     pub source_path: String,
@@ -374,9 +379,11 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Anchors of table rows that declare records or hold findings, by (table index,
     /// body row index).
+    #[serde(deserialize_with = "shared::arc_str_values")]
     pub row_anchors: BTreeMap<(usize, usize), Arc<str>>,
     /// Anchors of paragraphs and list items that hold findings, by the byte offset where
     /// the block starts in [`Report::markdown`].
+    #[serde(deserialize_with = "shared::arc_str_values")]
     pub block_anchors: BTreeMap<usize, Arc<str>>,
     /// What the report says it did not establish: the rows of its limitation and
     /// coverage tables and the items of its lists about limits, in order.
@@ -401,6 +408,7 @@ pub struct Limit {
     /// The evidence that would resolve it, as Markdown, where the analysis says.
     pub resolves: Option<String>,
     /// Its anchor on the report page.
+    #[serde(deserialize_with = "shared::arc_str")]
     pub anchor: Arc<str>,
     /// Where it is written.
     pub location: LineCol,
@@ -425,6 +433,7 @@ pub enum LimitKind {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Section {
     /// Its anchor on the report page.
+    #[serde(deserialize_with = "shared::arc_str")]
     pub anchor: Arc<str>,
     /// Heading level (1–6).
     pub level: u8,
@@ -492,6 +501,7 @@ pub struct Declaration {
     /// Heading or table row.
     pub form: DeclarationForm,
     /// Anchor on the report page.
+    #[serde(deserialize_with = "shared::arc_str")]
     pub anchor: Arc<str>,
     /// The label, if given here.
     pub label: Option<String>,
@@ -509,6 +519,7 @@ pub struct Declaration {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Field {
     /// Column header or key (shared by the rows of a table).
+    #[serde(deserialize_with = "shared::arc_str")]
     pub name: Arc<str>,
     /// The value as Markdown source.
     pub value: Text,
@@ -522,13 +533,17 @@ pub struct Finding {
     /// What the status is about.
     pub subject: Subject,
     /// The dimension (`(c) Activation`, `operation conclusion`); empty for a plain status.
+    #[serde(deserialize_with = "shared::arc_str")]
     pub dimension: Arc<str>,
     /// The status, as the vocabulary names it.
+    #[serde(deserialize_with = "shared::arc_str")]
     pub status: Arc<str>,
     /// A qualifier (`listing` in `implemented (listing)`, or the lead of
     /// `wiring implemented`).
+    #[serde(deserialize_with = "shared::option_arc_str")]
     pub qualifier: Option<Arc<str>>,
     /// The part of its record it applies to.
+    #[serde(deserialize_with = "shared::option_arc_str")]
     pub part: Option<Arc<str>>,
     /// The statement as written (the cell or the sentence), Markdown.
     pub statement: Text,
@@ -539,6 +554,7 @@ pub struct Finding {
     /// Index of the enclosing section.
     pub section: Option<u32>,
     /// Its anchor on the report page (its row's, or its paragraph's).
+    #[serde(deserialize_with = "shared::arc_str")]
     pub anchor: Arc<str>,
     /// The record or annotation whose text holds it.
     pub owner: Option<Owner>,
@@ -612,6 +628,7 @@ pub struct Annotation {
     /// The annotated record.
     pub target: RecordId,
     /// Anchor on the report page.
+    #[serde(deserialize_with = "shared::arc_str")]
     pub anchor: Arc<str>,
     /// Byte range of the body in [`Report::markdown`].
     pub body: Range<usize>,
@@ -689,6 +706,7 @@ pub struct Quote {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Citation {
     /// `SRC-n` named or inherited in the same text; else the run's default source.
+    #[serde(deserialize_with = "shared::option_arc_str")]
     pub source: Option<Arc<str>>,
     /// True when the text names the source itself (`SRC-1 …`).
     pub names_source: bool,
@@ -752,8 +770,10 @@ pub struct Record {
     /// Its ID.
     pub id: RecordId,
     /// Kind code.
+    #[serde(deserialize_with = "shared::arc_str")]
     pub kind: Arc<str>,
     /// Family code, for grammars with one.
+    #[serde(deserialize_with = "shared::option_arc_str")]
     pub family: Option<Arc<str>>,
     /// The first label given.
     pub label: Option<Box<str>>,
@@ -778,6 +798,7 @@ pub struct Record {
     /// The findings about it (into `Report::findings`), in report order.
     pub findings: Box<[At]>,
     /// The statuses of its findings, each once, sorted.
+    #[serde(deserialize_with = "shared::arc_strs")]
     pub statuses: Box<[Arc<str>]>,
     /// Names of its parts, in order.
     pub parts: Box<[String]>,
