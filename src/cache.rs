@@ -35,11 +35,11 @@ use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::model::{Code, Diagnostic, Location, Site, Verification};
-use crate::rebuild::{FileHash, PathMap};
+use crate::rebuild::{path_id, FileHash, PathId, PathMap};
 use crate::render::Scope;
 
 /// The state file's format: a state of another format is not read.
-const FORMAT: u32 = 8;
+const FORMAT: u32 = 9;
 
 /// The folder a build's cache goes in when the command line names none: beside the
 /// output, hidden, and ignored by git (it holds a `.gitignore` of `*`).
@@ -94,8 +94,11 @@ struct State {
     /// By scope key (`system` or `system/run`).
     scopes: BTreeMap<String, ScopeEntry>,
     /// Every generated file, by its path in the output (looked up for each file a build
-    /// makes: a hash map, the state file's order does not matter).
-    files: PathMap<FileEntry>,
+    /// makes: a hash map, the state file's order does not matter), known by the path's
+    /// hash as the dev server's memory knows it: a large site has hundreds of thousands.
+    files: HashMap<PathId, FileEntry, rustc_hash::FxBuildHasher>,
+    /// The paths of the files of the search indexes and the manifest among them.
+    site_files: Vec<PathBuf>,
     /// The digest of every scope's inputs and whether the search indexes were made: the
     /// search indexes and the manifest are made from those alone.
     site: FileHash,
@@ -152,9 +155,7 @@ impl Warm {
         let output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
         let name = output.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "public".into());
         let state_file = dir.join(format!("{name}.state"));
-        let previous = std::fs::read(&state_file)
-            .ok()
-            .and_then(|bytes| bincode::deserialize::<State>(&bytes).ok())
+        let previous = read_state(&state_file)
             .filter(|state| state.format == FORMAT && state.output == output)
             .unwrap_or_default();
         Warm {
@@ -409,7 +410,7 @@ impl Warm {
     /// modification time and inode tell at once; when they changed (an output restored
     /// from a CI cache has new inodes and may have new times) its bytes are hashed again.
     pub(crate) fn reusable(&self, path: &Path, hash: Option<FileHash>) -> Option<PathBuf> {
-        let entry = self.previous.files.get(path)?;
+        let entry = self.previous.files.get(&path_id(path))?;
         if hash.is_some_and(|hash| hash != entry.hash) {
             return None;
         }
@@ -444,7 +445,7 @@ impl Warm {
         if self.previous.files.is_empty() || self.site_digest(site) != Some(self.previous.site) {
             return None;
         }
-        let files: Vec<PathBuf> = self.previous.files.keys().filter(|path| made_from_site(path)).cloned().collect();
+        let files = self.previous.site_files.clone();
         files.par_iter().all(|path| self.reusable(path, None).is_some()).then_some(files)
     }
 
@@ -455,7 +456,7 @@ impl Warm {
 
     /// The hash of the bytes the last build wrote at `path`.
     pub(crate) fn hash_of(&self, path: &Path) -> Option<FileHash> {
-        self.previous.files.get(path).map(|entry| entry.hash)
+        self.previous.files.get(&path_id(path)).map(|entry| entry.hash)
     }
 
     /// After the output was swapped in: remembers each of its generated files (`written`,
@@ -472,16 +473,19 @@ impl Warm {
         // A file with the bytes of the previous build's is, almost always, its hard link:
         // the same inode, size and time, not asked again. (When it is not, the next build
         // finds the stat changed and compares the bytes.)
-        let files: PathMap<FileEntry> = written
+        let files: HashMap<PathId, FileEntry, _> = written
             .par_iter()
             .filter_map(|(path, hash)| {
-                let stat = match self.previous.files.get(path) {
+                let id = path_id(path);
+                let stat = match self.previous.files.get(&id) {
                     Some(previous) if previous.hash == *hash => previous.stat,
                     _ => Stat::of(&self.output.join(path))?,
                 };
-                Some((path.clone(), FileEntry { hash: *hash, stat }))
+                Some((id, FileEntry { hash: *hash, stat }))
             })
             .collect();
+        let mut site_files: Vec<PathBuf> = written.keys().filter(|path| made_from_site(path)).cloned().collect();
+        site_files.sort_unstable();
         let scopes = crate::render::scopes(site)
             .into_iter()
             .enumerate()
@@ -502,8 +506,17 @@ impl Warm {
         };
         let manifest = self.manifest.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         let runs_written = self.write_runs(site_model);
-        let state =
-            State { format: FORMAT, output: self.output.clone(), scopes, files, site, index_parts, browser, manifest };
+        let state = State {
+            format: FORMAT,
+            output: self.output.clone(),
+            scopes,
+            files,
+            site_files,
+            site,
+            index_parts,
+            browser,
+            manifest,
+        };
         runs_written.and(self.write(&state)).err().map(|e| {
             Diagnostic::warning(
                 Code::CacheNotWritten,
@@ -551,6 +564,18 @@ impl Warm {
         temporary.persist(&self.state_file).map_err(|e| e.error)?;
         Ok(())
     }
+}
+
+/// The state in `file`, streamed (a large site's is tens of megabytes). A length read from
+/// it is bounded by the file's: a state of another format or a damaged one is not read,
+/// rather than read as a length to allocate.
+fn read_state(file: &Path) -> Option<State> {
+    use bincode::Options;
+    let file = std::fs::File::open(file).ok()?;
+    let len = file.metadata().ok()?.len();
+    // The options of `bincode::serialize_into`, which wrote it.
+    let options = bincode::DefaultOptions::new().with_fixint_encoding().allow_trailing_bytes().with_limit(len);
+    options.deserialize_from(std::io::BufReader::new(file)).ok()
 }
 
 /// A reader or writer that hashes (XXH3-128, as `rebuild::hash`) the bytes it passes on.
@@ -684,8 +709,8 @@ mod tests {
         std::fs::write(output.join("a.html"), "a").unwrap();
         let warm = Warm::open(&dir.path().join("cache"), &output, true);
         let stat = Stat::of(&output.join("a.html")).unwrap();
-        let mut files = PathMap::default();
-        files.insert(PathBuf::from("a.html"), FileEntry { hash: u128::MAX - 7, stat });
+        let mut files = HashMap::default();
+        files.insert(path_id(Path::new("a.html")), FileEntry { hash: u128::MAX - 7, stat });
         let state = State { format: FORMAT, output: warm.output.clone(), files, ..State::default() };
         warm.write(&state).unwrap();
         assert!(dir.path().join("cache/.gitignore").is_file());
@@ -699,8 +724,8 @@ mod tests {
         assert_eq!(again.reusable(Path::new("a.html"), None), None);
         // Same bytes in a new file (a restored cache): its hash tells.
         let entry = FileEntry { hash: crate::rebuild::hash(b"ab"), stat: Stat { len: 2, modified: (1, 0), ..stat } };
-        let mut files = PathMap::default();
-        files.insert(PathBuf::from("a.html"), entry);
+        let mut files = HashMap::default();
+        files.insert(path_id(Path::new("a.html")), entry);
         let state = State { format: FORMAT, output: warm.output.clone(), files, ..State::default() };
         warm.write(&state).unwrap();
         let restored = Warm::open(&dir.path().join("cache"), &output, true);
@@ -711,6 +736,12 @@ mod tests {
         assert_eq!(Warm::open(&dir.path().join("cache"), &elsewhere, true).hash_of(Path::new("a.html")), None);
         // A state that does not parse: a cold build.
         std::fs::write(dir.path().join("cache/public.state"), "{").unwrap();
+        assert_eq!(Warm::open(&dir.path().join("cache"), &output, true).hash_of(Path::new("a.html")), None);
+        // Nor does one of another format, whose bytes read as a length far beyond its own.
+        let mut foreign = (FORMAT - 1).to_le_bytes().to_vec();
+        foreign.extend(u64::MAX.to_le_bytes());
+        foreign.extend(b"public");
+        std::fs::write(dir.path().join("cache/public.state"), foreign).unwrap();
         assert_eq!(Warm::open(&dir.path().join("cache"), &output, true).hash_of(Path::new("a.html")), None);
     }
 }

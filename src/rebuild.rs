@@ -378,9 +378,9 @@ impl Held {
 /// What [`Memory`] knows an output path by: a hash of its bytes (XXH3, 128 bits), as the
 /// staging folder knows its folders. casebook spells each of its output paths one way
 /// (relative, no `.` parts, single separators), so equal paths have equal bytes.
-type PathId = u128;
+pub(crate) type PathId = u128;
 
-fn path_id(path: &Path) -> PathId {
+pub(crate) fn path_id(path: &Path) -> PathId {
     xxhash_rust::xxh3::xxh3_128(path.as_os_str().as_encoded_bytes())
 }
 
