@@ -566,9 +566,9 @@ impl Warm {
     }
 }
 
-/// The state in `file`, streamed (a large site's is tens of megabytes). A length read from
-/// it is bounded by the file's: a state of another format or a damaged one is not read,
-/// rather than read as a length to allocate.
+/// The state in `file`, streamed (a large site's is tens of megabytes). Every length read
+/// from it is bounded by the file's, so a state of another format or a damaged one fails
+/// to read instead of asking for a huge allocation.
 fn read_state(file: &Path) -> Option<State> {
     use bincode::Options;
     let file = std::fs::File::open(file).ok()?;
