@@ -543,8 +543,9 @@ impl Warm {
     /// names (by its hash, taken while it is read).
     fn read_browser(&self) -> Option<crate::index::BrowserIndex> {
         let file = std::fs::File::open(self.browser_file()).ok()?;
+        let len = file.metadata().ok()?.len();
         let mut input = std::io::BufReader::new(Hashing::new(file));
-        let index = crate::index::BrowserIndex::load(&mut input)?;
+        let index = crate::index::BrowserIndex::load(&mut input, len)?;
         // Whatever follows the index counts too: the file must be the one written.
         std::io::copy(&mut input, &mut std::io::sink()).ok()?;
         (input.into_inner().digest() == self.previous.browser).then_some(index)

@@ -168,7 +168,8 @@ impl Vocabulary {
         self.terms.get_mut().expect("no thread panicked holding the vocabulary")
     }
 
-    /// Every term's text, by number (the build cache keeps them).
+    /// Every term's text, by number.
+    #[cfg(test)]
     pub(super) fn all_texts(&mut self) -> Vec<String> {
         let terms = self.texts();
         (0..terms.ends.len() as u32).map(|n| terms.get(n).to_string()).collect()
@@ -180,12 +181,60 @@ impl Vocabulary {
     }
 
     /// A vocabulary whose terms are `texts`, numbered in order.
+    #[cfg(test)]
     pub(super) fn of_texts(texts: &[String]) -> Vocabulary {
         let vocabulary = Vocabulary::default();
         for text in texts {
             vocabulary.number(FxBuildHasher.hash_one(text.as_str()), text);
         }
         vocabulary
+    }
+}
+
+/// Written as the list of every term's text, by number (the build cache keeps it), each
+/// read out of the vocabulary's text: a large site has millions of terms.
+impl serde::Serialize for Terms {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq((0..self.ends.len() as u32).map(|n| self.get(n)))
+    }
+}
+
+/// Read from the list [`Terms`] writes, each term numbered as it is read: no list of
+/// strings is held beside the vocabulary.
+impl<'de> serde::Deserialize<'de> for Vocabulary {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{DeserializeSeed, Error, SeqAccess, Visitor};
+        use std::fmt;
+        struct Texts;
+        struct Numbered<'v>(&'v Vocabulary);
+        impl<'de> Visitor<'de> for Texts {
+            type Value = Vocabulary;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a list of terms")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vocabulary, A::Error> {
+                let vocabulary = Vocabulary::default();
+                while seq.next_element_seed(Numbered(&vocabulary))?.is_some() {}
+                Ok(vocabulary)
+            }
+        }
+        impl<'de> DeserializeSeed<'de> for Numbered<'_> {
+            type Value = ();
+            fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                d.deserialize_str(self)
+            }
+        }
+        impl<'de> Visitor<'de> for Numbered<'_> {
+            type Value = ();
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a term")
+            }
+            fn visit_str<E: Error>(self, term: &str) -> Result<(), E> {
+                self.0.number(FxBuildHasher.hash_one(term), term);
+                Ok(())
+            }
+        }
+        d.deserialize_seq(Texts)
     }
 }
 

@@ -51,7 +51,7 @@ use rustc_hash::FxHashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::analysis::{BrowserTerms, Occurrences, Vocabulary, STOP_WORDS};
+use super::analysis::{BrowserTerms, Occurrences, Terms, Vocabulary, STOP_WORDS};
 use super::{DocType, SearchDoc};
 use crate::model::SearchFiles;
 use crate::output::{OutputFile, BROWSER_DIR};
@@ -106,7 +106,7 @@ pub struct BrowserIndex {
 #[derive(Serialize)]
 struct Saving<'a> {
     layout: SearchFiles,
-    terms: Vec<String>,
+    terms: &'a Terms,
     slots: &'a [Option<RunPart>],
     by_key: &'a HashMap<String, usize>,
     order: &'a [usize],
@@ -119,7 +119,7 @@ struct Saving<'a> {
 #[derive(Deserialize)]
 struct Saved {
     layout: SearchFiles,
-    terms: Vec<String>,
+    terms: Vocabulary,
     slots: Vec<Option<RunPart>>,
     by_key: HashMap<String, usize>,
     order: Vec<usize>,
@@ -148,7 +148,7 @@ impl BrowserIndex {
         );
         let saving = Saving {
             layout: self.layout,
-            terms: self.vocabulary.all_texts(),
+            terms: self.vocabulary.texts(),
             slots: &self.slots,
             by_key: &self.by_key,
             order: &self.order,
@@ -159,12 +159,17 @@ impl BrowserIndex {
         bincode::serialize_into(out, &saving).map_err(std::io::Error::other)
     }
 
-    /// An index [`BrowserIndex::save`] wrote, or `None` when `input` does not hold one.
-    pub fn load(input: &mut dyn std::io::Read) -> Option<BrowserIndex> {
-        let saved: Saved = bincode::deserialize_from(input).ok()?;
+    /// An index [`BrowserIndex::save`] wrote, or `None` when `input` (of `len` bytes)
+    /// does not hold one. Every length read is bounded by `len`: a damaged file, or one
+    /// another version of casebook wrote, is not read as a length to allocate.
+    pub fn load(input: &mut dyn std::io::Read, len: u64) -> Option<BrowserIndex> {
+        use bincode::Options;
+        // The options of `bincode::serialize_into`, which `save` writes with.
+        let options = bincode::DefaultOptions::new().with_fixint_encoding().allow_trailing_bytes().with_limit(len);
+        let saved: Saved = options.deserialize_from(input).ok()?;
         let index = BrowserIndex {
             layout: saved.layout,
-            vocabulary: Vocabulary::of_texts(&saved.terms),
+            vocabulary: saved.terms,
             slots: saved.slots,
             by_key: saved.by_key,
             order: saved.order,
@@ -1323,15 +1328,22 @@ mod tests {
         assert!(kept.is_empty() && first.keys().any(|p| p.ends_with("t/7475726e73.txt.gz")), "{first:?}");
         let mut saved = Vec::new();
         index.save(&mut saved).unwrap();
-        let mut again = BrowserIndex::load(&mut saved.as_slice()).expect("read back");
+        let mut again = BrowserIndex::load(&mut saved.as_slice(), saved.len() as u64).expect("read back");
         assert_eq!(again.files(), index.files());
         let (second, kept) = finished(&mut again);
         let in_index = |name: &str| PathBuf::from(BROWSER_DIR).join(name);
         assert_eq!(kept, [in_index("t/7475726e73.txt.gz"), in_index(FACETS_FILE)], "kept as written");
         assert_eq!(second.keys().collect::<Vec<_>>(), [&in_index("meta.json")], "only meta.json is written");
         assert_eq!(second.get(&in_index("meta.json")), first.get(&in_index("meta.json")));
-        assert!(BrowserIndex::load(&mut &saved[..saved.len() / 2]).is_none(), "a cut file");
-        assert!(BrowserIndex::load(&mut &b"not an index"[..]).is_none());
+        assert!(BrowserIndex::load(&mut &saved[..saved.len() / 2], saved.len() as u64 / 2).is_none(), "a cut file");
+        assert!(BrowserIndex::load(&mut &b"not an index"[..], 12).is_none());
+        // A file whose bytes read as a length far beyond its own (its first term's): not
+        // read.
+        let mut huge = saved[..8].to_vec();
+        huge.extend(1u64.to_le_bytes());
+        huge.extend(u64::MAX.to_le_bytes());
+        huge.extend(b"turns");
+        assert!(BrowserIndex::load(&mut huge.as_slice(), huge.len() as u64).is_none());
     }
 
     #[test]
