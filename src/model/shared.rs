@@ -32,37 +32,35 @@ pub fn reading_shared<T>(read: impl FnOnce() -> T) -> T {
     read
 }
 
-/// `text` as an `Arc`: the table's when one is in use.
-pub(crate) fn shared_str(text: &str) -> Arc<str> {
-    TABLE.with(|table| match table.borrow_mut().as_mut() {
-        Some(table) => match table.strings.get(text) {
+/// `value` as an `Arc`: the one in `set` of the table when a table is in use.
+fn shared<T>(value: &T, set: fn(&mut Table) -> &mut HashSet<Arc<T>>) -> Arc<T>
+where
+    T: ?Sized + std::hash::Hash + Eq,
+    for<'a> Arc<T>: From<&'a T>,
+{
+    TABLE.with(|table| match table.borrow_mut().as_mut().map(set) {
+        Some(set) => match set.get(value) {
             Some(shared) => Arc::clone(shared),
             None => {
-                let shared: Arc<str> = text.into();
-                table.strings.insert(Arc::clone(&shared));
+                let shared = Arc::from(value);
+                set.insert(Arc::clone(&shared));
                 shared
             }
         },
-        None => text.into(),
+        None => Arc::from(value),
     })
+}
+
+fn shared_str(text: &str) -> Arc<str> {
+    shared(text, |table| &mut table.strings)
 }
 
 fn shared_path(text: &str) -> Arc<Path> {
-    let path = Path::new(text);
-    TABLE.with(|table| match table.borrow_mut().as_mut() {
-        Some(table) => match table.paths.get(path) {
-            Some(shared) => Arc::clone(shared),
-            None => {
-                let shared: Arc<Path> = path.into();
-                table.paths.insert(Arc::clone(&shared));
-                shared
-            }
-        },
-        None => path.into(),
-    })
+    shared(Path::new(text), |table| &mut table.paths)
 }
 
-/// Reads a string, borrowed or not, into `make`'s value without an owned copy first.
+/// Reads a string, borrowed or not, into the value its function makes, without an owned
+/// copy first.
 struct Str<F>(F);
 
 impl<'de, T, F: Fn(&str) -> T> Visitor<'de> for Str<F> {
