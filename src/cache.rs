@@ -143,6 +143,9 @@ pub struct Warm {
     index_parts: Option<crate::index::IndexParts>,
     /// The browser index the previous build left, read when a build first asks for it.
     browser: OnceLock<Mutex<crate::index::BrowserIndex>>,
+    /// The browser index this build made, already written to a temporary file beside the
+    /// state (with its hash), once the indexes are done: the state names it when saved.
+    browser_aside: Mutex<Option<(tempfile::NamedTempFile, FileHash)>>,
     /// What each run's manifest file in the output was made from (the previous build's,
     /// then this build's).
     manifest: Mutex<crate::publish::ManifestParts>,
@@ -172,6 +175,7 @@ impl Warm {
             search_index,
             index_parts: None,
             browser: OnceLock::new(),
+            browser_aside: Mutex::default(),
             manifest: Mutex::new(previous.manifest.clone()),
             previous,
         }
@@ -197,6 +201,19 @@ impl Warm {
                 .filter(|index| index.files().par_iter().all(|path| self.reusable(path, None).is_some()));
             Mutex::new(kept.unwrap_or_default())
         })
+    }
+
+    /// Writes the browser index this build made to a temporary file in the cache and lets
+    /// it go: held to the end of the build, beside the pages' hashes and the state, it made
+    /// a build that fills the cache peak above a build without one. (When it cannot be
+    /// written, it is kept, and `save` tries again.)
+    pub(crate) fn set_browser_index_aside(&self) {
+        let Some(index) = self.browser.get() else { return };
+        let mut index = index.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Ok(written) = self.write_browser_temporary(&mut index) {
+            *index = crate::index::BrowserIndex::default();
+            *self.browser_aside.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(written);
+        }
     }
 
     /// Takes the browser index out (the dev server keeps it after its first build).
@@ -499,10 +516,12 @@ impl Warm {
         let site = self.site_digest(site).unwrap_or_default();
         // A build that linked its indexes whole made no parts: the previous ones hold.
         let index_parts = self.index_parts.clone().unwrap_or_else(|| self.previous.index_parts.clone());
-        let browser = match (&self.index_parts, self.browser.get()) {
-            (Some(_), Some(index)) => self.write_browser(index).unwrap_or(0),
-            (Some(_), None) => 0,
-            (None, _) => self.previous.browser,
+        let aside = self.browser_aside.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let browser = match (&self.index_parts, aside, self.browser.get()) {
+            (Some(_), Some((temporary, hash)), _) => self.keep_browser(temporary, hash).unwrap_or(0),
+            (Some(_), None, Some(index)) => self.write_browser(index).unwrap_or(0),
+            (Some(_), None, None) => 0,
+            (None, ..) => self.previous.browser,
         };
         let manifest = self.manifest.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         let runs_written = self.write_runs(site_model);
@@ -528,13 +547,28 @@ impl Warm {
     }
 
     /// Keeps the browser index beside the state; gives the hash the state names it by.
-    /// Streamed, hashed on the way: at 10,000 reports the index's file is some 300 MB.
     fn write_browser(&self, index: &Mutex<crate::index::BrowserIndex>) -> std::io::Result<FileHash> {
+        let mut index = index.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (temporary, hash) = self.write_browser_temporary(&mut index)?;
+        self.keep_browser(temporary, hash)
+    }
+
+    /// The browser index in a temporary file of the cache folder, and its hash. Streamed,
+    /// hashed on the way: at 10,000 reports the index's file is some 300 MB.
+    fn write_browser_temporary(
+        &self,
+        index: &mut crate::index::BrowserIndex,
+    ) -> std::io::Result<(tempfile::NamedTempFile, FileHash)> {
         std::fs::create_dir_all(&self.dir)?;
         let mut temporary = tempfile::NamedTempFile::new_in(&self.dir)?;
         let mut out = std::io::BufWriter::new(Hashing::new(temporary.as_file_mut()));
-        index.lock().unwrap_or_else(std::sync::PoisonError::into_inner).save(&mut out)?;
+        index.save(&mut out)?;
         let hash = out.into_inner().map_err(std::io::IntoInnerError::into_error)?.digest();
+        Ok((temporary, hash))
+    }
+
+    /// Puts the browser index's temporary file where the next build reads it.
+    fn keep_browser(&self, temporary: tempfile::NamedTempFile, hash: FileHash) -> std::io::Result<FileHash> {
         temporary.persist(self.browser_file()).map_err(|e| e.error)?;
         Ok(hash)
     }
@@ -694,6 +728,47 @@ mod tests {
             }
         }
         assert!(shared > 10, "the bundled run's records refer to each other ({shared})");
+    }
+
+    #[test]
+    fn the_browser_index_set_aside_is_let_go_and_is_the_one_the_saved_state_names() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, output) = (dir.path().join("cache"), dir.path().join("public"));
+        let mut options = crate::pipeline::BuildOptions::new(root);
+        options.output = output.clone();
+        options.cache = Some(cache.clone());
+        assert!(crate::pipeline::build(&options).unwrap().written);
+        let kept = std::fs::read(cache.join("public.browser")).unwrap();
+
+        let mut warm = Warm::open(&cache, &output, true);
+        let files = warm.browser_index().lock().unwrap().files();
+        assert!(!files.is_empty(), "the bundled site's browser index, read back");
+        warm.set_browser_index_aside();
+        assert!(warm.browser_index().lock().unwrap().files().is_empty(), "let go once written");
+        let temporary = |cache: &Path| {
+            std::fs::read_dir(cache)
+                .unwrap()
+                .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".tmp"))
+                .count()
+        };
+        assert_eq!(temporary(&cache), 1, "written aside, not yet where the next build reads it");
+
+        let (site, _) = crate::pipeline::resolved_site(root);
+        warm.set_index_parts(crate::index::IndexParts::default());
+        assert!(warm.save(&site.unwrap().0, &PathMap::default(), &[]).is_none());
+        assert_eq!(temporary(&cache), 0);
+        let saved = std::fs::read(cache.join("public.browser")).unwrap();
+        assert!(
+            saved == kept,
+            "the index written as it was read: {} against {} bytes, first difference at {:?}",
+            saved.len(),
+            kept.len(),
+            saved.iter().zip(&kept).position(|(a, b)| a != b)
+        );
+        assert_eq!(read_state(&warm.state_file).unwrap().browser, crate::rebuild::hash(&saved));
+        let back = crate::index::BrowserIndex::load(&mut saved.as_slice(), saved.len() as u64).unwrap();
+        assert_eq!(back.files(), files);
     }
 
     #[test]

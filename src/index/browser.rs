@@ -108,11 +108,36 @@ struct Saving<'a> {
     layout: SearchFiles,
     terms: &'a Terms,
     slots: &'a [Option<RunPart>],
+    #[serde(serialize_with = "borrowed_in_key_order")]
     by_key: &'a HashMap<String, usize>,
     order: &'a [usize],
     term_runs: &'a TermRuns,
     sorted: &'a [SortedTerm],
     written: &'a Option<Written>,
+}
+
+/// Writes a map in its keys' order, so that the same index makes the same file for the
+/// build cache (a map's own order is its hasher's and its history's).
+fn in_key_order<M, K, V, S>(map: &M, serializer: S) -> Result<S::Ok, S::Error>
+where
+    for<'m> &'m M: IntoIterator<Item = (&'m K, &'m V)>,
+    K: Ord + Serialize,
+    V: Serialize,
+    S: serde::Serializer,
+{
+    let mut pairs: Vec<(&K, &V)> = map.into_iter().collect();
+    pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    serializer.collect_map(pairs)
+}
+
+fn borrowed_in_key_order<M, K, V, S>(map: &&M, serializer: S) -> Result<S::Ok, S::Error>
+where
+    for<'m> &'m M: IntoIterator<Item = (&'m K, &'m V)>,
+    K: Ord + Serialize,
+    V: Serialize,
+    S: serde::Serializer,
+{
+    in_key_order(*map, serializer)
 }
 
 /// [`Saving`], read back.
@@ -230,6 +255,7 @@ struct TermRuns {
     /// Each term's first slot ([`NO_RUN`]: none).
     first: Vec<u32>,
     /// The other slots of the terms in more than one run.
+    #[serde(serialize_with = "in_key_order")]
     more: rustc_hash::FxHashMap<u32, smallvec::SmallVec<[u32; 2]>>,
 }
 
@@ -304,6 +330,7 @@ struct SortedTerm {
 struct Written {
     chunks: Vec<(u32, u32)>,
     average: f64,
+    #[serde(serialize_with = "in_key_order")]
     starts: HashMap<usize, u32>,
     /// What the facets were made from ([`BrowserIndex::facets_made_from`]), and their
     /// totals (`meta.json` gives them).

@@ -111,7 +111,10 @@ pub(super) fn indexes(cx: &PageContext<'_>) -> Result<Option<Indexed>, PipelineE
     let mut kept = cx.reuse.browser().map(|kept| kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
     let browser = kept.as_deref_mut().unwrap_or(&mut fresh);
     let previous = index::Previous { parts: cx.reuse.index_parts().unwrap_or(&none), tokens: &tokens, browser };
-    Ok(Some(index::search_indexes(cx.site, &published_base, previous, &|file| cx.files.put_site_wide(file))?))
+    let indexed = index::search_indexes(cx.site, &published_base, previous, &|file| cx.files.put_site_wide(file))?;
+    drop(kept);
+    cx.reuse.browser_made();
+    Ok(Some(indexed))
 }
 
 /// The record manifest: the files of the runs that did not change are kept (the dev

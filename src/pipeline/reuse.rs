@@ -83,6 +83,9 @@ pub(super) trait Reuse: Sync {
     fn browser(&self) -> Option<&std::sync::Mutex<crate::index::BrowserIndex>> {
         None
     }
+    /// The browser index `browser` gave is whole: a build that keeps it on disk for the
+    /// next may write it now and let it go.
+    fn browser_made(&self) {}
     /// What each run's manifest file of the last build was made from (the dev server and
     /// the build cache keep it), which this build updates.
     fn manifest_parts(&self) -> Option<&std::sync::Mutex<crate::publish::ManifestParts>> {
@@ -261,6 +264,9 @@ impl Reuse for Warm {
     }
     fn browser(&self) -> Option<&std::sync::Mutex<crate::index::BrowserIndex>> {
         Some(self.browser_index())
+    }
+    fn browser_made(&self) {
+        self.set_browser_index_aside();
     }
     fn manifest_parts(&self) -> Option<&std::sync::Mutex<crate::publish::ManifestParts>> {
         Some(Warm::manifest_parts(self))
