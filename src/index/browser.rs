@@ -130,6 +130,7 @@ where
     serializer.collect_map(pairs)
 }
 
+/// [`in_key_order`] for a field that borrows its map.
 fn borrowed_in_key_order<M, K, V, S>(map: &&M, serializer: S) -> Result<S::Ok, S::Error>
 where
     for<'m> &'m M: IntoIterator<Item = (&'m K, &'m V)>,
