@@ -669,21 +669,15 @@ impl BrowserIndex {
         // The places of the terms whose lines change (`None`: every term's).
         let fresh = (!all_dirty).then(|| self.fresh());
         // The length of each changed term's line: where a chunk begins depends on it. The
-        // lines are written again when their chunks are: a large site's lines together are
+        // lines are made when their chunks are written: a large site's lines together are
         // hundreds of megabytes.
         let lengths: Vec<u32> = {
             let texts = self.vocabulary.lock();
             let lines = Lines { index: self, numbering: &numbering };
-            let length = |line: &mut String, term: u32| {
-                line.clear();
-                lines.write(term, texts.get(term), line);
-                u32::try_from(line.len()).expect("a line under 4 GB")
-            };
+            let length = |term: u32| u32::try_from(lines.len(term, texts.get(term).len())).expect("a line under 4 GB");
             match &fresh {
-                None => self.sorted.par_iter().map_init(String::new, |line, s| length(line, s.term)).collect(),
-                Some(fresh) => {
-                    fresh.par_iter().map_init(String::new, |line, &at| length(line, self.sorted[at].term)).collect()
-                }
+                None => self.sorted.par_iter().map(|s| length(s.term)).collect(),
+                Some(fresh) => fresh.par_iter().map(|&at| length(self.sorted[at].term)).collect(),
             }
         };
         match &fresh {
@@ -970,6 +964,28 @@ impl Lines<'_> {
     fn write(&self, term: u32, text: &str, out: &mut String) {
         out.push_str(text);
         out.push('\t');
+        self.each_posting(term, |part, number, packed, gap| {
+            let occurrences = Occurrences::unpacked(packed);
+            let level = occurrences.level(f64::from(part.lengths[number as usize]), self.numbering.average);
+            out.push(char::from(b'A' + (level - 1)));
+            push_base36(gap, out);
+        });
+        out.push('\n');
+    }
+
+    /// The length of the line [`Lines::write`] writes for `term` (whose text is `text_len`
+    /// bytes), without making it: where chunks begin depends on every line's length.
+    fn len(&self, term: u32, text_len: usize) -> usize {
+        // The text, a tab, each posting's level letter and gap, a newline.
+        let mut len = text_len + 2;
+        self.each_posting(term, |_, _, _, gap| len += 1 + base36_len(gap));
+        len
+    }
+
+    /// Each posting of `term` in the order of the documents' numbers: its run's part, its
+    /// document's number in the run, its occurrences packed, and the gap from the previous
+    /// posting's document (from 0 for the first).
+    fn each_posting(&self, term: u32, mut posting: impl FnMut(&RunPart, u32, u8, u32)) {
         let places = &self.numbering.places;
         let mut slots: smallvec::SmallVec<[usize; 8]> = self.index.term_runs.slots(term).map(|s| s as usize).collect();
         slots.sort_unstable_by_key(|&slot| places[slot].0);
@@ -979,14 +995,10 @@ impl Lines<'_> {
             let start = places[slot].1;
             for (number, packed) in part.postings_of(term) {
                 let doc = start + number;
-                let occurrences = Occurrences::unpacked(packed);
-                let level = occurrences.level(f64::from(part.lengths[number as usize]), self.numbering.average);
-                out.push(char::from(b'A' + (level - 1)));
-                push_base36(doc - last, out);
+                posting(part, number, packed, doc - last);
                 last = doc;
             }
         }
-        out.push('\n');
     }
 }
 
@@ -1022,6 +1034,16 @@ fn gzipped(name: String, bytes: &[u8]) -> OutputFile {
         flate2::GzBuilder::new().mtime(0).write(Vec::with_capacity(bytes.len() / 3 + 64), flate2::Compression::fast());
     encoder.write_all(bytes).expect("writing to memory cannot fail");
     file(name, encoder.finish().expect("writing to memory cannot fail"))
+}
+
+/// The number of digits [`push_base36`] writes for `n`.
+fn base36_len(mut n: u32) -> usize {
+    let mut digits = 1;
+    while n >= 36 {
+        n /= 36;
+        digits += 1;
+    }
+    digits
 }
 
 fn push_base36(mut n: u32, out: &mut String) {
@@ -1324,12 +1346,36 @@ mod tests {
         assert_eq!((numbering.documents, numbering.numbered), (21, 48));
         assert_eq!(numbering.average, rounded_average(210.0, 21));
         let mut line = String::new();
-        Lines { index: &index, numbering: &numbering }.write(0, "term", &mut line);
+        let lines = Lines { index: &index, numbering: &numbering };
+        lines.write(0, "term", &mut line);
+        assert_eq!(lines.len(0, "term".len()), line.len(), "the length told without the line");
         let letter = |o: Occurrences| char::from(b'A' + o.level(10.0, numbering.average) - 1);
         // Gaps: 0, 5, then 35 − 5 = 30 (`u` in base 36).
         assert_eq!(line, format!("term\t{}0{}5{}u\n", letter(none), letter(all), letter(once)));
         assert_eq!(letter(none), 'A');
         assert_eq!(line.chars().nth(7), Some('Y'), "every place, and the text 15 times (counted at most): {line}");
+    }
+
+    #[test]
+    fn a_lines_length_is_told_without_making_it_whatever_its_gaps() {
+        for n in [0, 1, 35, 36, 1295, 1296, 46_655, 46_656, 1_000_000, u32::MAX] {
+            let mut digits = String::new();
+            push_base36(n, &mut digits);
+            assert_eq!(base36_len(n), digits.len(), "{n}: {digits}");
+        }
+        let once = Occurrences { body: 1, ..Occurrences::default() };
+        let mut index = BrowserIndex::default();
+        // Gaps of one, two and three digits, across three runs.
+        index.put(part("lab/a", 2000, 10, &[(0, once), (7, once), (1500, once)]));
+        index.put(part("lab/b", 40, 3, &[(39, once)]));
+        index.put(part("lab/c", 1, 900, &[(0, once)]));
+        index.arrange(&["lab/a".to_string(), "lab/b".to_string(), "lab/c".to_string()]);
+        let numbering = index.numbering();
+        let lines = Lines { index: &index, numbering: &numbering };
+        let mut line = String::new();
+        lines.write(0, "ünïcode", &mut line);
+        assert!(line.split('\t').nth(1).is_some_and(|postings| postings.len() > 12), "{line}");
+        assert_eq!(lines.len(0, "ünïcode".len()), line.len(), "{line}");
     }
 
     /// The files `finish` hands out, by path.
