@@ -40,6 +40,43 @@ pub enum SearchError {
     Query(String),
 }
 
+/// The longest query, in characters, that is parsed.
+pub const MAX_QUERY_CHARS: usize = 1000;
+
+/// The deepest nesting of parentheses a query may have. tantivy's query grammar takes
+/// time exponential in it, and stack in proportion to it, so a query is measured before it
+/// is parsed; no one writes a search of more than a few levels.
+pub const MAX_QUERY_NESTING: usize = 8;
+
+/// Refuses a query too long or too deeply nested to parse in bounded time and stack,
+/// before any parser sees it. Parentheses are counted wherever they stand, in a quoted
+/// phrase too, so the bound cannot depend on how a parser reads quotes and escapes.
+fn check_bounds(text: &str) -> Result<(), SearchError> {
+    let chars = text.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(SearchError::Query(format!(
+            "the query is {chars} characters long; a query may have at most {MAX_QUERY_CHARS}"
+        )));
+    }
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for c in text.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if deepest > MAX_QUERY_NESTING {
+        return Err(SearchError::Query(format!(
+            "the query nests parentheses {deepest} deep; a query may nest them at most {MAX_QUERY_NESTING} deep"
+        )));
+    }
+    Ok(())
+}
+
 /// What to search for.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
@@ -214,6 +251,7 @@ impl Searcher {
     pub fn search(&self, request: &Request) -> Result<Results, SearchError> {
         let f = &self.fields;
         let text = request.query.trim();
+        check_bounds(text)?;
         let main: Box<dyn Query> = if text.is_empty() { Box::new(tantivy::query::AllQuery) } else { self.parse(text)? };
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, main.box_clone())];
         for (field, value) in [
@@ -331,5 +369,37 @@ impl Directory for ReadOnly {
 
     fn watch(&self, callback: WatchCallback) -> tantivy::Result<WatchHandle> {
         self.0.watch(callback)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(levels: usize) -> String {
+        format!("{}memory{}", "(".repeat(levels), ")".repeat(levels))
+    }
+
+    #[test]
+    fn queries_within_the_bounds_pass() {
+        assert!(check_bounds("memory AND (cache OR (history -summary))").is_ok());
+        assert!(check_bounds(&nested(MAX_QUERY_NESTING)).is_ok());
+        assert!(check_bounds(&"a".repeat(MAX_QUERY_CHARS)).is_ok());
+    }
+
+    #[test]
+    fn deep_or_long_queries_are_refused_before_parsing() {
+        for levels in [MAX_QUERY_NESTING + 1, 30, 400] {
+            let Err(SearchError::Query(message)) = check_bounds(&nested(levels)) else {
+                panic!("{levels} levels passed")
+            };
+            assert!(message.contains(&format!("{levels} deep")), "{message}");
+        }
+        assert!(check_bounds(&nested(5_000)).is_err(), "too long before it is too deep");
+        // Unbalanced, and inside a phrase: still nesting as a parser might read it.
+        assert!(check_bounds(&"(".repeat(MAX_QUERY_NESTING + 1)).is_err());
+        assert!(check_bounds(&format!("\"{}\"", nested(20))).is_err());
+        let Err(SearchError::Query(message)) = check_bounds(&"é".repeat(MAX_QUERY_CHARS + 1)) else { panic!() };
+        assert!(message.contains("1001 characters"), "{message}");
     }
 }

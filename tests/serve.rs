@@ -393,6 +393,18 @@ fn api_search_answers_from_the_current_index_like_casebook_search() {
     assert!(hits.iter().all(|h| h["system"] == "fractal" && h["type"] == "record"), "{filtered:#}");
 
     assert_eq!(server.get("/api/search?q=%22unclosed").status, 400);
+    // Queries whose parsing would take exponential time or the stack: refused at once, and
+    // the server goes on answering.
+    for levels in [30, 5_000] {
+        let query = format!("{}memory{}", "%28".repeat(levels), "%29".repeat(levels));
+        let started = std::time::Instant::now();
+        let refused = server.get(&format!("/api/search?q={query}"));
+        let took = started.elapsed();
+        assert_eq!(refused.status, 400, "{levels} levels");
+        assert!(refused.text().contains("a query may"), "{}", refused.text());
+        assert!(took < std::time::Duration::from_secs(2), "{levels} levels took {took:?}");
+    }
+    assert_eq!(server.get("/api/search?q=MEM-OBJ-raw").status, 200);
     assert_eq!(server.get("/api/search?q=x&type=page").status, 400);
     assert_eq!(server.get("/api/search?q=x&limit=lots").status, 400);
 }
@@ -657,6 +669,28 @@ fn the_server_s_own_routes_refuse_another_origin() {
         );
         assert_eq!(request_for(server.address, &format!("GET {target} HTTP/1.1"), &host).status, 200, "{target}");
     }
+    // A page elsewhere that loads the search as an image sends no Origin, but its browser
+    // says where the request came from.
+    for site in ["cross-site", "same-site"] {
+        let refused = request_with(
+            server.address,
+            "GET /api/search?q=memory HTTP/1.1",
+            &host,
+            &format!("Sec-Fetch-Site: {site}\r\n"),
+        );
+        assert_eq!(refused.status, 403, "{site}");
+    }
+    for own in ["same-origin", "none"] {
+        let answered = request_with(
+            server.address,
+            "GET /api/search?q=memory HTTP/1.1",
+            &host,
+            &format!("Sec-Fetch-Site: {own}\r\n"),
+        );
+        assert_eq!(answered.status, 200, "{own}");
+    }
+    let page = request_with(server.address, "GET / HTTP/1.1", &host, "Sec-Fetch-Site: cross-site\r\n");
+    assert_eq!(page.status, 200, "a link from elsewhere opens a page");
     let page = request_with(server.address, "GET / HTTP/1.1", &host, "Origin: http://evil.example\r\n");
     assert_eq!(page.status, 200, "pages are what gets published: no origin is refused them");
 }

@@ -225,12 +225,80 @@ pub fn parse_redirects(tree: &SourceTree, limit: u64, diagnostics: &mut Vec<Diag
             .and_then(|text| parse_yaml::<Vec<Redirect>>(&text, path, 1).map(|entries| (text, entries)))
         {
             Ok((text, entries)) => {
+                let entries = entries.into_iter().filter(|r| redirect_is_safe(r, path, &text, diagnostics)).collect();
                 redirects = Redirects { file: path.clone(), text, entries };
             }
             Err(d) => diagnostics.push(d),
         }
     }
     redirects
+}
+
+/// Whether a redirect may be written into a host's rules (`_redirects`): its `from` a path
+/// of the site, its `to` a path of the site or an http(s) URL, neither with whitespace or
+/// control characters, which would let the entry add rules of its own (a forced proxy to
+/// another origin, say). An entry that is not is an error at its line, and never written.
+fn redirect_is_safe(redirect: &Redirect, file: &Path, text: &str, diagnostics: &mut Vec<Diagnostic>) -> bool {
+    let problem = redirect_problem("from", &redirect.from).or_else(|| redirect_problem("to", &redirect.to));
+    let Some((problem_field, message, help)) = problem else { return true };
+    let value = if problem_field == "from" { &redirect.from } else { &redirect.to };
+    // The value's first line, as the YAML text holds it when it is plain or quoted.
+    let shown: String = value.chars().take_while(|c| !c.is_control()).collect();
+    let (line, col, source) = locate_value(text, format!("{problem_field}:"), &shown);
+    diagnostics.push(
+        Diagnostic::error(Code::BadRedirect, Location::new(Arc::from(file), line, col), message)
+            .with_source(source, shown.chars().count().max(1))
+            .with_help(help),
+    );
+    false
+}
+
+/// Where `value` is written as the value of `key` (`to:`) in a YAML text: the first line
+/// where the value follows the key (quoted or not); else the value's first place.
+fn locate_value(text: &str, key: String, value: &str) -> (u32, u32, String) {
+    for (i, line) in text.lines().enumerate() {
+        let Some(key_at) = line.find(&key) else { continue };
+        let after = &line[key_at + key.len()..];
+        let written = after.trim_start().trim_start_matches(['"', '\'']);
+        if written.starts_with(value) {
+            let at = line.len() - written.len();
+            return (i as u32 + 1, line[..at].chars().count() as u32 + 1, line.to_string());
+        }
+    }
+    locate(text, value)
+}
+
+/// What makes one field of a redirect unsafe to write, if anything: the field's name, the
+/// message and the help.
+fn redirect_problem(field: &'static str, value: &str) -> Option<(&'static str, String, &'static str)> {
+    let shown = format!("\"{}\"", value.escape_debug());
+    if value.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Some((
+            field,
+            format!("redirect `{field}` {shown} holds whitespace or a control character"),
+            "write the path or URL on one line without spaces (percent-encode a space as %20)",
+        ));
+    }
+    let is_url = value.contains("://") || value.to_ascii_lowercase().starts_with("http");
+    if field == "to" && is_url {
+        let parsed =
+            url::Url::parse(value).ok().filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+        return parsed.is_none().then(|| {
+            (
+                field,
+                format!("redirect target {shown} is not an http(s) URL"),
+                "write a full URL such as https://example.org/page, or a path of this site such as /<system>/<run>/",
+            )
+        });
+    }
+    if !value.starts_with('/') || value.starts_with("//") {
+        return Some((
+            field,
+            format!("redirect `{field}` {shown} is not a path of this site"),
+            "begin it with one `/`, e.g. /<system>/<run>/records/<ID>.html",
+        ));
+    }
+    None
 }
 
 /// A system's `system.yaml`, parsed, with its text; its runs are parsed apart.

@@ -59,7 +59,8 @@ async fn only_known_hosts(
     let path = request.uri().path();
     let own = path.starts_with("/__casebook/") || path.starts_with("/api/");
     let origin = request.headers().get(header::ORIGIN).map(|o| o.to_str().unwrap_or("null"));
-    if own && origin.is_some_and(|origin| !same_origin(origin, host)) {
+    let fetched_from = request.headers().get("sec-fetch-site").map(|s| s.to_str().unwrap_or("cross-site"));
+    if own && (origin.is_some_and(|origin| !same_origin(origin, host)) || fetched_from.is_some_and(|s| !own_fetch(s))) {
         return text(
             StatusCode::FORBIDDEN,
             "casebook serve's event stream, status and search answer only to its own pages, not to another origin\n",
@@ -74,6 +75,15 @@ async fn only_known_hosts(
 fn same_origin(origin: &str, host: Option<&str>) -> bool {
     let authority = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
     matches!((authority, host), (Some(authority), Some(host)) if authority.eq_ignore_ascii_case(host))
+}
+
+/// True when a browser's `Sec-Fetch-Site` says the request came from one of the server's
+/// own pages (`same-origin`) or from the reader's own hand (`none`: typed, bookmarked). A
+/// page elsewhere that loads `/api/search?q=…` as an image sends no `Origin`, but says
+/// `cross-site` (or `same-site`, from another port of localhost) here. Clients that are
+/// not browsers send neither header, and cannot be made to send a request by a page.
+fn own_fetch(sec_fetch_site: &str) -> bool {
+    matches!(sec_fetch_site.to_ascii_lowercase().as_str(), "same-origin" | "none")
 }
 
 /// True when `host` (a `Host` header: a name or address, and maybe a port) is
@@ -258,7 +268,15 @@ async fn file_response(served: &Served, file: &std::path::Path, status: StatusCo
 
 #[cfg(test)]
 mod tests {
-    use super::{host_allowed, same_origin};
+    use super::{host_allowed, own_fetch, same_origin};
+
+    #[test]
+    fn only_a_fetch_from_the_server_s_own_pages_or_the_reader_is_its_own() {
+        assert!(own_fetch("same-origin") && own_fetch("none") && own_fetch("Same-Origin"));
+        for other in ["same-site", "cross-site", "", "same-origin, cross-site"] {
+            assert!(!own_fetch(other), "{other}");
+        }
+    }
 
     #[test]
     fn an_origin_is_the_same_only_when_it_names_the_host_asked() {

@@ -66,9 +66,14 @@ const stopWords = new Set(meta.stop_words);
 // and digits; compounds join them with _ . / - (files_modified, session.py, MEM-OBJ-raw).
 const RUN = /[\p{Alphabetic}\p{N}][\p{Alphabetic}\p{N}_./-]*/gu;
 const WORD = /[\p{Alphabetic}\p{N}]+/gu;
+// A query is read up to its first 1,000 characters and 32 terms (as `casebook search`
+// reads 1,000): each term may fetch term files, and a pasted page must not fetch them all.
+const MAX_QUERY_CHARS = 1000;
+const MAX_QUERY_TERMS = 32;
 function queryTerms(query) {
   const terms = [];
-  for (const match of query.matchAll(RUN)) {
+  for (const match of query.slice(0, MAX_QUERY_CHARS).matchAll(RUN)) {
+    if (terms.length >= MAX_QUERY_TERMS) break;
     const run = match[0].replace(/[_./-]+$/, "").toLowerCase();
     if (/[_./-]/.test(run)) {
       terms.push({ text: run, compound: true });
