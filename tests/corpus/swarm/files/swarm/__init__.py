@@ -1,0 +1,4 @@
+from .core import Swarm
+from .types import Agent, Response
+
+__all__ = ["Swarm", "Agent", "Response"]
