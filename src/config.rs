@@ -108,8 +108,20 @@ impl Default for LimitsConfig {
     fn default() -> Self {
         let words = |items: &[&str]| items.iter().map(|s| s.to_string()).collect();
         LimitsConfig {
-            headings: words(&["limitation", "not inspected", "not established", "conclusion limits"]),
-            limitation_columns: words(&["limitation"]),
+            headings: words(&[
+                "limitation",
+                "limits",
+                "not inspected",
+                "not established",
+                "conclusion limits",
+                "gaps",
+                "caveats",
+                "threats to validity",
+                "out of scope",
+                "cannot say",
+                "not done",
+            ]),
+            limitation_columns: words(&["limitation", "gap", "caveat", "threat"]),
             coverage_columns: words(&["coverage and", "conclusion limit"]),
             prevents_columns: words(&["prevent"]),
             resolves_columns: words(&["resolve"]),
@@ -165,6 +177,26 @@ pub struct IdConfig {
     /// Kinds and families of words written like IDs that are none (`SHA` of `SHA-256`):
     /// `check --explain` does not list them.
     pub not_ids: Vec<String>,
+    /// `kinds` and `families` replace the default ones instead of adding to them.
+    pub replace: bool,
+}
+
+impl IdConfig {
+    /// The kinds and families a site declares, added to the default ones unless it
+    /// says `replace: true`: declaring one kind of one's own must not make every record of
+    /// the default kinds stop being one.
+    pub fn with_defaults(mut self) -> Self {
+        if !self.replace {
+            let defaults = IdConfig::default();
+            for (code, name) in defaults.kinds {
+                self.kinds.entry(code).or_insert(name);
+            }
+            for (code, name) in defaults.families {
+                self.families.entry(code).or_insert(name);
+            }
+        }
+        self
+    }
 }
 
 /// Words written like record IDs that are common technical names, not IDs.
@@ -194,6 +226,7 @@ impl Default for IdConfig {
                 ("NEW", "requested record"),
             ]),
             not_ids: DEFAULT_NOT_IDS.iter().map(|s| s.to_string()).collect(),
+            replace: false,
         }
     }
 }

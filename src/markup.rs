@@ -18,6 +18,7 @@ pub fn options() -> pulldown_cmark::Options {
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_DEFINITION_LIST
 }
 
 /// HTML-escapes text for element content and attribute values.

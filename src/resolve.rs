@@ -82,7 +82,7 @@ impl RunContext<'_> {
 
 /// One run's record graph, and what is wrong in it. Runs are independent of each other.
 pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef]) -> (Run, Vec<Diagnostic>) {
-    let ParsedRun { slug, meta, file, text, mut reports } = parsed;
+    let ParsedRun { slug, meta, file, text, mut reports, learned_kinds } = parsed;
     let mut cx = RunContext { file: file.clone(), text: &text, diagnostics: Vec::new() };
 
     let date = checked_date("date", &meta.date, &mut cx);
@@ -125,6 +125,7 @@ pub fn resolve_run(parsed: ParsedRun, scheme: &IdScheme, statuses: &[StatusDef])
             .map(|set| UnpublishedSet { name: set.name, ids: set.ids, note: set.note })
             .collect(),
         status_counts: status_counts(&records, &subjects),
+        learned_kinds,
         reports,
         records,
         subjects,
@@ -296,6 +297,11 @@ fn link_references(
             let at = At::new(r, m);
             let owner_id = owner_record(report, mention.owner);
             if owner_id.as_ref() == Some(&mention.target) {
+                continue;
+            }
+            let known = records.get(&mention.target).is_some_and(|r| r.is_published())
+                || lookup.unpublished.set_of(&mention.target).is_some();
+            if mention.in_code && !known {
                 continue;
             }
             let Some(record) = target_record(
@@ -752,10 +758,15 @@ fn target_record<'r>(
         return records.get_mut(id);
     }
     let entry = unknown.entry(id.clone()).or_insert_with(|| {
+        let set = lookup.unpublished.set_of(id);
+        let kind_of = |id: &str| lookup.scheme.classify(id).map(|c| c.kind);
         let near = lookup
             .published
             .iter()
             .filter(|p| recognise::is_near_miss(id.as_str(), p.as_str()))
+            // `N-04` of an unpublished set is no misspelling of a published `G-04`: a near
+            // miss of another kind counts only for an ID no set names.
+            .filter(|p| set.is_none() || kind_of(p.as_str()) == kind_of(id.as_str()))
             .min_by_key(|p| strsim::damerau_levenshtein(&id.as_str().to_lowercase(), &p.as_str().to_lowercase()));
         Unknown {
             first: location.clone(),
@@ -767,7 +778,7 @@ fn target_record<'r>(
                 .classify(id.as_str())
                 .and_then(|c| c.family)
                 .filter(|f| lookup.published_families.contains(f)),
-            set: lookup.unpublished.set_of(id),
+            set,
         }
     });
     entry.count += 1;

@@ -19,6 +19,9 @@ pub(crate) fn run_of(run_yaml: &str, reports: &[(&str, &str)]) -> (Run, Vec<Diag
     let conventions = conventions();
     let file = std::path::Path::new("content/lab/r1/run.yaml");
     let meta = crate::config::parse_yaml(run_yaml, file, 1).unwrap();
+    let texts: Vec<&str> = reports.iter().map(|(_, markdown)| *markdown).collect();
+    let learned_kinds = crate::parse::learned_kinds(&texts, &meta, &conventions);
+    let conventions = conventions.with_learned_kinds(&learned_kinds);
     let reports = reports
         .iter()
         .map(|(name, markdown)| {
@@ -35,6 +38,7 @@ pub(crate) fn run_of(run_yaml: &str, reports: &[(&str, &str)]) -> (Run, Vec<Diag
         file: Arc::from(file),
         text: run_yaml.to_string(),
         reports,
+        learned_kinds,
     };
     let (run, mut diagnostics) = crate::resolve::resolve_run(parsed, &conventions.ids, &config.statuses);
     crate::model::sort_diagnostics(&mut diagnostics);

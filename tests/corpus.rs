@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use casebook::model::{Diagnostic, Severity, Owner, Publication, QuoteVerdict, Report, Run, Subject};
+use casebook::model::{Diagnostic, Owner, Publication, QuoteVerdict, Report, Run, Severity, Subject};
 use casebook::pipeline::{self, BuildOptions};
 use casebook::verify::repository::SourceRepositories;
 use casebook::verify::VerifyOptions;
@@ -294,6 +294,7 @@ fn measure(case: &Path) -> Measures {
     let noted = noted_lines(&diagnostics);
 
     let mut m = Measures { errors: outcome.diagnostics.iter().filter(|d| d.is_error()).count(), ..Measures::default() };
+    m.missed.extend(outcome.diagnostics.iter().filter(|d| d.is_error()).map(|d| format!("error: {d}")));
     let miss = |m: &mut Measures, what: String, needles: &[&str], reach: u32| {
         let is_listed = listed(run, &noted, needles, reach);
         m.unlisted += usize::from(!is_listed);
@@ -301,10 +302,7 @@ fn measure(case: &Path) -> Measures {
     };
 
     for record in &key.records {
-        let published = run
-            .records
-            .get(record.id.as_str())
-            .filter(|r| matches!(r.publication, Publication::Published));
+        let published = run.records.get(record.id.as_str()).filter(|r| matches!(r.publication, Publication::Published));
         m.records.count(published.is_some());
         if published.is_none() {
             miss(&mut m, format!("record {}", record.id), &[&record.id], 1);
@@ -336,7 +334,8 @@ fn measure(case: &Path) -> Measures {
                 (citation.within.is_empty() || owner_id(report, c.owner) == citation.within)
                     && match (&citation.path, &citation.section) {
                         (Some(path), _) => {
-                            c.path.as_deref().is_some_and(|p| same_path(p, path)) && same_lines(&c.lines, &citation.lines)
+                            c.path.as_deref().is_some_and(|p| same_path(p, path))
+                                && same_lines(&c.lines, &citation.lines)
                         }
                         (None, Some(section)) => c.section.as_deref().is_some_and(|s| plain(s) == plain(section)),
                         (None, None) => false,
@@ -360,12 +359,12 @@ fn measure(case: &Path) -> Measures {
         });
         m.quotes.count(found.is_some());
         let verdict = found.and_then(|(r, q)| verification.map(|v| &v.quotes[r][q]));
-        let right = match (verdict, quote.verdict.as_str()) {
-            (Some(QuoteVerdict::Verified { .. }), "at-lines") => true,
-            (Some(QuoteVerdict::Elsewhere { .. }), "elsewhere") => true,
-            (Some(QuoteVerdict::NotFound { .. } | QuoteVerdict::MissingFile), "not-found") => true,
-            _ => false,
-        };
+        let right = matches!(
+            (verdict, quote.verdict.as_str()),
+            (Some(QuoteVerdict::Verified { .. }), "at-lines")
+                | (Some(QuoteVerdict::Elsewhere { .. }), "elsewhere")
+                | (Some(QuoteVerdict::NotFound { .. } | QuoteVerdict::MissingFile), "not-found")
+        );
         m.verdicts.count(right);
         let file = quote.path.rsplit('/').next().unwrap_or(&quote.path);
         if found.is_none() {
@@ -426,14 +425,7 @@ fn the_blind_corpus_is_measured_against_its_keys() {
         let m = measure(case);
         let name = case.file_name().unwrap().to_string_lossy();
         let cells = [m.records, m.labels, m.statuses, m.citations, m.quotes, m.verdicts, m.limits, m.references];
-        writeln!(
-            table,
-            "| {name} | {} | {} | {} |",
-            m.errors,
-            cells.map(Score::cell).join(" | "),
-            m.unlisted
-        )
-        .unwrap();
+        writeln!(table, "| {name} | {} | {} | {} |", m.errors, cells.map(Score::cell).join(" | "), m.unlisted).unwrap();
         eprintln!("{name}: what was missed\n  {}", m.missed.join("\n  "));
         total.errors += m.errors;
         total.unlisted += m.unlisted;
@@ -460,7 +452,8 @@ fn the_blind_corpus_is_measured_against_its_keys() {
         total.limits,
         total.references,
     ];
-    writeln!(table, "| **all** | {} | {} | {} |", total.errors, cells.map(percent).join(" | "), total.unlisted).unwrap();
+    writeln!(table, "| **all** | {} | {} | {} |", total.errors, cells.map(percent).join(" | "), total.unlisted)
+        .unwrap();
     eprintln!("{table}");
     insta::assert_snapshot!("fidelity", table);
 }

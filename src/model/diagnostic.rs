@@ -139,6 +139,8 @@ codes! {
     CacheNotWritten = "cache-not-written",
     /// A source's repository that cannot be read.
     BadRepository = "bad-repository",
+    /// A verification that could read no source, so verified nothing.
+    NothingVerified = "nothing-verified",
     /// A run's revision that is not in its source's repository.
     UnknownRevision = "unknown-revision",
     /// A source's repository that `--fetch` could not fetch.
@@ -242,6 +244,24 @@ impl fmt::Display for Location {
 pub fn is_unshown(c: char) -> bool {
     (c.is_control() && c != '\t' && c != '\n')
         || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` as one line a terminal shows as it is: its [unshown](is_unshown) characters,
+/// and its line feeds, escaped (`\u{1b}`, `\n`), so content can neither drive the
+/// terminal nor forge a line of its own (`::error file=…`). Every line casebook prints
+/// from content goes through this, or through a diagnostic's display, which does the same
+/// for all but the line feeds of its own help.
+pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| is_unshown(c) || c == '\n') {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| match c {
+            '\n' => "\\n".to_string(),
+            c if is_unshown(c) => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 /// `text` with its [unshown](is_unshown) characters escaped.
@@ -372,7 +392,14 @@ const MAX_SHOWN: usize = 100;
 /// under the span, then `help: …`.
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}[{}]: {}", shown(&self.location.to_string()), self.severity, self.code, shown(&self.message))?;
+        write!(
+            f,
+            "{}: {}[{}]: {}",
+            for_terminal(&self.location.to_string()),
+            self.severity,
+            self.code,
+            for_terminal(&self.message)
+        )?;
         if let Some(part) = &self.source {
             let number = self.location.line.to_string();
             let pad = " ".repeat(number.len());

@@ -13,7 +13,7 @@ mod text;
 mod verification;
 
 pub use diagnostic::{
-    is_unshown, sort_diagnostics, Code, Diagnostic, LineCol, Listing, Location, Severity, SourcePart,
+    for_terminal, is_unshown, sort_diagnostics, Code, Diagnostic, LineCol, Listing, Location, Severity, SourcePart,
 };
 pub use id::RecordId;
 pub use meta::{BaseUrl, HttpUrl, IsoDate, Revision, Slug, SourceUrl};
@@ -194,6 +194,9 @@ pub struct Run {
     pub default_source: Option<String>,
     /// Sets of records referred to but not published.
     pub unpublished: Vec<UnpublishedSet>,
+    /// The kinds of ID its reports declare in a shape of their own (`ED` of `ED-SEL`),
+    /// read as records of this run besides the site's kinds, sorted.
+    pub learned_kinds: Vec<String>,
     /// Reports in display order.
     pub reports: Vec<Report>,
     /// The record graph of this run, by ID.
@@ -651,6 +654,10 @@ pub struct Mention {
     pub section: Option<u32>,
     /// The record or annotation whose text contains it.
     pub owner: Option<Owner>,
+    /// True when it is a whole code span (`` `SW-C-loop` ``): a reference only to a
+    /// record the run has, since code may show an ID's pattern (`` `GR-n` ``).
+    #[serde(default)]
+    pub in_code: bool,
 }
 
 /// A line range, inclusive.

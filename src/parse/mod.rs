@@ -58,16 +58,20 @@ pub struct ParsedRun {
     pub text: String,
     /// Reports in display order.
     pub reports: Vec<Report>,
+    /// The kinds of ID its reports declare in a shape of their own, and those its
+    /// `unpublished` patterns name, that the site's kinds lack (sorted).
+    pub learned_kinds: Vec<String>,
 }
 
 /// `casebook.yaml` (or the defaults), its text, and the conventions it sets (ID grammars
 /// and status words).
 pub fn parse_config(tree: &SourceTree) -> Result<(SiteConfig, String, Conventions), Diagnostic> {
-    let (config, config_text) = match &tree.config {
+    let (mut config, config_text) = match &tree.config {
         Some(path) => read_text(path, crate::config::DEFAULT_MAX_FILE_MIB)
             .and_then(|text| parse_yaml::<SiteConfig>(&text, path, 1).map(|config| (config, text)))?,
         None => (SiteConfig::default(), String::new()),
     };
+    config.ids = std::mem::take(&mut config.ids).with_defaults();
     if let Some(bad) = unquoted_color(&config_text)
         .or_else(|| config.statuses.iter().find_map(|status| bad_status_color(status, &config_text)))
     {
@@ -325,14 +329,21 @@ pub fn parse_run(
     };
     let mut diagnostics = Vec::new();
     let files = order_report_files(dir, &meta, &text, &mut diagnostics);
-    let results: Vec<(Option<Report>, Vec<Diagnostic>)> = files
-        .par_iter()
-        .map(|path| {
+    let texts: Vec<(&std::path::PathBuf, Result<String, Diagnostic>)> =
+        files.par_iter().map(|path| (path, read_text(path, limit))).collect();
+    // The kinds of record the reports declare in their own shape, read before any report
+    // is parsed: a report may refer to a record another declares.
+    let readable: Vec<&str> = texts.iter().filter_map(|(_, text)| text.as_deref().ok()).collect();
+    let learned_kinds = learned_kinds(&readable, &meta, conventions);
+    let conventions = conventions.with_learned_kinds(&learned_kinds);
+    let results: Vec<(Option<Report>, Vec<Diagnostic>)> = texts
+        .into_par_iter()
+        .map(|(path, text)| {
             let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             // discover admits only reports whose file stem is a slug.
             let Some(slug) = Slug::parse(&stem) else { return (None, Vec::new()) };
-            match read_text(path, limit) {
-                Ok(text) => parse_report(path, &relative_to(root, path), &slug, &text, conventions),
+            match text {
+                Ok(text) => parse_report(path, &relative_to(root, path), &slug, &text, &conventions),
                 Err(d) => (None, vec![d]),
             }
         })
@@ -346,8 +357,25 @@ pub fn parse_run(
         // Without an explicit list, `order:` then the file name decide.
         reports.sort_by(|a, b| (a.order.is_none(), a.order, &a.slug).cmp(&(b.order.is_none(), b.order, &b.slug)));
     }
-    let run = ParsedRun { slug: dir.slug.clone(), meta, file: Arc::from(dir.meta.as_path()), text, reports };
+    let run =
+        ParsedRun { slug: dir.slug.clone(), meta, file: Arc::from(dir.meta.as_path()), text, reports, learned_kinds };
     (Some(run), diagnostics)
+}
+
+/// The kinds of ID that a run's reports (`texts`) declare in a shape of their own, and
+/// that its `unpublished` patterns name, which the site's kinds lack: sorted.
+pub fn learned_kinds(texts: &[&str], meta: &RunMeta, conventions: &Conventions) -> Vec<String> {
+    let declared = texts
+        .par_iter()
+        .map(|text| crate::recognise::declared_kinds(&conventions.ids, text, |w| conventions.is_source(w)))
+        .reduce(std::collections::BTreeSet::new, |mut a, b| {
+            a.extend(b);
+            a
+        });
+    let named = meta.unpublished.iter().flat_map(|set| &set.ids).filter_map(|p| crate::recognise::pattern_kind(p));
+    let kinds: std::collections::BTreeSet<String> =
+        declared.into_iter().chain(named).filter(|k| !conventions.ids.is_kind(k)).collect();
+    kinds.into_iter().collect()
 }
 
 /// The report files of a run in the order `run.yaml` lists them, then any unlisted ones

@@ -120,6 +120,8 @@ struct Inline {
     source: Option<Range<usize>>,
     /// Code spans outside links: one that is a whole citation is one (`` `src/a.rs:3` ``).
     code_spans: Vec<TextRun>,
+    /// Links to forges' pages of files (permalinks), with where each starts.
+    links: Vec<(String, usize)>,
 }
 
 #[derive(Clone)]
@@ -135,11 +137,17 @@ struct Cell {
     source: Range<usize>,
 }
 
+/// The level a run-in declaration (`**G-01 · …**` opening a paragraph) counts as: below
+/// every heading's.
+const RUN_IN_LEVEL: u8 = 7;
+
 struct PendingCode {
     language: Option<String>,
     code: String,
     offset: usize,
     owner: Option<Owner>,
+    /// What a caption just before the block, or its info string, says it quotes.
+    attributed: Option<recognise::QuotePath>,
 }
 
 struct Scanner<'a> {
@@ -157,6 +165,8 @@ struct Scanner<'a> {
     anchors: HashSet<Arc<str>>,
     /// The IDs named so far, each once ([`Scanner::record_id`]).
     ids: HashSet<RecordId>,
+    /// The IDs declared so far by ID-first rows.
+    row_declared: HashSet<RecordId>,
     /// The heading-scoped owner and its heading level.
     owner: Option<(Owner, u8)>,
     section: Option<u32>,
@@ -184,8 +194,22 @@ struct Scanner<'a> {
     /// limits: kept as headings come, so no block walks back through the sections.
     heading_stack: Vec<(u8, bool)>,
     code: Option<PendingCode>,
+    /// The term of the definition list item being read (`Written by`), whose definitions
+    /// (`: wired (after each response)`) are read as `Term: definition`.
+    term: Option<Inline>,
+    /// True inside a definition of a definition list.
+    in_definition: bool,
+    /// The owner of the text that first refers to each footnote, by label.
+    footnote_refs: std::collections::HashMap<String, Option<Owner>>,
+    /// Inside a footnote's definition: the owner its citations belong to.
+    footnote_owner: Option<Option<Owner>>,
+    /// True once the term's text was read with one of its definitions (its references
+    /// count once, however many definitions it has).
+    term_used: bool,
     /// A finished code block waiting to see whether a `--- path` paragraph follows.
     quote_candidate: Option<PendingCode>,
+    /// What the paragraph just read attributes to a code block, if one follows it.
+    caption_before: Option<recognise::QuotePath>,
     paragraph_follows_code: bool,
     /// The last location computed: line index, byte offset, column.
     last_column: std::cell::Cell<(usize, usize, usize)>,
@@ -208,6 +232,7 @@ impl<'a> Scanner<'a> {
             diagnostics: Vec::new(),
             anchors: HashSet::new(),
             ids: HashSet::new(),
+            row_declared: HashSet::new(),
             owner: None,
             section: None,
             inline: Inline::default(),
@@ -227,7 +252,13 @@ impl<'a> Scanner<'a> {
             limits_prose_noted: None,
             heading_stack: Vec::new(),
             code: None,
+            term: None,
+            in_definition: false,
+            footnote_refs: std::collections::HashMap::new(),
+            footnote_owner: None,
+            term_used: false,
             quote_candidate: None,
+            caption_before: None,
             paragraph_follows_code: false,
             last_column: std::cell::Cell::new((0, 0, 1)),
         }
@@ -308,10 +339,17 @@ impl<'a> Scanner<'a> {
             if self.quote_candidate.is_some() && !self.paragraph_follows_code {
                 match &event {
                     Event::Start(Tag::Paragraph) => self.paragraph_follows_code = true,
-                    _ => self.quote_candidate = None,
+                    _ => {
+                        if let Some(code) = self.quote_candidate.take() {
+                            self.code_block_done(code);
+                        }
+                    }
                 }
             }
             self.event(event, range);
+        }
+        if let Some(code) = self.quote_candidate.take() {
+            self.code_block_done(code);
         }
         self.close_owner(md.len());
         // Findings of a table's findings columns are known at its end: in order of place.
@@ -349,23 +387,54 @@ impl<'a> Scanner<'a> {
                 self.inline.runs.push(TextRun { text: start..start + 1, source: range });
             }
             Event::SoftBreak | Event::HardBreak => self.inline.text.push(' '),
+            Event::FootnoteReference(label) => {
+                let owner = self.owner.map(|(o, _)| o);
+                self.footnote_refs.entry(label.to_string()).or_insert(owner);
+            }
             _ => {}
         }
     }
 
     fn start(&mut self, tag: Tag<'_>, range: Range<usize>) {
+        // A caption is the block just before its code block: any other block between
+        // them makes it none.
+        let inline_tag = matches!(
+            tag,
+            Tag::Link { .. }
+                | Tag::Image { .. }
+                | Tag::Emphasis
+                | Tag::Strong
+                | Tag::Strikethrough
+                | Tag::Superscript
+                | Tag::Subscript
+        );
+        let caption = if inline_tag { None } else { self.caption_before.take() };
         match tag {
-            Tag::Link { .. } => self.link_depth += 1,
+            Tag::Link { dest_url, .. } => {
+                self.link_depth += 1;
+                if recognise::permalink(&dest_url).is_some() {
+                    self.inline.links.push((dest_url.to_string(), range.start));
+                }
+            }
+            Tag::FootnoteDefinition(label) => {
+                self.flush_inline();
+                // What a footnote cites belongs to the record whose text refers to it.
+                self.footnote_owner = Some(self.footnote_refs.get(label.as_ref()).copied().flatten());
+            }
             Tag::Image { .. } => self.image_depth += 1,
             Tag::Emphasis | Tag::Strong | Tag::Strikethrough | Tag::Superscript | Tag::Subscript => {}
             Tag::CodeBlock(kind) => {
                 self.flush_inline();
-                let language = match kind {
-                    CodeBlockKind::Fenced(info) => info.split_whitespace().next().map(str::to_string),
-                    CodeBlockKind::Indented => None,
+                let (language, from_info) = match &kind {
+                    CodeBlockKind::Fenced(info) => {
+                        let language = info.split_whitespace().next().filter(|l| !l.contains(['=', '/']));
+                        (language.map(str::to_string), recognise::info_path(info))
+                    }
+                    CodeBlockKind::Indented => (None, None),
                 };
                 let owner = self.owner.map(|(o, _)| o);
-                self.code = Some(PendingCode { language, code: String::new(), offset: range.start, owner });
+                let attributed = from_info.or(caption);
+                self.code = Some(PendingCode { language, code: String::new(), offset: range.start, owner, attributed });
             }
             Tag::Heading { .. } | Tag::Paragraph | Tag::TableCell | Tag::Item => {
                 self.flush_inline();
@@ -373,6 +442,11 @@ impl<'a> Scanner<'a> {
                 if matches!(tag, Tag::Item) {
                     self.list_depth += 1;
                 }
+            }
+            Tag::DefinitionListTitle | Tag::DefinitionListDefinition => {
+                self.flush_inline();
+                self.inline.source = Some(range);
+                self.in_definition = matches!(tag, Tag::DefinitionListDefinition);
             }
             Tag::Table(_) => {
                 self.flush_inline();
@@ -396,6 +470,10 @@ impl<'a> Scanner<'a> {
     fn end(&mut self, tag: TagEnd, range: Range<usize>) {
         match tag {
             TagEnd::Link => self.link_depth -= 1,
+            TagEnd::FootnoteDefinition => {
+                self.flush_inline();
+                self.footnote_owner = None;
+            }
             TagEnd::Image => self.image_depth -= 1,
             TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Superscript | TagEnd::Subscript => {}
             TagEnd::Heading(level) => {
@@ -410,6 +488,22 @@ impl<'a> Scanner<'a> {
                 let inline = std::mem::take(&mut self.inline);
                 self.block_text(inline, self.owner.map(|(o, _)| o), true);
                 self.list_depth -= 1;
+            }
+            TagEnd::DefinitionListTitle => {
+                self.term = Some(std::mem::take(&mut self.inline));
+                self.term_used = false;
+            }
+            TagEnd::DefinitionListDefinition => {
+                let definition = std::mem::take(&mut self.inline);
+                if !definition.text.trim().is_empty() {
+                    let inline = self.with_term(definition);
+                    self.block_text(inline, self.owner.map(|(o, _)| o), false);
+                }
+                self.in_definition = false;
+            }
+            TagEnd::DefinitionList => {
+                self.term = None;
+                self.flush_inline();
             }
             TagEnd::TableCell => {
                 let inline = std::mem::take(&mut self.inline);
@@ -508,18 +602,27 @@ impl<'a> Scanner<'a> {
         let section_index =
             u32::try_from(self.parts.sections.len()).expect("a report has fewer than 4 billion headings");
         let anchor;
-        if let Some(m) = self.scheme.leading_id(&title) {
+        let conventions = self.conventions;
+        let declared = recognise::heading_id(self.scheme, false, &title, |w| conventions.is_source(w));
+        // A heading whose ID follows numbering or words (`3.2 RTE-19 and what …`), about
+        // a record a row above already declares, is a section about it, not its heading.
+        let declared = declared.filter(|(range, _)| {
+            let strictly_leading = !title[..range.start].chars().any(char::is_alphanumeric);
+            strictly_leading || !self.row_declared.contains(&title[range.clone()])
+        });
+        if let Some((id_range, _)) = declared.filter(|_| recognise::annotation_target(self.scheme, &title).is_none()) {
             // A record heading nested in another record's body ends that body: bodies
             // never overlap.
             self.close_owner(range.start);
-            let id = self.record_id(&title[m.range.clone()]);
+            let id = self.record_id(&title[id_range.clone()]);
             anchor = self.unique_anchor(id.slug());
             let index = self.parts.declarations.len();
+            let lead = inline.text.len() - inline.text.trim_start().len();
             self.parts.declarations.push(Declaration {
                 id,
                 form: DeclarationForm::Heading { level },
                 anchor: anchor.clone(),
-                label: recognise::heading_label(&title[m.range.end..]),
+                label: recognise::label_around(&title, id_range.clone()),
                 fields: Vec::new(),
                 body: Some(range.end..range.end),
                 location,
@@ -527,7 +630,7 @@ impl<'a> Scanner<'a> {
             });
             self.owner = Some((Owner::declaration(index), level));
             self.section = Some(section_index);
-            self.scan(&inline, self.owner.map(|(o, _)| o), Some(m.range));
+            self.scan(&inline, self.owner.map(|(o, _)| o), Some(id_range.start + lead..id_range.end + lead));
         } else if let Some(target) = recognise::annotation_target(self.scheme, &title) {
             self.close_owner(range.start);
             let target = self.record_id(target);
@@ -548,7 +651,8 @@ impl<'a> Scanner<'a> {
             self.section = Some(section_index);
             self.scan(&inline, self.owner.map(|(o, _)| o), None);
         }
-        self.enter_section(level, &title);
+        let declares = matches!(self.owner, Some((Owner::Declaration(i), _)) if self.parts.declarations[i as usize].section == Some(section_index));
+        self.enter_section(level, &title, declares);
         self.parts.sections.push(Section { anchor, level, title, line });
     }
 
@@ -559,23 +663,60 @@ impl<'a> Scanner<'a> {
         attrs.split_whitespace().find_map(|a| a.strip_prefix('#')).map(str::to_string)
     }
 
+    /// A definition's text read as `Term: definition`: a key and its value, as a
+    /// `Key: value` line is. The term's runs come with its first definition only.
+    fn with_term(&mut self, definition: Inline) -> Inline {
+        let Some(term) = &self.term else { return definition };
+        let mut inline = Inline { source: definition.source.clone(), ..Inline::default() };
+        inline.text.push_str(term.text.trim_end());
+        if !self.term_used {
+            inline.runs.extend(term.runs.iter().filter(|r| r.text.end <= inline.text.len()).cloned());
+            inline.code_spans.extend(term.code_spans.iter().filter(|r| r.text.end <= inline.text.len()).cloned());
+            inline.links.extend(term.links.iter().cloned());
+            self.term_used = true;
+        }
+        inline.text.push_str(": ");
+        let offset = inline.text.len();
+        let shift = |run: &TextRun| TextRun {
+            text: run.text.start + offset..run.text.end + offset,
+            source: run.source.clone(),
+        };
+        inline.runs.extend(definition.runs.iter().map(shift));
+        inline.code_spans.extend(definition.code_spans.iter().map(shift));
+        inline.links.extend(definition.links);
+        inline.text.push_str(&definition.text);
+        inline
+    }
+
     fn paragraph(&mut self, inline: Inline) {
-        if let Some(code) = self.quote_candidate.take() {
-            if let Some(path) = self.conventions.citations.quote_path(&inline.text) {
-                let language =
-                    code.language.clone().or_else(|| recognise::language_for_path(&path.path).map(str::to_string));
-                let location = self.line_col(code.offset);
-                self.parts.quotes.push(Quote {
-                    language,
-                    code: code.code,
-                    path: path.path,
-                    source: path.source,
-                    lines: path.lines,
-                    location,
-                    owner: code.owner,
-                });
-                return;
+        let inline = if self.in_definition { self.with_term(inline) } else { inline };
+        let markdown = inline.source.clone().map_or("", |s| &self.md[s]);
+        if let Some(mut code) = self.quote_candidate.take() {
+            let under = self.conventions.citations.quote_path(&inline.text).or_else(|| {
+                recognise::reads_as_caption_after(markdown, &inline.text)
+                    .then(|| recognise::caption_path(&inline.text, recognise::default_source))
+                    .flatten()
+            });
+            match under {
+                Some(path) => {
+                    code.attributed = Some(path);
+                    self.code_block_done(code);
+                    return;
+                }
+                None => self.code_block_done(code),
             }
+        }
+        if recognise::reads_as_caption_before(markdown, &inline.text) {
+            self.caption_before = recognise::caption_path(&inline.text, recognise::default_source);
+        }
+        if let Some(id) = self.run_in_declaration(&inline, markdown) {
+            let mentioned_from = self.parts.mentions.len();
+            self.block_text(inline, self.owner.map(|(o, _)| o), self.list_depth > 0);
+            // The declaring ID is no reference to the record.
+            if let Some(at) = self.parts.mentions[mentioned_from..].iter().position(|m| m.target == id) {
+                self.parts.mentions.remove(mentioned_from + at);
+            }
+            return;
         }
         let text = inline.text.trim_start();
         if text.starts_with("--- ") || text.starts_with("---\t") {
@@ -587,6 +728,104 @@ impl<'a> Scanner<'a> {
             self.note(offset, 3, "this `---` line is not a quote's path".into(), help);
         }
         self.block_text(inline, self.owner.map(|(o, _)| o), self.list_depth > 0);
+    }
+
+    /// `**G-01 · Agent graph assembly.** Every run is …`: a paragraph that opens with bold
+    /// words led by an ID declares the record, as a heading would (the record's own words
+    /// follow), unless a heading of this report declares it already. Its body runs to the
+    /// next heading or run-in declaration. Returns the ID declared.
+    fn run_in_declaration(&mut self, inline: &Inline, markdown: &str) -> Option<RecordId> {
+        if self.list_depth > 0 || self.table.is_some() || self.in_definition {
+            return None;
+        }
+        let bold: String = recognise::run_in(markdown)?.chars().filter(|c| *c != '`').collect();
+        let conventions = self.conventions;
+        let (range, _) = recognise::heading_id(self.scheme, false, &bold, |w| conventions.is_source(w))?;
+        if bold[..range.start].chars().any(char::is_alphanumeric) {
+            return None;
+        }
+        let word = &bold[range.clone()];
+        let headed = self
+            .parts
+            .declarations
+            .iter()
+            .any(|d| d.id.as_str() == word && matches!(d.form, DeclarationForm::Heading { .. }));
+        let source = inline.source.clone()?;
+        let at_in_text = inline.text.find(word)?;
+        if headed {
+            return None;
+        }
+        self.close_owner(source.start);
+        let id = self.record_id(word);
+        let anchor = self.unique_anchor(id.slug());
+        self.parts.block_anchors.insert(source.start, anchor.clone());
+        let offset = self.source_offset(inline, at_in_text..at_in_text + word.len()).unwrap_or(source.start);
+        let index = self.parts.declarations.len();
+        self.parts.declarations.push(Declaration {
+            id: id.clone(),
+            // Below every heading: the next heading of any level ends its body.
+            form: DeclarationForm::Heading { level: RUN_IN_LEVEL },
+            anchor,
+            label: recognise::label_around(&bold, range),
+            fields: Vec::new(),
+            body: Some(source.start..source.start),
+            location: self.line_col(offset),
+            section: self.section,
+        });
+        self.owner = Some((Owner::declaration(index), RUN_IN_LEVEL));
+        Some(id)
+    }
+
+    /// A link to a forge's page of a file at a revision (a permalink) cites that file
+    /// and its lines, of the run's default source.
+    fn permalink_citation(&mut self, url: &str, offset: usize, owner: Option<Owner>) {
+        let Some((path, lines, _revision)) = recognise::permalink(url) else { return };
+        let owner = self.footnote_owner.unwrap_or(owner);
+        let location = self.line_col(offset);
+        self.parts.citations.push(Citation {
+            names_source: false,
+            source: None,
+            path: Some(path.into_boxed_str()),
+            section: None,
+            lines: lines.into_boxed_slice(),
+            location,
+            owner,
+        });
+    }
+
+    /// A code block, once what follows it is known: a quote when a caption, its info
+    /// string or a `--- path` line names the file it quotes; else a place listed as not
+    /// understood, since it may be evidence that lost its source.
+    fn code_block_done(&mut self, code: PendingCode) {
+        let Some(path) = code.attributed else {
+            let first_line = self.line_text(code.offset).trim_end().to_string();
+            self.note_line(
+                code.offset,
+                first_line,
+                "this code block is not read as a quote: nothing beside it names the file and lines it quotes".into(),
+                "if it quotes a source, put `--- path:lines` under it, or a caption naming the file and lines just before or after it",
+            );
+            return;
+        };
+        let language = code.language.or_else(|| recognise::language_for_path(&path.path).map(str::to_string));
+        let location = self.line_col(code.offset);
+        self.parts.quotes.push(Quote {
+            language,
+            code: code.code,
+            path: path.path,
+            source: path.source,
+            lines: path.lines,
+            location,
+            owner: code.owner,
+        });
+    }
+
+    /// A note on the line at `offset`, underlining it whole.
+    fn note_line(&mut self, offset: usize, line: String, message: String, help: &str) {
+        let location = self.location(offset);
+        let width = line.chars().count().max(1);
+        self.diagnostics
+            .push(Diagnostic::note(Code::NotUnderstood, location, message).with_source(line, width).with_help(help));
     }
 
     /// A note: a place that looks like a convention but produced nothing.
@@ -610,7 +849,9 @@ impl<'a> Scanner<'a> {
                 true if self.list_depth == 1 => {
                     self.limit_item(&inline, mentioned_from..self.parts.mentions.len(), evidence.clone())
                 }
-                false if !inline.text.trim().is_empty() => self.limits_prose(&inline),
+                false if !inline.text.trim().is_empty() => {
+                    self.limits_paragraph(&inline, mentioned_from..self.parts.mentions.len(), evidence.clone())
+                }
                 _ => {}
             }
         }
@@ -660,6 +901,7 @@ impl<'a> Scanner<'a> {
             return;
         };
         let id = self.record_id(&first.inline.text[m.range.clone()]);
+        self.row_declared.insert(id.clone());
         let (label, part) = recognise::label_and_part(&first.inline.text[m.range.end..]);
         let id_offset = self.source_offset(&first.inline, m.range.clone()).unwrap_or(first.source.start);
         let location = self.line_col(id_offset);
@@ -713,9 +955,29 @@ impl<'a> Scanner<'a> {
     /// as `\_` ends a run) are read as one, so `\_\_init\_\_.py` is one path.
     fn scan(&mut self, inline: &Inline, owner: Option<Owner>, skip: Option<Range<usize>>) {
         let cited_from = self.parts.citations.len();
-        self.scan_text(inline, owner, skip);
+        let mentioned_from = self.parts.mentions.len();
+        self.scan_text(inline, owner, skip.clone());
+        for (url, offset) in &inline.links {
+            self.permalink_citation(url, *offset, owner);
+        }
         for span in &inline.code_spans {
             let code = &inline.text[span.text.clone()];
+            // A code span that is one whole record ID (`SW-C-loop`) is a reference: some
+            // analysts set every ID in code.
+            if self.scheme.classify(code.trim()).is_some() && skip.as_ref().is_none_or(|s| s.start != span.text.start) {
+                let backticks = self.md[span.source.clone()].find(code.trim()).unwrap_or(0);
+                let location = self.line_col(span.source.start + backticks);
+                let sentence = recognise::sentence_around(&inline.text, span.text.clone(), 320);
+                let context = Text::found(
+                    self.md,
+                    self.near(inline.source.clone(), span.source.start, sentence.len()),
+                    &sentence,
+                );
+                let target = self.record_id(code.trim());
+                let section = self.section;
+                self.parts.mentions.push(Mention { target, location, context, section, owner, in_code: true });
+                continue;
+            }
             let Some(c) = self.conventions.citations.in_code(code, &inline.text[..span.text.start]) else { continue };
             // The span's source starts at its backtick: the code is after it.
             let backticks = self.md[span.source.clone()].find(code).unwrap_or(0);
@@ -746,8 +1008,9 @@ impl<'a> Scanner<'a> {
                 owner,
             });
         }
-        if !inline.code_spans.is_empty() {
+        if !inline.code_spans.is_empty() || !inline.links.is_empty() {
             self.parts.citations[cited_from..].sort_by_key(|c| (c.location.line, c.location.col));
+            self.parts.mentions[mentioned_from..].sort_by_key(|m| (m.location.line, m.location.col));
         }
     }
 
@@ -766,7 +1029,14 @@ impl<'a> Scanner<'a> {
                 let sentence = recognise::sentence_around(&inline.text, in_container, 320);
                 let context = Text::found(self.md, self.near(inline.source.clone(), offset, sentence.len()), &sentence);
                 let target = self.record_id(&text[m.range]);
-                self.parts.mentions.push(Mention { target, location, context, section: self.section, owner });
+                self.parts.mentions.push(Mention {
+                    target,
+                    location,
+                    context,
+                    section: self.section,
+                    owner,
+                    in_code: false,
+                });
             }
             for m in undeclared {
                 let in_container = group.start + m.range.start..group.start + m.range.end;
@@ -792,6 +1062,7 @@ impl<'a> Scanner<'a> {
                     "a cited path has an extension (`src/jobs.rs`), or is a folder written with `/` at its end (`src/sandbox/`)",
                 );
             }
+            let owner = self.footnote_owner.unwrap_or(owner);
             for c in citations {
                 let in_container = group.start + c.range.start..group.start + c.range.end;
                 let offset = self.source_offset(inline, in_container).unwrap_or(group_source);
@@ -985,16 +1256,17 @@ mod tests {
     #[test]
     fn unclosed_fence_is_an_error() {
         let (_, diagnostics) = parse("Intro.\n\n```python\nx = 1\n\nMore text\n");
+        let diagnostics: Vec<_> = diagnostics.into_iter().filter(|d| d.is_error()).collect();
         assert_eq!(diagnostics.len(), 1);
         assert_eq!(diagnostics[0].location.line, 3);
         assert_eq!(diagnostics[0].code, Code::UnclosedFence);
     }
 
     #[test]
-    fn ids_in_links_and_inline_code_are_not_references() {
-        let (report, _) = parse("See [OBJ-03](https://x.org) and `OBJ-04`, but OBJ-05.\n");
-        let targets: Vec<_> = report.mentions.iter().map(|m| m.target.as_str()).collect();
-        assert_eq!(targets, ["OBJ-05"]);
+    fn ids_in_links_and_code_are_not_references_but_a_code_span_of_one_id_is() {
+        let (report, _) = parse("See [OBJ-03](https://x.org), `OBJ-06 = 1` and `OBJ-04`, but OBJ-05.\n");
+        let targets: Vec<_> = report.mentions.iter().map(|m| (m.target.as_str(), m.location.col)).collect();
+        assert_eq!(targets, [("OBJ-04", 48), ("OBJ-05", 61)]);
     }
 
     #[test]

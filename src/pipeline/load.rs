@@ -79,7 +79,8 @@ pub(super) fn load(
                     let (parsed, mut diagnostics) =
                         parse::parse_run(run_dir, &tree.root, conventions, config.max_file_mib);
                     let Some(parsed) = parsed else { return Err(diagnostics) };
-                    let (run, found) = resolve::resolve_run(parsed, &conventions.ids, &config.statuses);
+                    let run_conventions = conventions.with_learned_kinds(&parsed.learned_kinds);
+                    let (run, found) = resolve::resolve_run(parsed, &run_conventions.ids, &config.statuses);
                     diagnostics.extend(found);
                     let remembered = RememberedRun { stamps, run: Arc::new(run), diagnostics, version: 0 };
                     Ok(LoadedRun { system: dir.slug.to_string(), remembered, fresh: true })

@@ -38,6 +38,9 @@ const FILE: &str = r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*";
 const SOURCED_PATH: &str = r"(?:(?:[A-Za-z0-9_.\-]+/)*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*|(?:[A-Za-z0-9_.\-]+/)+(?:\*\*/\*|\*\*|\*)?)";
 /// Line ranges: `188, 200, 278-279`, with an en dash (`368–390`) or forges' `L` (`L10-L20`).
 pub(super) const LINES: &str = r"L?[0-9]+(?:[-–]L?[0-9]+)?(?:, ?L?[0-9]+(?:[-–]L?[0-9]+)?)*";
+/// What joins a path to its lines: `:` or `#` (`a.py:3`, `a.py#L3`), or words after a
+/// comma or space (`a.py, lines 3–9`, `a.py line 7`, `setup.cfg, l. 16`, `a.py, L1535`).
+const TO_LINES: &str = r"(?:[:#]|,? (?:lines? |ll?\. ?|L))";
 
 /// How a site cites its sources: the pattern of its source IDs (`SRC-1`), compiled. The
 /// forms around it (paths, lists, sections) are the same for every site.
@@ -60,18 +63,19 @@ impl Default for Citations {
 /// has many.)
 static BARE_CITATION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"(?P<slashed>(?:[A-Za-z0-9_.\-]+/)+{FILE})(?:[:#](?P<slashed_lines>{LINES}))?|(?P<plain>{FILE})[:#](?P<plain_lines>{LINES})"
+        r"(?P<slashed>(?:[A-Za-z0-9_.\-]+/)+{FILE})(?:{TO_LINES}(?P<slashed_lines>{LINES}))?|(?P<plain>{FILE}){TO_LINES}(?P<plain_lines>{LINES})"
     ))
     .unwrap()
 });
 /// After `SRC-n`, optionally a colon: a path (and lines).
-static AFTER_SOURCE_PATH: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(&format!(r"^:? +(?P<path>{SOURCED_PATH})(?:[:#](?P<lines>{LINES}))?")).unwrap());
+static AFTER_SOURCE_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(r"^[:,]? +(?P<path>{SOURCED_PATH})(?:{TO_LINES}(?P<lines>{LINES}))?")).unwrap()
+});
 /// A further path of a list after `SRC-n a.py`: `, b.py`, `; c.py:3-4`, `and d.py`,
 /// also after a parenthesis on the one before (`a.py (run_job), b.py`).
 static NEXT_LISTED_PATH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"^(?: ?\([^()]{{0,80}}\))?(?:[,;]|,? and|,? or) +(?P<path>{SOURCED_PATH})(?:[:#](?P<lines>{LINES}))?"
+        r"^(?: ?\([^()]{{0,80}}\))?(?:[,;]|,? and|,? or) +(?P<path>{SOURCED_PATH})(?:{TO_LINES}(?P<lines>{LINES}))?"
     ))
     .unwrap()
 });
@@ -213,6 +217,25 @@ impl Citations {
     }
 }
 
+/// The file and lines a link to a forge's page of a file cites, and the revision it is
+/// pinned to: `https://github.com/o/r/blob/<rev>/src/a.py#L10-L20`,
+/// `https://gitlab.com/o/r/-/blob/<rev>/src/a.py#L10-20`.
+pub fn permalink(url: &str) -> Option<(String, Vec<LineRange>, String)> {
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"))?;
+    let (location, fragment) = rest.split_once('#').unwrap_or((rest, ""));
+    let parts: Vec<&str> = location.split('/').collect();
+    // host, owner, repository, [-], blob, revision, path…
+    let blob = parts.iter().position(|p| *p == "blob")?;
+    if blob < 3 || parts.len() < blob + 3 {
+        return None;
+    }
+    let revision = parts[blob + 1].to_string();
+    let path = parts[blob + 2..].join("/");
+    let path = percent_encoding::percent_decode_str(&path).decode_utf8().ok()?.into_owned();
+    let lines = fragment.strip_prefix('L').map(|f| parse_line_ranges(&f.replace("-L", "-"))).unwrap_or_default();
+    Some((path, lines, revision))
+}
+
 /// The word after a source token ending at `after` (and a colon), when it looks like a
 /// path: it has a `/`.
 fn unread_follower(text: &str, after: usize) -> Option<Range<usize>> {
@@ -329,6 +352,47 @@ pub fn parse_line_ranges(text: &str) -> Vec<LineRange> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn forge_permalinks_cite_their_file_and_lines() {
+        let read =
+            |url: &str| permalink(url).map(|(p, l, r)| (p, l.iter().map(|r| (r.start, r.end)).collect::<Vec<_>>(), r));
+        assert_eq!(
+            read("https://github.com/o/r/blob/5dc9490/aider/models.py#L30"),
+            Some(("aider/models.py".into(), vec![(30, 30)], "5dc9490".into()))
+        );
+        assert_eq!(
+            read("https://github.com/o/r/blob/abc/a/b%20c.py#L10-L20"),
+            Some(("a/b c.py".into(), vec![(10, 20)], "abc".into()))
+        );
+        assert_eq!(read("https://gitlab.com/o/r/-/blob/abc/x.rs#L3-9").map(|r| r.1), Some(vec![(3, 9)]));
+        assert_eq!(read("https://github.com/o/r/blob/abc/README.md").map(|r| r.1), Some(vec![]));
+        assert_eq!(read("https://github.com/o/r/pull/3"), None);
+        assert_eq!(read("https://example.org/blob"), None);
+    }
+
+    #[test]
+    fn lines_joined_by_words_and_sources_by_a_comma() {
+        type Found = (Option<String>, Option<String>, Vec<(u32, u32)>);
+        let found = |text: &str| -> Vec<Found> {
+            Citations::default()
+                .find(text)
+                .into_iter()
+                .map(|c| (c.source, c.path, c.lines.iter().map(|r| (r.start, r.end)).collect()))
+                .collect()
+        };
+        let one =
+            |s: Option<&str>, p: &str, a: u32, b: u32| vec![(s.map(str::to_string), Some(p.to_string()), vec![(a, b)])];
+        assert_eq!(found("[SRC-2, swarm/core.py, ll. 214–221]"), one(Some("SRC-2"), "swarm/core.py", 214, 221));
+        assert_eq!(
+            found("[SRC-2: src/smolagents/agents.py, L1535]"),
+            one(Some("SRC-2"), "src/smolagents/agents.py", 1535, 1535)
+        );
+        assert_eq!(found("(SRC-1: llm/models.py, lines 300–340)"), one(Some("SRC-1"), "llm/models.py", 300, 340));
+        assert_eq!(found("the floor [SRC-1, setup.cfg, l. 16];"), one(Some("SRC-1"), "setup.cfg", 16, 16));
+        assert_eq!(found("see llm/cli.py line 7."), one(None, "llm/cli.py", 7, 7));
+        assert_eq!(found("Node.js, Lambda"), vec![], "a capital L is no line");
+    }
 
     #[test]
     fn citation_with_source_and_lines() {

@@ -15,10 +15,14 @@ use regex::Regex;
 use crate::config::IdConfig;
 use crate::model::LineRange;
 
+mod captions;
 mod citations;
+mod learned;
 mod statuses;
 
-pub use citations::{parse_line_ranges, CitationMatch, Citations};
+pub use captions::{caption_path, default_source, info_path, reads_as_caption_after, reads_as_caption_before};
+pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
+pub use learned::{declared_kinds, heading_id, pattern_kind, run_in};
 pub use statuses::{is_placeholder, stated, status_keys, Reading, Stated, StatusKey, StatusWords};
 
 /// The longest ID, in bytes: IDs name folders and URL segments, which file systems cap
@@ -27,7 +31,7 @@ pub const MAX_ID_LEN: usize = 128;
 
 /// What a site's reports are written in, built once from its configuration: the ID
 /// grammars, how sources are cited, and the words of the status vocabulary.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Conventions {
     /// How record IDs are written.
     pub ids: IdScheme,
@@ -93,7 +97,7 @@ impl Conventions {
             ids: IdScheme::new(&config.ids)?,
             citations: Citations::new(&conventions.source_ids).map_err(|e| GrammarError::SourceIds {
                 pattern: conventions.source_ids.clone(),
-                message: e.to_string(),
+                message: regex_problem(&e),
             })?,
             statuses: StatusWords::new(config.statuses.iter().map(|s| s.name.clone()), &synonyms),
             not_fields: conventions.not_fields.iter().cloned().collect(),
@@ -101,6 +105,29 @@ impl Conventions {
             not_finding_columns: lower(&conventions.not_finding_columns),
             limits: LimitWords::new(&conventions.limits),
         })
+    }
+
+    /// These conventions, with IDs of `kinds` in the shape a run's reports declare them
+    /// ([`declared_kinds`]) read as records of that run; the same when `kinds` adds none.
+    pub fn with_learned_kinds(&self, kinds: &[String]) -> std::borrow::Cow<'_, Conventions> {
+        let new: Vec<&String> = kinds.iter().filter(|k| !self.ids.kinds.contains_key(k.as_str())).collect();
+        if kinds.is_empty() || (new.is_empty() && self.ids.learned) {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut conventions = self.clone();
+        if !conventions.ids.learned {
+            conventions.ids.grammars.push(learned::LEARNED_GRAMMAR.clone());
+            conventions.ids.learned = true;
+        }
+        for kind in new {
+            conventions.ids.kinds.insert(kind.clone(), kind.clone());
+        }
+        std::borrow::Cow::Owned(conventions)
+    }
+
+    /// True when `word` is a source of the register (`SRC-1`), not a record.
+    pub fn is_source(&self, word: &str) -> bool {
+        self.citations.names_source(word)
     }
 
     /// [`field`], unless the key holds a record ID or a source (`SRC-1: a.rs, b.rs` is a
@@ -128,14 +155,25 @@ impl Conventions {
     }
 }
 
+/// What is wrong with a regular expression, on one line (`unclosed group`): the regex
+/// crate's message draws the pattern and a caret over several lines, which a diagnostic
+/// shows already.
+fn regex_problem(error: &regex::Error) -> String {
+    let text = error.to_string();
+    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or(&text);
+    last.trim().trim_start_matches("error:").trim().to_string()
+}
+
 /// The compiled ID grammars of a site, with the families and kinds that make a match count.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct IdScheme {
     grammars: Vec<Regex>,
     families: BTreeMap<String, String>,
     kinds: BTreeMap<String, String>,
     /// Kinds (and families) of ID-shaped words that are no IDs (`SHA` of `SHA-256`).
     not_ids: std::collections::BTreeSet<String>,
+    /// True when the learned shape ([`declared_kinds`]) is among the grammars.
+    learned: bool,
 }
 
 /// An ID found in text.
@@ -179,7 +217,7 @@ impl IdScheme {
         let mut grammars = Vec::new();
         for pattern in &config.grammars {
             let regex = Regex::new(pattern)
-                .map_err(|e| GrammarError::Invalid { pattern: pattern.clone(), message: e.to_string() })?;
+                .map_err(|e| GrammarError::Invalid { pattern: pattern.clone(), message: regex_problem(&e) })?;
             if !regex.capture_names().any(|n| n == Some("kind")) {
                 return Err(GrammarError::NoKind(pattern.clone()));
             }
@@ -190,6 +228,7 @@ impl IdScheme {
             families: config.families.clone(),
             kinds: config.kinds.clone(),
             not_ids: config.not_ids.iter().cloned().collect(),
+            learned: false,
         })
     }
 
@@ -255,6 +294,11 @@ impl IdScheme {
     /// The kind and family of `id` when the whole string is one ID.
     pub fn classify(&self, id: &str) -> Option<IdMatch> {
         self.find_ids(id).into_iter().next().filter(|m| m.range == (0..id.len()))
+    }
+
+    /// True when `kind` is a kind of record of this scheme.
+    pub fn is_kind(&self, kind: &str) -> bool {
+        self.kinds.contains_key(kind)
     }
 
     /// The display name of a kind code (`OBJ` → `operative object`).
@@ -387,6 +431,19 @@ pub fn heading_label(rest: &str) -> Option<String> {
     let label = rest.trim().trim_start_matches([':', '—', '–', '-', '.']).trim();
     let label = label.split_whitespace().collect::<Vec<_>>().join(" ");
     (!label.is_empty()).then_some(label)
+}
+
+/// The label of a heading or cell that carries an ID at `id` (a byte range of `text`):
+/// the words after the ID (`ED-SEL — Edit-format selection`, `[TC-W01] add() stores`,
+/// `4.2 GR-1: Input guardrail`), or, when none follow it, those before it
+/// (`The logs database (SW-S-history)`), without the punctuation around the ID.
+pub fn label_around(text: &str, id: Range<usize>) -> Option<String> {
+    const AROUND: &[char] = &[':', '—', '–', '-', '.', '·', '|', ']', ')', '[', '(', '*', '#', ',', ';', '/'];
+    let after = text[id.end..].trim().trim_start_matches(|c: char| AROUND.contains(&c) || c.is_whitespace());
+    let before = text[..id.start].trim_end_matches(|c: char| AROUND.contains(&c) || c.is_whitespace());
+    let before_has_words = before.chars().any(char::is_alphabetic);
+    let label = if after.chars().any(char::is_alphanumeric) || !before_has_words { after } else { before };
+    heading_label(label)
 }
 
 /// The annotation target in a heading `On <ID>`.

@@ -199,6 +199,12 @@ impl<'l, 'm> Rewrite<'l, 'm> {
                 self.state.list_items -= 1;
                 self.out.push(event.clone());
             }
+            // A definition that states a finding has the anchor `parse` gave it.
+            Event::Start(Tag::DefinitionListDefinition) => {
+                self.state.text_before.clear();
+                self.out.push(event.clone());
+                self.out.extend(self.block_anchor(range.start));
+            }
             Event::Start(Tag::Heading { .. }) => self.heading(event.clone()),
             Event::Start(Tag::CodeBlock(_)) => return self.code_block(events, i),
             Event::Text(_) => return self.text_run(events, i),
@@ -251,6 +257,16 @@ impl<'l, 'm> Rewrite<'l, 'm> {
     /// A code span that is one whole citation links to its file, as `parse` reads it.
     fn code_span(&mut self, code: CowStr<'m>) {
         let linker = self.linker;
+        // A code span that is one whole record ID (`SW-C-loop`) names the record, as `parse`
+        // reads it.
+        if linker.conventions.ids.classify(code.trim()).is_some() {
+            if let Some(RecordLink { url, title, published }) = linker.record_link(&RecordId::new(code.trim())) {
+                let class = if published { "rec" } else { "rec unpublished" };
+                let html = format!("{}<code>{}</code></a>", link_open(&url, class, &title), escape(&code));
+                self.out.push(Event::Html(html.into()));
+                return;
+            }
+        }
         let cited = linker.conventions.citations.in_code(&code, &self.state.text_before);
         match cited.and_then(|c| linker.file_url(c.source.as_deref(), c.path.as_deref()?, &c.lines)) {
             Some(url) => self

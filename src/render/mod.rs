@@ -391,6 +391,9 @@ struct RunShared<'a> {
     pages_left: std::sync::atomic::AtomicUsize,
     highlights: highlight::RunMemo,
     graph: std::sync::Mutex<Option<std::sync::Arc<graph::RunGraph<'a>>>>,
+    /// The site's conventions with the kinds of ID the run's reports declare, when they
+    /// add any (`Run::learned_kinds`), made by the first page that asks.
+    conventions: std::sync::OnceLock<Option<Conventions>>,
 }
 
 impl<'a> RunShared<'a> {
@@ -511,10 +514,18 @@ impl<'a> Renderer<'a> {
     }
 
     fn linker<'b>(&'b self, system: &'b System, run: &'b Run) -> Linker<'b> {
+        let learned = self.shared.get(&run_key(system, run)).and_then(|shared| {
+            let made =
+                shared.conventions.get_or_init(|| match self.conventions.with_learned_kinds(&run.learned_kinds) {
+                    std::borrow::Cow::Owned(conventions) => Some(conventions),
+                    std::borrow::Cow::Borrowed(_) => None,
+                });
+            made.as_ref()
+        });
         Linker {
             system: &system.slug,
             run,
-            conventions: self.conventions,
+            conventions: learned.unwrap_or(self.conventions),
             record_pages: self.site.record_pages,
             highlights: self.shared.get(&run_key(system, run)).map(|shared| &shared.highlights),
             verdicts: self.verdicts(system, run),

@@ -55,12 +55,79 @@ pub fn verify(site: &Site, options: &VerifyOptions, watch: &dyn Watch) -> (Verif
             verified
         })
         .collect();
+    let first_run = runs.first().map(|(_, run)| run.file.clone());
     let mut verification = Verification::default();
     for ((system, run), (run_verification, found)) in runs.into_iter().zip(verified) {
         verification.runs.insert((system.slug.clone(), run.slug.clone()), run_verification);
         diagnostics.extend(found);
     }
+    diagnostics.extend(unknown_source_keys(site, options, first_run.as_deref()));
+    diagnostics.extend(nothing_verified(&verification.counts(), options, first_run.as_deref()));
     (verification, diagnostics)
+}
+
+/// A `--source KEY=PATH` whose key is no source of any run (`SRC1` for `SRC-1`): an
+/// error, since every quote of the source it meant would go unverified without a word.
+fn unknown_source_keys(site: &Site, options: &VerifyOptions, file: Option<&std::path::Path>) -> Vec<Diagnostic> {
+    let sources: std::collections::BTreeSet<&str> = site
+        .systems
+        .iter()
+        .flat_map(|s| &s.runs)
+        .flat_map(|r| &r.sources)
+        .flat_map(|s| std::iter::once(s.id.as_str()).chain(s.repository.as_ref().map(|u| u.as_str())))
+        .collect();
+    let known = |key: &str| {
+        let key = key.trim_end_matches('/').trim_end_matches(".git");
+        sources.iter().any(|s| s.trim_end_matches('/').trim_end_matches(".git") == key)
+    };
+    let Some(file) = file else { return Vec::new() };
+    options
+        .repositories
+        .given
+        .iter()
+        .filter(|(key, _)| !known(key))
+        .map(|(key, _)| {
+            let nearest = sources.iter().min_by_key(|s| strsim::levenshtein(s, key)).copied();
+            let help = match nearest {
+                Some(near) => format!("did you mean `--source {near}=…`? The sources are those of the runs' run.yaml"),
+                None => "no run registers a source: add `sources` to run.yaml".to_string(),
+            };
+            Diagnostic::error(
+                Code::UnknownSource,
+                Location::file(file),
+                format!("`--source {key}=…` names no source of any run, so it verifies nothing"),
+            )
+            .with_help(help)
+        })
+        .collect()
+}
+
+/// A verification that read no source at all: said, since "0 of 12 verified" reads like
+/// a result. A warning, and an error with `--strict`.
+fn nothing_verified(
+    counts: &crate::model::VerificationCounts,
+    options: &VerifyOptions,
+    file: Option<&std::path::Path>,
+) -> Option<Diagnostic> {
+    let unread = counts.quotes_not_verified + counts.citations_not_verified;
+    let read = counts.quotes() - counts.quotes_not_verified
+        + counts.citations_verified
+        + counts.citations_missing_path
+        + counts.citations_past_end
+        + counts.citations_wrong_kind;
+    if unread == 0 || read > 0 {
+        return None;
+    }
+    let message = format!("nothing was verified: no source of the {unread} quotes and citations could be read");
+    let location = Location::file(file?);
+    let diagnostic = if options.strict {
+        Diagnostic::error(Code::NothingVerified, location, message)
+    } else {
+        Diagnostic::warning(Code::NothingVerified, location, message)
+    };
+    Some(diagnostic.with_help(
+        "give each source its `repository:` in run.yaml and a clone of it (`--source SRC-1=PATH`, `sources_dir`), or `--fetch` it",
+    ))
 }
 
 /// `--fetch`: each repository that sources name but this machine lacks is cloned into the
@@ -173,9 +240,18 @@ impl Files<'_> {
         let opened = self.sources.get(id).ok_or_else(|| format!("{id} is not in the register"))?;
         let at = opened.as_ref().map_err(Clone::clone)?;
         let full = self.run.source(id).map_or_else(|| path.to_string(), |s| s.repository_path(path));
-        let key = (id.to_string(), full.clone());
-        let entry = self.read.entry(key).or_insert_with(|| at.entry(&full));
-        Ok((id.to_string(), entry))
+        let in_folder = (id.to_string(), full.clone());
+        let missing = matches!(self.read.entry(in_folder.clone()).or_insert_with(|| at.entry(&full)), Entry::Missing);
+        // A source that is a folder of its repository (`src/pkg`) is often cited with
+        // paths from the repository's root (`src/pkg/a.py`): read so when only that is there.
+        if missing && full != path {
+            let from_root = (id.to_string(), path.to_string());
+            let found = self.read.entry(from_root.clone()).or_insert_with(|| at.entry(path));
+            if !matches!(found, Entry::Missing) {
+                return Ok((id.to_string(), &self.read[&from_root]));
+            }
+        }
+        Ok((id.to_string(), &self.read[&in_folder]))
     }
 }
 

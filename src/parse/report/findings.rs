@@ -245,7 +245,27 @@ impl<'a> Scanner<'a> {
         if self.header_is_status.get(column).copied().unwrap_or(false) {
             let stated_here = stated(self.words, text, Reading::Explicit);
             if stated_here.is_empty() {
-                self.unread_status(&cell.inline, lead, text, row.declares.as_ref().or(row_record(row)), true);
+                // `module screen: wired`: a status on the dimension the cell names.
+                let keyed: Vec<Finding> = match text.split_once(": ") {
+                    Some((key, value)) if key.split_whitespace().count() <= 6 && !key.trim().is_empty() => {
+                        let at = lead + key.len() + 2 + (value.len() - value.trim_start().len());
+                        let dimension = key.trim().to_string();
+                        stated(self.words, value.trim_start(), Reading::Explicit)
+                            .iter()
+                            .map(|s| {
+                                self.finding(row, &dimension, s, &cell.inline, at, FindingForm::StatusColumn, statement)
+                            })
+                            .collect()
+                    }
+                    _ => Vec::new(),
+                };
+                if keyed.is_empty() {
+                    self.unread_status(&cell.inline, lead, text, row.declares.as_ref().or(row_record(row)), true);
+                }
+                for finding in keyed {
+                    found.row_statuses.push(finding.status.clone());
+                    found.findings.push(finding);
+                }
                 return;
             }
             let dimension = status_column_dimension(&header).to_string();

@@ -36,6 +36,20 @@ fn is_handle(text: &str) -> bool {
     letters <= 3 && !number.is_empty() && number.len() <= 4 && number.chars().all(|c| c.is_ascii_digit())
 }
 
+/// The handle a limit's text opens with (`L1 — …`, `**G2.** …`, `#3: …`, `(C4) …`), and
+/// the text after it and its separator.
+fn leading_handle(text: &str) -> Option<(String, &str)> {
+    let text = text.trim_start();
+    let token_end = text.find(|c: char| c.is_whitespace() || ".:—–)]".contains(c)).unwrap_or(text.len());
+    let token = text[..token_end].trim_start_matches(['#', '(', '[']);
+    // `SRC-1 was read.` opens with a source, not a handle.
+    if !is_handle(token) || token.contains('-') {
+        return None;
+    }
+    let rest = text[token_end..].trim_start_matches(|c: char| c.is_whitespace() || ".:—–-)]|".contains(c));
+    (!rest.is_empty()).then(|| (token.to_string(), rest))
+}
+
 /// A header that names a column of handles.
 fn is_handle_header(header: &str) -> bool {
     matches!(header.trim().to_lowercase().as_str(), "" | "#" | "id" | "no" | "no." | "n°" | "nr")
@@ -44,15 +58,25 @@ fn is_handle_header(header: &str) -> bool {
 impl Scanner<'_> {
     /// A heading of `level` opens a section: it is about limits when its title says so,
     /// or when a heading around it is.
-    pub(super) fn enter_section(&mut self, level: u8, title: &str) {
+    pub(super) fn enter_section(&mut self, level: u8, title: &str, declares: bool) {
         while self.heading_stack.last().is_some_and(|&(open, _)| open >= level) {
             self.heading_stack.pop();
         }
         let around = self.heading_stack.last().is_some_and(|&(_, limits)| limits);
-        // A record's heading (`### OBJ-07 Limitation register`) is about the record.
-        let says =
-            LimitWords::holds(&self.conventions.limits.headings, title) && self.scheme.leading_id(title).is_none();
-        self.heading_stack.push((level, around || says));
+        // A record's heading (`### OBJ-07 Limitation register`, `### 5.1 LOOP-1: Turn
+        // limit` under `## 5. Run-loop limits`) is about the record.
+        let says = LimitWords::holds(&self.conventions.limits.headings, title);
+        self.heading_stack.push((level, !declares && (around || says)));
+    }
+
+    /// A paragraph of a section about limits: a limit when it opens with a handle
+    /// (`L1. No code was executed …`), else prose.
+    pub(super) fn limits_paragraph(&mut self, inline: &Inline, mentions: Range<usize>, citations: Range<usize>) {
+        if leading_handle(&inline.text).is_some() {
+            self.limit_item(inline, mentions, citations);
+        } else {
+            self.limits_prose(inline);
+        }
     }
 
     /// True when the current section, or one around it, is about limits.
@@ -128,8 +152,12 @@ impl Scanner<'_> {
         let text = inline.text.trim();
         let Some(source) = inline.source.clone().filter(|_| !text.is_empty()) else { return };
         let location = self.line_col(source.start);
+        let (given, text) = match leading_handle(text) {
+            Some((handle, rest)) => (Some(handle), rest),
+            None => (None, text),
+        };
         let mut limit =
-            self.new_limit(None, LimitKind::Limitation, None, text.to_string(), location, mentions, citations);
+            self.new_limit(given, LimitKind::Limitation, None, text.to_string(), location, mentions, citations);
         limit.anchor = match self.parts.block_anchors.get(&source.start) {
             Some(anchor) => anchor.clone(),
             None => {
@@ -196,7 +224,21 @@ impl Scanner<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_handle;
+    #[test]
+    fn a_limit_s_handle_is_read_off_its_text() {
+        let read = |t: &'static str| leading_handle(t).map(|(h, rest)| (h, rest.to_string()));
+        assert_eq!(read("L1 — Mock model only."), Some(("L1".into(), "Mock model only.".into())));
+        assert_eq!(
+            read("L3. The blocked-output module was not read."),
+            Some(("L3".into(), "The blocked-output module was not read.".into()))
+        );
+        assert_eq!(read("G2: gaps"), Some(("G2".into(), "gaps".into())));
+        assert_eq!(read("#4 nothing ran"), Some(("4".into(), "nothing ran".into())));
+        assert_eq!(read("Nothing was executed."), None);
+        assert_eq!(read("SRC-1 was read."), None);
+    }
+
+    use super::{is_handle, leading_handle};
     use crate::model::{Diagnostic, LimitKind};
     use crate::parse::report::tests::parse;
 

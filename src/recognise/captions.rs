@@ -1,0 +1,157 @@
+//! Where a quoted code block says what it quotes, besides the `--- path` line: a caption
+//! before it (`*From llm/cli.py, lines 414–421 (SRC-1):*`, `Exhibit 3.1-A — src/run.py,
+//! lines 974-982:`), a caption under it (`*Listing 2. src/x.py, lines 372–380 (SRC-2).*`,
+//! `*Source: SRC-1, llm/models.py:L1641-L1645*`), or its info string
+//! (```` ```rust path=src/agent.rs lines=397-405 ````).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{parse_line_ranges, QuotePath};
+use crate::model::LineRange;
+
+/// The longest caption, in characters: a paragraph longer than this is prose that cites
+/// a file, not the label of the block beside it.
+const MAX_CAPTION_CHARS: usize = 320;
+
+/// A file path with lines, in the forms analysts write: `path:10-12`, `path#L10-L12`,
+/// `path, lines 10–12`, `path L10-12`, `path (lines 10 to 12)`, `path, line 7`.
+static PATH_WITH_LINES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?x)
+        (?P<path>(?:[A-Za-z0-9_.@+-]+/)*[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]*\.[A-Za-z0-9]{1,8})
+        `?\)?
+        (?:
+            :L?(?P<a>[0-9]+(?:\s*[-–—]\s*L?[0-9]+)?)
+          | \#L(?P<b>[0-9]+(?:-L?[0-9]+)?)
+          | [,;]?\s*\(?\s*(?:lines?|ll?\.|L)\s*(?P<c>[0-9]+(?:\s*(?:[-–—]|to)\s*L?[0-9]+)?(?:\s*(?:,|and)\s*[0-9]+(?:\s*[-–—]\s*[0-9]+)?)*)
+        )",
+    )
+    .unwrap()
+});
+
+static SOURCE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\bSRC-[0-9]+\b").unwrap());
+
+/// The path and lines a caption paragraph attributes to a code block, when it names
+/// exactly one file with lines and is short enough to be a caption. `source_named` finds
+/// the source (`SRC-2`) it names, if any.
+pub fn caption_path(text: &str, source_named: impl Fn(&str) -> Option<String>) -> Option<QuotePath> {
+    if text.chars().count() > MAX_CAPTION_CHARS {
+        return None;
+    }
+    let mut found = PATH_WITH_LINES.captures_iter(text);
+    let caps = found.next()?;
+    let path = caps["path"].to_string();
+    if found.any(|other| other["path"] != *path) {
+        return None;
+    }
+    let written = caps.name("a").or(caps.name("b")).or(caps.name("c"))?.as_str();
+    let lines = lines_of(written);
+    if lines.is_empty() {
+        return None;
+    }
+    Some(QuotePath { source: source_named(text), path, lines })
+}
+
+/// `10–12`, `L10-L12`, `10 to 12`, `3, 5 and 7-9` as line ranges.
+fn lines_of(written: &str) -> Vec<LineRange> {
+    let normal = written.replace(['–', '—'], "-").replace(" to ", "-").replace(" and ", ",").replace(['L', ' '], "");
+    parse_line_ranges(&normal)
+}
+
+/// The source a caption names (`SRC-2`), by the site's default form.
+pub fn default_source(text: &str) -> Option<String> {
+    SOURCE.find(text).map(|m| m.as_str().to_string())
+}
+
+/// True when a paragraph before a code block reads as its caption: it ends with a colon
+/// (`From llm/cli.py, lines 414–421:`), or it is set apart as one (wholly emphasised,
+/// `*Listing 1.* …`, or opening with a caption's word).
+pub fn reads_as_caption_before(markdown: &str, text: &str) -> bool {
+    let bare = text.trim().trim_end_matches(['*', '_', ' ']);
+    bare.ends_with(':') || set_apart(markdown, text)
+}
+
+/// True when a paragraph after a code block reads as its caption: set apart as one.
+pub fn reads_as_caption_after(markdown: &str, text: &str) -> bool {
+    set_apart(markdown, text)
+}
+
+fn set_apart(markdown: &str, text: &str) -> bool {
+    const WORDS: [&str; 9] =
+        ["listing", "exhibit", "figure", "source", "quoted", "from", "evidence", "snippet", "excerpt"];
+    let markdown = markdown.trim();
+    let emphasised = markdown.starts_with(['*', '_']) && markdown.trim_end_matches('.').ends_with(['*', '_', ')']);
+    let first = text.trim().split(|c: char| !c.is_alphabetic()).next().unwrap_or("").to_lowercase();
+    emphasised || WORDS.contains(&first.as_str())
+}
+
+/// The path and lines an info string gives after its language: `path=src/a.rs
+/// lines=3-9`, `title="src/a.rs:3-9"`, or a second word `src/a.rs:3-9`.
+pub fn info_path(info: &str) -> Option<QuotePath> {
+    let rest: String = info.split_whitespace().skip(1).collect::<Vec<_>>().join(" ");
+    if rest.is_empty() {
+        return None;
+    }
+    let value = |key: &str| {
+        let at = rest.find(&format!("{key}="))? + key.len() + 1;
+        let value = rest[at..].trim_start_matches(['"', '\'']);
+        let end = value.find(['"', '\'', ' ']).unwrap_or(value.len());
+        Some(value[..end].to_string())
+    };
+    if let Some(path) = value("path").or_else(|| value("file")) {
+        let lines = value("lines").map(|l| lines_of(&l)).unwrap_or_default();
+        return Some(QuotePath { source: default_source(&rest), path, lines });
+    }
+    let text = value("title").unwrap_or(rest.clone());
+    caption_path(&text, default_source)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Read = (String, Vec<(u32, u32)>, Option<String>);
+
+    fn read(text: &str) -> Option<Read> {
+        caption_path(text, default_source)
+            .map(|q| (q.path, q.lines.iter().map(|r| (r.start, r.end)).collect(), q.source))
+    }
+
+    #[test]
+    fn captions_in_the_forms_analysts_write() {
+        let r = |p: &str, a: u32, b: u32, s: Option<&str>| Some((p.to_string(), vec![(a, b)], s.map(str::to_string)));
+        assert_eq!(read("From llm/cli.py, lines 414–421 (SRC-1):"), r("llm/cli.py", 414, 421, Some("SRC-1")));
+        assert_eq!(read("Source: SRC-1, llm/models.py:L1641-L1645"), r("llm/models.py", 1641, 1645, Some("SRC-1")));
+        assert_eq!(read("Evidence E1 — llm/__init__.py, L414-421:"), r("llm/__init__.py", 414, 421, None));
+        assert_eq!(
+            read("Listing 1. src/smolagents/agents.py, lines 1602–1606 (SRC-2). The default."),
+            r("src/smolagents/agents.py", 1602, 1606, Some("SRC-2"))
+        );
+        assert_eq!(read("aider/coders/base_coder.py, lines 190-194:"), r("aider/coders/base_coder.py", 190, 194, None));
+        assert_eq!(read("swarm/core.py#L66-L70"), r("swarm/core.py", 66, 70, None));
+        assert_eq!(read("a.py, line 7"), r("a.py", 7, 7, None));
+        assert_eq!(read("a.py, lines 3 to 9"), r("a.py", 3, 9, None));
+        assert_eq!(read("Quoted from a.py (no lines)"), None);
+        assert_eq!(read("a.py:3-4 and b.py:5-6"), None, "two files: no one caption");
+    }
+
+    #[test]
+    fn info_strings_that_name_the_file() {
+        let q = info_path("rust path=crates/goose/src/agents/agent.rs lines=397-405").unwrap();
+        assert_eq!((q.path.as_str(), q.lines[0].start, q.lines[0].end), ("crates/goose/src/agents/agent.rs", 397, 405));
+        let q = info_path("python title=\"swarm/core.py:10-12\"").unwrap();
+        assert_eq!((q.path.as_str(), q.lines[0].end), ("swarm/core.py", 12));
+        assert!(info_path("python").is_none());
+        assert!(info_path("python {linenos=true}").is_none());
+    }
+
+    #[test]
+    fn what_reads_as_a_caption() {
+        assert!(reads_as_caption_before("From `a.py`, lines 1-2:", "From a.py, lines 1-2:"));
+        assert!(reads_as_caption_before("*`a.py`, lines 1-2:*", "a.py, lines 1-2:"));
+        assert!(reads_as_caption_after("*Listing 2. `a.py`, lines 1-2.*", "Listing 2. a.py, lines 1-2."));
+        assert!(!reads_as_caption_after("The loop in a.py:1-2 retries.", "The loop in a.py:1-2 retries."));
+    }
+}

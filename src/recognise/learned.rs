@@ -1,0 +1,170 @@
+//! IDs in the shapes an analysis itself uses: the kinds of record a run's reports declare
+//! in their headings and ID-first rows (`ED-SEL — Edit-format selection`,
+//! `### [TC-W01] …`, `| GR-1 | …`), and those its `unpublished` patterns name (`CLM-*`),
+//! whatever the site's grammars say. An analyst who never configured casebook writes IDs
+//! of their own scheme; this reads the scheme off the document.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{at_word_boundary, IdScheme, MAX_ID_LEN};
+
+/// The shape of an ID of a learned kind: a kind code of capitals (and digits), a hyphen,
+/// and one or more segments of letters and digits (`ED-SEL`, `TC-W01`, `SW-C-loop`).
+pub(super) static LEARNED_GRAMMAR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?P<kind>[A-Z][A-Z0-9]{0,9})-(?P<name>[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*)").unwrap());
+
+/// A word of the learned shape at `range` in `text`, if it can be an ID: at word
+/// boundaries, short enough, of a kind that is no configured non-ID (`SHA-256`), and,
+/// when its kind is a single letter, with a digit (`N-07`, not `A-B`).
+fn id_shaped(scheme: &IdScheme, text: &str, range: Range<usize>, kind: &str) -> bool {
+    let word = &text[range.clone()];
+    word.len() <= MAX_ID_LEN
+        && at_word_boundary(text, range)
+        && !scheme.not_ids.contains(kind)
+        && (kind.len() > 1 || word.bytes().any(|b| b.is_ascii_digit()))
+        // A name of lower-case letters only after a one-letter kind is a hyphenated word
+        // (`X-ray`, `E-mail`).
+        && !(kind.len() == 1 && word[kind.len() + 1..].bytes().all(|b| b.is_ascii_lowercase()))
+}
+
+/// The ID a heading carries and declares, with its byte range in `heading`: the first ID
+/// (of the site's grammars, or of the learned shape), when it leads the heading (after
+/// numbering and punctuation: `4.2 GR-1: …`, `[TC-W01] …`, `**F-07** …`) or is the only
+/// one in it (`The logs database (MEM-OBJ-logs-db)`). A heading that names two records
+/// after other words (`How ED-SEL feeds ED-PIPE`) declares neither.
+pub fn heading_id(
+    scheme: &IdScheme,
+    learned_too: bool,
+    heading: &str,
+    is_source: impl Fn(&str) -> bool,
+) -> Option<(Range<usize>, String)> {
+    let mut found: Vec<(Range<usize>, String)> =
+        scheme.find_ids(heading).into_iter().map(|m| (m.range, m.kind)).collect();
+    if learned_too {
+        for caps in LEARNED_GRAMMAR.captures_iter(heading) {
+            let whole = caps.get(0).expect("group 0 always matches").range();
+            let kind = &caps["kind"];
+            if id_shaped(scheme, heading, whole.clone(), kind)
+                && !found.iter().any(|(r, _)| r.start < whole.end && whole.start < r.end)
+            {
+                found.push((whole, kind.to_string()));
+            }
+        }
+    }
+    found.retain(|(range, _)| !is_source(&heading[range.clone()]));
+    found.sort_by_key(|(range, _)| range.start);
+    let (first, kind) = found.first().cloned()?;
+    let leads = heading[..first.start].chars().all(|c| !c.is_alphabetic());
+    let distinct: BTreeSet<&str> = found.iter().map(|(r, _)| &heading[r.clone()]).collect();
+    (leads || distinct.len() == 1).then_some((first, kind))
+}
+
+/// The kinds of record that `markdown` declares in the learned shape: in ATX headings,
+/// and in the first cells of table rows, outside code blocks. Read line by line, without
+/// the Markdown parser: a cheap first look that the parse then relies on.
+pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str) -> bool + Copy) -> BTreeSet<String> {
+    let mut kinds = BTreeSet::new();
+    let mut fence: Option<(char, usize)> = None;
+    for line in markdown.lines() {
+        let trimmed = line.trim_start();
+        let fence_char = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
+        if let Some(c) = fence_char {
+            let run = trimmed.chars().take_while(|x| *x == c).count();
+            if run >= 3 {
+                match fence {
+                    None => fence = Some((c, run)),
+                    Some((open, len)) if open == c && run >= len && trimmed[run..].trim().is_empty() => fence = None,
+                    _ => {}
+                }
+                continue;
+            }
+        }
+        if fence.is_some() {
+            continue;
+        }
+        let (text, must_lead) = if let Some(rest) = trimmed.strip_prefix('#') {
+            (rest.trim_start_matches('#'), false)
+        } else if let Some(rest) = trimmed.strip_prefix('|') {
+            (rest.split('|').next().unwrap_or(""), false)
+        } else if let Some(bold) = run_in(trimmed) {
+            (bold, true)
+        } else {
+            continue;
+        };
+        let found = heading_id(scheme, true, text, is_source)
+            .filter(|(range, _)| !must_lead || !text[..range.start].chars().any(char::is_alphanumeric));
+        if let Some((range, _)) = found {
+            if let Some(caps) = LEARNED_GRAMMAR.captures(&text[range.clone()]) {
+                if caps.get(0).is_some_and(|m| m.range() == (0..range.len())) {
+                    kinds.insert(caps["kind"].to_string());
+                }
+            }
+        }
+    }
+    kinds
+}
+
+/// The bold words a paragraph opens with (`**G-01 · Agent graph.** Every run …` →
+/// `G-01 · Agent graph.`), as Markdown.
+pub fn run_in(paragraph: &str) -> Option<&str> {
+    let text = paragraph.trim_start();
+    let marker = ["**", "__"].into_iter().find(|m| text.starts_with(m))?;
+    let close = text[2..].find(marker)? + 2;
+    Some(&text[2..close])
+}
+
+/// The kind code of an `unpublished` pattern in the learned shape (`CLM-*` → `CLM`).
+pub fn pattern_kind(pattern: &str) -> Option<String> {
+    let (kind, _) = pattern.split_once('-')?;
+    let shaped = kind.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && kind.len() <= 10
+        && kind.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+    shaped.then(|| kind.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SiteConfig;
+
+    fn scheme() -> IdScheme {
+        IdScheme::new(&SiteConfig::default().ids).unwrap()
+    }
+
+    fn declared(heading: &str) -> Option<&str> {
+        heading_id(&scheme(), true, heading, |w| w.starts_with("SRC-")).map(|(r, _)| &heading[r])
+    }
+
+    #[test]
+    fn a_heading_declares_the_id_it_leads_with_or_its_only_one() {
+        assert_eq!(declared(" ED-SEL — Edit-format selection"), Some("ED-SEL"));
+        assert_eq!(declared(" [MEM-OBJ-logs-db] The logs database"), Some("MEM-OBJ-logs-db"));
+        assert_eq!(declared(" 4.2.1 GR-1: Input guardrail"), Some("GR-1"));
+        assert_eq!(declared(" **TC-W01** · add() stores facts"), Some("TC-W01"));
+        assert_eq!(declared(" The logs database (SW-S-history)"), Some("SW-S-history"));
+        assert_eq!(declared(" Finding SMA-01: dunder writes"), Some("SMA-01"));
+        assert_eq!(declared(" How ED-SEL feeds ED-PIPE"), None);
+        assert_eq!(declared(" Sources (SRC-1)"), None);
+        assert_eq!(declared(" Why SHA-256 and UTF-8"), None);
+        assert_eq!(declared(" X-ray and A-B testing"), None);
+    }
+
+    #[test]
+    fn kinds_are_read_from_headings_and_first_cells_outside_code() {
+        let md = "# Review\n\n### ED-SEL — Selection\n\n```\n### FAKE-1 not a heading\n```\n\n| ID | What |\n|---|---|\n| GIT-AUTO | commits |\n| 3 | HO-2 in a later cell |\n\nText about TXT-1.\n";
+        let kinds = declared_kinds(&scheme(), md, |w| w.starts_with("SRC-"));
+        assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["ED", "GIT"]);
+    }
+
+    #[test]
+    fn unpublished_patterns_name_their_kind() {
+        assert_eq!(pattern_kind("CLM-*").as_deref(), Some("CLM"));
+        assert_eq!(pattern_kind("N-*").as_deref(), Some("N"));
+        assert_eq!(pattern_kind("RT-OBJ-*").as_deref(), Some("RT"));
+        assert_eq!(pattern_kind("*-draft"), None);
+    }
+}
