@@ -436,18 +436,21 @@ fn search(args: &SearchArgs) -> ExitCode {
         let name = hit.id.clone().or_else(|| hit.section.clone()).unwrap_or_else(|| hit.title.clone());
         // A limit's title begins with its handle, its label.
         let label = hit.label.as_deref().filter(|l| !name.starts_with(l)).map(|l| format!("  {l}")).unwrap_or_default();
-        let _ = writeln!(out, "{:>2}. {name}{label}", hit.rank);
-        let _ = writeln!(out, "    {} / {} · {} · {}", hit.system_name, hit.run, hit.doc_type, hit.url);
+        use crate::model::for_terminal as t;
+        // A snippet is one line: its line breaks are spaces, then what is left escaped.
+        let flat = |text: &str| t(&text.replace(['\n', '\r', '\t'], " ")).into_owned();
+        let _ = writeln!(out, "{:>2}. {}{}", hit.rank, t(&name), t(&label));
+        let _ = writeln!(out, "    {} / {} · {} · {}", t(&hit.system_name), t(&hit.run), hit.doc_type, t(&hit.url));
         let mut snippet = String::new();
         let mut at = 0;
         for &(start, end) in &hit.highlights {
-            snippet.push_str(&hit.snippet[at..start]);
+            snippet.push_str(&flat(&hit.snippet[at..start]));
             snippet.push_str(on);
-            snippet.push_str(&hit.snippet[start..end]);
+            snippet.push_str(&flat(&hit.snippet[start..end]));
             snippet.push_str(off);
             at = end;
         }
-        snippet.push_str(&hit.snippet[at..]);
+        snippet.push_str(&flat(&hit.snippet[at..]));
         let snippet = snippet.split_whitespace().collect::<Vec<_>>().join(" ");
         if !snippet.is_empty() {
             let _ = writeln!(out, "    {snippet}");
@@ -555,7 +558,12 @@ fn diff(
                 return ExitCode::from(2);
             }
         }
-        None if messages == MessageFormat::Human => print!("{text}"),
+        // Each line as a terminal may show it: content in the report cannot drive it.
+        None if messages == MessageFormat::Human => {
+            for line in text.lines() {
+                println!("{}", crate::model::for_terminal(line));
+            }
+        }
         None => {}
     }
     if messages != MessageFormat::Human {

@@ -37,6 +37,10 @@ pub enum WriteError {
     /// The output folder would contain the sources.
     #[error("the output folder {0} contains the site's sources; choose another --output")]
     ContainsSources(PathBuf),
+    /// The output folder would be inside the sources (`content/`, `themes/`, `static/`):
+    /// every later build would read the site it wrote as content.
+    #[error("the output folder {0} is inside the site's sources ({1}); choose an --output outside content/, themes/ and static/")]
+    InsideSources(PathBuf, PathBuf),
     /// A file of the previous output that a warm build was taking changed under it.
     #[error("{0} went from the previous output while the build was taking it; build again (nothing was replaced)")]
     ChangedDuringBuild(PathBuf),
@@ -79,6 +83,25 @@ fn alive(pid: u32) -> bool {
     }
 }
 
+/// `path` with every symbolic link of the part of it that exists resolved, and the rest
+/// (not yet made) kept as written.
+fn real_path(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = fs::canonicalize(&existing) {
+            return rest.iter().rev().fold(real, |path: PathBuf, part| path.join(part));
+        }
+        match (existing.file_name().map(|n| n.to_os_string()), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 /// The process id written in a lock file or folder name, if any.
 fn pid_in(text: &str) -> Option<u32> {
     text.trim().rsplit(['-', '\n']).next()?.trim().parse().ok()
@@ -89,8 +112,16 @@ impl Staging {
     /// does not contain the site at `root`) and creates the staging folder beside it.
     pub fn create(output: &Path, root: &Path) -> Result<Self, WriteError> {
         let output_abs = absolute(output);
-        if absolute(root).starts_with(&output_abs) {
+        // Compared by their real paths: a root reached through a symbolic link into an
+        // earlier output is inside that output all the same.
+        let (real_output, real_root) = (real_path(&output_abs), real_path(&absolute(root)));
+        if real_root.starts_with(&real_output) {
             return Err(WriteError::ContainsSources(output.to_path_buf()));
+        }
+        for sources in ["content", "themes", "static"].map(|folder| real_root.join(folder)) {
+            if real_output.starts_with(&sources) {
+                return Err(WriteError::InsideSources(output.to_path_buf(), sources));
+            }
         }
         if output.exists() {
             let empty = fs::read_dir(output).map_err(io_error(output))?.next().is_none();
@@ -336,6 +367,23 @@ mod tests {
         let err = write_site(&out, &[file("index.html", "x")], None, &dir.path().join("site")).unwrap_err();
         assert!(matches!(err, WriteError::NotOurs(_)));
         assert!(out.join("main.rs").exists());
+    }
+
+    #[test]
+    fn refuses_an_output_inside_the_sources_or_holding_them_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("site");
+        fs::create_dir_all(root.join("content")).unwrap();
+        let err = Staging::create(&root.join("content/out"), &root).unwrap_err();
+        assert!(matches!(err, WriteError::InsideSources(..)), "{err}");
+        assert!(err.to_string().contains("outside content/"), "{err}");
+        // A root reached through a link into the output folder.
+        let output = dir.path().join("public");
+        fs::create_dir_all(output.join("inner")).unwrap();
+        std::os::unix::fs::symlink(output.join("inner"), dir.path().join("linked")).unwrap();
+        let err = Staging::create(&output, &dir.path().join("linked")).unwrap_err();
+        assert!(matches!(err, WriteError::ContainsSources(_)), "{err}");
+        assert!(output.join("inner").is_dir(), "nothing was removed");
     }
 
     #[test]

@@ -150,3 +150,35 @@ fn symbolic_links_are_refused() {
         "{err}"
     );
 }
+
+/// What `casebook search` and `casebook diff` print from content reaches a terminal with
+/// its control characters escaped: an escape sequence, a bell, a bidirectional override or
+/// a line feed in a label can neither drive the terminal nor forge a line.
+#[test]
+fn search_and_diff_print_no_control_character_from_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    common::copy_tree(&common::repo().join("tests/sites/readme"), &site);
+    let report = site.join("content/fractal/aas-2026-08-20-fractal-01/memory.md");
+    let old = site.join("old-records");
+    let run = |args: &[&str]| {
+        let output =
+            std::process::Command::new(env!("CARGO_BIN_EXE_casebook")).args(args).current_dir(&site).output().unwrap();
+        assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    run(&["build", "--quiet", "--output", old.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&report).unwrap();
+    let hostile = "### OBJ-09 Pwned \u{1b}]0;owned\u{7}\u{1b}[2J \u{202e}txt.exe\u{0} label\n\nA record pwnedword.\n";
+    std::fs::write(&report, format!("{text}\n{hostile}")).unwrap();
+    run(&["build", "--quiet"]);
+    let search = run(&["search", "--index", "public", "pwnedword"]);
+    let diff = run(&["diff", old.to_str().unwrap(), "public"]);
+    for (what, printed) in [("search", &search), ("diff", &diff)] {
+        assert!(printed.contains("OBJ-09"), "{what} shows the record:\n{printed}");
+        let raw: Vec<char> =
+            printed.chars().filter(|&c| (c.is_control() && c != '\n') || casebook::model::is_unshown(c)).collect();
+        assert!(raw.is_empty(), "{what} printed {raw:?}:\n{printed}");
+        assert!(printed.contains("\\u{1b}"), "{what} shows the escape as an escape:\n{printed}");
+    }
+}
