@@ -766,7 +766,9 @@ impl<'a> Scanner<'a> {
             // Below every heading: the next heading of any level ends its body.
             form: DeclarationForm::Heading { level: RUN_IN_LEVEL },
             anchor,
-            label: recognise::label_around(&bold, range),
+            // A run-in ends with its own stop (`Agent graph assembly.`), which is no part of
+            // the label.
+            label: recognise::label_around(&bold, range).map(|l| l.trim_end_matches(['.', ':']).to_string()),
             fields: Vec::new(),
             body: Some(source.start..source.start),
             location: self.line_col(offset),
@@ -1287,6 +1289,61 @@ mod tests {
         assert_eq!(d.fields.iter().map(|f| &*f.name).collect::<Vec<_>>(), ["Label"]);
         assert_eq!(report.citations.len(), 2);
         assert_eq!(report.mentions.iter().map(|m| m.target.as_str()).collect::<Vec<_>>(), ["OBJ-02"]);
+    }
+
+    #[test]
+    fn a_definition_list_states_findings_as_term_and_value() {
+        let md = "### OBJ-01 Logs\n\nWritten by\n: wired (after each response)\n\nRead back\n: absent\n";
+        let (report, _) = parse(md);
+        let findings: Vec<_> =
+            report.findings.iter().map(|f| (&*f.dimension, &*f.status, f.qualifier.as_deref())).collect();
+        assert_eq!(findings, [("Written by", "wired", Some("after each response")), ("Read back", "absent", None)]);
+        assert!(report.findings.iter().all(|f| f.owner == Some(Owner::Declaration(0))));
+    }
+
+    #[test]
+    fn a_bold_run_in_led_by_an_id_declares_the_record_until_the_next_one() {
+        let md = "## Loop\n\n**OBJ-01 · Graph assembly.** Built per run, see OBJ-02.\n\nMore on it.\n\n\
+                  **OBJ-02 · Retries.** Counted.\n\n## Next\n\nAfter OBJ-01.\n";
+        let (report, _) = parse(md);
+        let declared: Vec<_> = report.declarations.iter().map(|d| (d.id.as_str(), d.label.as_deref())).collect();
+        assert_eq!(declared, [("OBJ-01", Some("Graph assembly")), ("OBJ-02", Some("Retries"))]);
+        let first = &report.markdown[report.declarations[0].body.clone().unwrap()];
+        assert!(first.contains("More on it.") && !first.contains("Retries"), "{first}");
+        let mentions: Vec<_> = report.mentions.iter().map(|m| (m.target.as_str(), m.owner)).collect();
+        assert_eq!(mentions, [("OBJ-02", Some(Owner::Declaration(0))), ("OBJ-01", None)]);
+    }
+
+    #[test]
+    fn captions_before_and_after_a_block_and_its_info_string_make_quotes() {
+        let md = "### OBJ-01 X\n\nFrom `src/a.py`, lines 3–4 (SRC-2):\n\n```python\nx = 1\ny = 2\n```\n\n\
+                  ```python\nz = 3\n```\n\n*Listing 2. `src/b.py`, line 9.*\n\n\
+                  ```rust path=src/c.rs lines=1-2\nfn c() {}\n```\n\n```\nplain\n```\n\nText.\n";
+        let (report, diagnostics) = parse(md);
+        let quotes: Vec<_> = report
+            .quotes
+            .iter()
+            .map(|q| (q.path.as_str(), q.source.as_deref(), q.lines[0].start, q.lines[0].end, q.owner))
+            .collect();
+        let owner = Some(Owner::Declaration(0));
+        assert_eq!(
+            quotes,
+            [
+                ("src/a.py", Some("SRC-2"), 3, 4, owner),
+                ("src/b.py", None, 9, 9, owner),
+                ("src/c.rs", None, 1, 2, owner)
+            ]
+        );
+        let unread: Vec<_> = diagnostics.iter().filter(|d| d.is_not_understood()).map(|d| d.location.line).collect();
+        assert_eq!(unread, [20], "the block nothing attributes is listed");
+    }
+
+    #[test]
+    fn an_id_after_numbering_declares_unless_a_row_above_declares_it() {
+        let md = "| ID | What |\n|---|---|\n| OBJ-01 | cache |\n\n### 3.2 OBJ-01 and what it means\n\n### 4.1 OBJ-02: Store\n";
+        let (report, _) = parse(md);
+        let declared: Vec<_> = report.declarations.iter().map(|d| (d.id.as_str(), d.label.as_deref())).collect();
+        assert_eq!(declared, [("OBJ-01", None), ("OBJ-02", Some("Store"))]);
     }
 
     #[test]
