@@ -477,7 +477,9 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
         let start = sentence_start_before(text, colon);
         let key = lower[start..colon].trim();
         let starts_name = key.chars().next().is_some_and(|c| c.is_alphanumeric() || "(\"“'".contains(c));
-        if !starts_name || key.len() > 100 || key.split_whitespace().count() > 9 {
+        // `Status (runs on resume): absent`: the dimension in parentheses may be long.
+        let limit = if dimension_in_parentheses(key).is_some() { 24 } else { 9 };
+        if !starts_name || key.len() > 200 || key.split_whitespace().count() > limit {
             continue;
         }
         let Some((names, of)) = key_names(key, &text[start..colon]) else { continue };
@@ -500,6 +502,9 @@ const CLAUSE_WORDS: [&str; 19] = [
 /// whose case is kept).
 fn key_names(key: &str, written: &str) -> Option<(Option<String>, bool)> {
     let written = written.trim();
+    if let Some(inner) = dimension_in_parentheses(written) {
+        return Some((Some(inner.to_string()), false));
+    }
     let words: Vec<&str> = key.split_whitespace().collect();
     let noun = |w: &str| STATUS_NOUNS.contains(&w.trim_matches(|c: char| !c.is_alphanumeric()));
     if words.len() == 1 && noun(words[0]) {
@@ -526,6 +531,15 @@ fn key_names(key: &str, written: &str) -> Option<(Option<String>, bool)> {
     None
 }
 
+/// The dimension of a key `Status (dimension)`, in its words as written.
+fn dimension_in_parentheses(key: &str) -> Option<&str> {
+    let key = key.trim();
+    let open = key.find('(')?;
+    let noun = key[..open].trim().to_ascii_lowercase();
+    let inner = key[open + 1..].strip_suffix(')')?.trim();
+    (STATUS_NOUNS.contains(&noun.as_str()) && !inner.is_empty() && !inner.contains(['(', ')'])).then_some(inner)
+}
+
 /// The start of the sentence that holds byte `at` of `text`.
 fn sentence_start_before(text: &str, at: usize) -> usize {
     for (i, c) in text[..at].char_indices().rev() {
@@ -539,6 +553,20 @@ fn sentence_start_before(text: &str, at: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_key_may_name_its_dimension_in_parentheses() {
+        let keys = status_keys("Status (runs for agents reached by handoff): absent");
+        assert_eq!(keys.len(), 1);
+        assert_eq!(keys[0].names.as_deref(), Some("runs for agents reached by handoff"));
+        assert!(!keys[0].of);
+        assert_eq!(
+            dimension_in_parentheses("Finding (re-runs when a run is resumed)"),
+            Some("re-runs when a run is resumed")
+        );
+        assert_eq!(dimension_in_parentheses("Status"), None);
+        assert_eq!(dimension_in_parentheses("The cache (a map)"), None);
+    }
 
     fn words() -> StatusWords {
         let names = [
