@@ -858,7 +858,8 @@ impl<'a> Scanner<'a> {
             }
         }
         let conventions = self.conventions;
-        let field = conventions.field(inline.text.trim());
+        let text = inline.text.trim();
+        let field = conventions.field(text).or_else(|| in_list.then(|| conventions.item_key(text)).flatten());
         let states_findings = self.block_findings(&inline, owner, evidence, field);
         if let (Some((Owner::Declaration(i), _)), Some(source), false) = (self.owner, inline.source.clone(), in_list) {
             let text = inline.text.trim();
@@ -1299,6 +1300,15 @@ mod tests {
             report.findings.iter().map(|f| (&*f.dimension, &*f.status, f.qualifier.as_deref())).collect();
         assert_eq!(findings, [("Written by", "wired", Some("after each response")), ("Read back", "absent", None)]);
         assert!(report.findings.iter().all(|f| f.owner == Some(Owner::Declaration(0))));
+    }
+
+    #[test]
+    fn a_list_item_s_key_in_lower_case_names_the_dimension_of_its_status() {
+        let md = "### OBJ-01 Agent\n\n- *carries active agent across user turns*: **wired**\n- note: see OBJ-02\n\nnote: wired\n";
+        let (report, _) = parse(md);
+        let findings: Vec<_> = report.findings.iter().map(|f| (&*f.dimension, &*f.status)).collect();
+        assert_eq!(findings, [("carries active agent across user turns", "wired")], "a paragraph keeps its capital");
+        assert!(report.declarations[0].fields.is_empty(), "an item's key is no field");
     }
 
     #[test]

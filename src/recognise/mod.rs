@@ -133,7 +133,23 @@ impl Conventions {
     /// [`field`], unless the key holds a record ID or a source (`SRC-1: a.rs, b.rs` is a
     /// citation, `Distinct from RT-RTE-x: …` a sentence) or is one of `not_fields`.
     pub fn field<'t>(&self, text: &'t str) -> Option<(&'t str, usize)> {
-        let (key, value_at) = field(text)?;
+        self.unless_it_names_something(field(text)?)
+    }
+
+    /// A list item's `key: value`, whose key may start in lower case and run to eight
+    /// words (`- carries active agent across user turns: wired`): read for the findings
+    /// it states, never as a record's field.
+    pub fn item_key<'t>(&self, text: &'t str) -> Option<(&'t str, usize)> {
+        static ITEM_KEY: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r"^[\p{L}\p{N}][\p{L}\p{N}()/'’,-]*(?: [\p{L}\p{N}()/'’,-]+){0,7}:[ \t]+\S").unwrap()
+        });
+        let found = ITEM_KEY.find(text)?;
+        let key = &text[..text.find(':')?];
+        let value_at = found.end() - text[..found.end()].chars().next_back()?.len_utf8();
+        self.unless_it_names_something((key, value_at))
+    }
+
+    fn unless_it_names_something<'t>(&self, (key, value_at): (&'t str, usize)) -> Option<(&'t str, usize)> {
         // Also an ID of a kind this site does not declare (`XY-ABC-foo`, `CONF-6`).
         static ID_SHAPED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[A-Z][A-Z0-9]+-[A-Za-z0-9]").unwrap());
         // (An ID of the default grammars is ID-shaped; a site's own grammar may write IDs
