@@ -1312,6 +1312,15 @@ mod tests {
     }
 
     #[test]
+    fn a_test_report_s_checks_and_result_state_findings() {
+        let md = "### OBJ-01 Search\n\n| # | Check | Result | Evidence |\n|---|---|---|---|\n\
+                  | 1 | scope filter required | wired (or ValueError) | a.py:3 |\n\n**Result:** wired. Scoped.\n";
+        let (report, _) = parse(md);
+        let findings: Vec<_> = report.findings.iter().map(|f| (f.subject.name(), &*f.dimension, &*f.status)).collect();
+        assert_eq!(findings, [("OBJ-01", "scope filter required", "wired"), ("OBJ-01", "", "wired")]);
+    }
+
+    #[test]
     fn a_bold_run_in_led_by_an_id_declares_the_record_until_the_next_one() {
         let md = "## Loop\n\n**OBJ-01 · Graph assembly.** Built per run, see OBJ-02.\n\nMore on it.\n\n\
                   **OBJ-02 · Retries.** Counted.\n\n## Next\n\nAfter OBJ-01.\n";

@@ -449,7 +449,7 @@ pub struct StatusKey {
 /// this run: …`).
 const SCOPES: [&str; 5] = ["within", "in", "at", "under", "during"];
 /// What a key may end with to say a status follows.
-const STATUS_NOUNS: [&str; 3] = ["status", "finding", "conclusion"];
+const STATUS_NOUNS: [&str; 6] = ["status", "finding", "conclusion", "result", "verdict", "outcome"];
 /// Words that name nothing before `status`: `The status: …` is a plain status.
 const DETERMINERS: [&str; 7] = ["the", "this", "its", "their", "our", "his", "her"];
 
@@ -460,7 +460,7 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
     }
     // Most text holds none of the nouns: tell without lower-casing it.
     static NOUNS: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new("(?i)status|finding|conclusion").unwrap());
+        std::sync::LazyLock::new(|| regex::Regex::new("(?i)status|finding|conclusion|result|verdict|outcome").unwrap());
     if !NOUNS.is_match(text) {
         return Vec::new();
     }

@@ -40,7 +40,13 @@ impl Row {
     /// A row whose first cell is no ID: about the record whose text holds the table, else
     /// about what its first cell names.
     pub(super) fn undeclared(scanner: &Scanner<'_>, cells: &[Cell], evidence: Range<usize>) -> Self {
-        let label = cells.first().map(|c| collapse(&c.inline.text)).unwrap_or_default();
+        // A first column of row numbers (`#`) names no row: the next cell does.
+        let numbered = cells.len() > 1
+            && scanner
+                .header
+                .first()
+                .is_some_and(|h| matches!(h.trim().to_lowercase().as_str(), "#" | "no" | "no." | "n°" | "nr"));
+        let label = cells.get(usize::from(numbered)).map(|c| collapse(&c.inline.text)).unwrap_or_default();
         let label = if label.is_empty() { format!("row {}", scanner.body_row + 1) } else { label };
         let owner = scanner.owner.map(|(o, _)| o);
         let (subject, label_dimension) = match scanner.owner_record(owner) {
@@ -144,14 +150,20 @@ pub(super) struct BlockFindings {
 }
 
 /// True when a column header names a status column (`Status`, `Operation status`).
+/// The words a status column's header ends with: `Status`, and the `Result`, `Verdict`
+/// or `Outcome` of a test report's checks.
+const STATUS_HEADERS: [&str; 4] = ["status", "result", "verdict", "outcome"];
+
 pub(super) fn is_status_header(header: &str) -> bool {
-    header.trim().to_lowercase().ends_with("status")
+    let header = header.trim().to_lowercase();
+    STATUS_HEADERS.iter().any(|noun| header.ends_with(noun))
 }
 
 /// The dimension a status column names: its header without `status` (`Operation`).
 fn status_column_dimension(header: &str) -> &str {
     let header = header.trim();
-    header[..header.len() - "status".len()].trim()
+    let noun = STATUS_HEADERS.iter().find(|noun| header.to_lowercase().ends_with(*noun)).map_or(0, |n| n.len());
+    header[..header.len() - noun].trim()
 }
 
 /// Whitespace collapsed, ends trimmed.
