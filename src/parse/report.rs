@@ -19,7 +19,7 @@ use crate::model::{
     Owner, Quote, Report, Section,
 };
 use crate::model::{RecordId, Slug, Text};
-use crate::recognise::{self, Conventions, IdScheme, StatusWords};
+use crate::recognise::{self, Conventions, IdScheme, LimitWords, StatusWords};
 
 /// Splits `---\n…\n---\n` front matter from the body. Returns the YAML, the body and the
 /// file line the body starts on; or an error when the front matter is not closed.
@@ -199,6 +199,10 @@ struct Scanner<'a> {
     term: Option<Inline>,
     /// True inside a definition of a definition list.
     in_definition: bool,
+    /// True right after a paragraph that leads a list of limits (`Limitations:`).
+    limits_lead: bool,
+    /// The list depth of the list of limits being read, if one is.
+    limits_list: Option<usize>,
     /// The owner of the text that first refers to each footnote, by label.
     footnote_refs: std::collections::HashMap<String, Option<Owner>>,
     /// Inside a footnote's definition: the owner its citations belong to.
@@ -254,6 +258,8 @@ impl<'a> Scanner<'a> {
             code: None,
             term: None,
             in_definition: false,
+            limits_lead: false,
+            limits_list: None,
             footnote_refs: std::collections::HashMap::new(),
             footnote_owner: None,
             term_used: false,
@@ -409,6 +415,10 @@ impl<'a> Scanner<'a> {
                 | Tag::Subscript
         );
         let caption = if inline_tag { None } else { self.caption_before.take() };
+        // `Limitations:` leads the list right after it, and nothing else.
+        if !inline_tag && !matches!(tag, Tag::List(_)) {
+            self.limits_lead = false;
+        }
         match tag {
             Tag::Link { dest_url, .. } => {
                 self.link_depth += 1;
@@ -447,6 +457,11 @@ impl<'a> Scanner<'a> {
                 self.flush_inline();
                 self.inline.source = Some(range);
                 self.in_definition = matches!(tag, Tag::DefinitionListDefinition);
+            }
+            Tag::List(_) if self.limits_lead => {
+                self.flush_inline();
+                self.limits_lead = false;
+                self.limits_list = Some(self.list_depth);
             }
             Tag::Table(_) => {
                 self.flush_inline();
@@ -500,6 +515,10 @@ impl<'a> Scanner<'a> {
                     self.block_text(inline, self.owner.map(|(o, _)| o), false);
                 }
                 self.in_definition = false;
+            }
+            TagEnd::List(_) if self.limits_list == Some(self.list_depth) => {
+                self.flush_inline();
+                self.limits_list = None;
             }
             TagEnd::DefinitionList => {
                 self.term = None;
@@ -706,6 +725,10 @@ impl<'a> Scanner<'a> {
                 None => self.code_block_done(code),
             }
         }
+        let lead = inline.text.trim();
+        if lead.ends_with(':') && lead.len() < 60 && LimitWords::holds(&self.conventions.limits.headings, lead) {
+            self.limits_lead = true;
+        }
         if recognise::reads_as_caption_before(markdown, &inline.text) {
             self.caption_before = recognise::caption_path(&inline.text, recognise::default_source);
         }
@@ -846,7 +869,8 @@ impl<'a> Scanner<'a> {
         let mentioned_from = self.parts.mentions.len();
         self.scan(&inline, owner, None);
         let evidence = cited_from..self.parts.citations.len();
-        if self.table.is_none() && self.in_limits_section() {
+        let in_limits_list = in_list && self.limits_list.is_some();
+        if self.table.is_none() && (self.in_limits_section() || in_limits_list) {
             match in_list {
                 true if self.list_depth == 1 => {
                     self.limit_item(&inline, mentioned_from..self.parts.mentions.len(), evidence.clone())

@@ -52,7 +52,7 @@ fn leading_handle(text: &str) -> Option<(String, &str)> {
 
 /// A header that names a column of handles.
 fn is_handle_header(header: &str) -> bool {
-    matches!(header.trim().to_lowercase().as_str(), "" | "#" | "id" | "no" | "no." | "n°" | "nr")
+    matches!(header.trim().to_lowercase().as_str(), "" | "#" | "id" | "no" | "no." | "n°" | "nr" | "handle")
 }
 
 impl Scanner<'_> {
@@ -241,6 +241,22 @@ mod tests {
     use super::{is_handle, leading_handle};
     use crate::model::{Diagnostic, LimitKind};
     use crate::parse::report::tests::parse;
+
+    #[test]
+    fn a_list_led_by_limitations_and_a_handle_column_are_limits() {
+        let (report, _) = parse(
+            "# R\n\n## What I read\n\nLimitations:\n\n- **L1 — The engine was not read.** So G-01 rests on docs.\n\n\
+             Then:\n\n- not a limit\n\n## Gaps\n\n| Handle | Not inspected | Prevents conclusion on |\n|---|---|---|\n\
+             | L2 | No execution. | observed statuses |\n",
+        );
+        let limits: Vec<_> =
+            report.limits.iter().map(|l| (l.handle.as_str(), l.handle_given, l.text.as_str())).collect();
+        assert_eq!(
+            limits,
+            [("L1", true, "The engine was not read. So G-01 rests on docs."), ("L2", true, "No execution.")]
+        );
+        assert_eq!(report.limits[1].prevents.as_deref(), Some("observed statuses"));
+    }
 
     #[test]
     fn a_numbered_limitation_table_gives_each_row_its_handle_and_what_it_prevents() {
