@@ -713,7 +713,7 @@ impl<'a> Scanner<'a> {
         if let Some(mut code) = self.quote_candidate.take() {
             let under = self.conventions.citations.quote_path(&inline.text).or_else(|| {
                 recognise::reads_as_caption_after(markdown, &inline.text)
-                    .then(|| recognise::caption_path(&inline.text, recognise::default_source))
+                    .then(|| caption_of(markdown, &inline.text))
                     .flatten()
             });
             match under {
@@ -730,7 +730,7 @@ impl<'a> Scanner<'a> {
             self.limits_lead = true;
         }
         if recognise::reads_as_caption_before(markdown, &inline.text) {
-            self.caption_before = recognise::caption_path(&inline.text, recognise::default_source);
+            self.caption_before = caption_of(markdown, &inline.text);
         }
         if let Some(id) = self.run_in_declaration(&inline, markdown) {
             let mentioned_from = self.parts.mentions.len();
@@ -1107,6 +1107,14 @@ impl<'a> Scanner<'a> {
             }
         }
     }
+}
+
+/// What a caption attributes to its code block, read from its Markdown as written when
+/// that holds no escapes (`llm/__init__.py` unescaped renders `__init__` as bold, and its
+/// text as `llm/init.py`), else from its text.
+fn caption_of(markdown: &str, text: &str) -> Option<recognise::QuotePath> {
+    let written = (!markdown.contains('\\')).then(|| recognise::caption_path(markdown, recognise::default_source));
+    written.flatten().or_else(|| recognise::caption_path(text, recognise::default_source))
 }
 
 /// The byte ranges of `inline.text` made of text runs that follow each other without a

@@ -173,12 +173,13 @@ fn unescaped(text: &str) -> String {
     out
 }
 
-/// True when `found` is at the `cited` lines: it shares a line with the span from the
-/// first cited line to the last. (A quote a line longer or shorter than its range, as
-/// analysts write them, is at its lines; one that shares none is elsewhere.)
+/// True when `found` is at the `cited` lines: within the span from the first cited line
+/// to the last, give or take one line at either end. (A quote a line longer than its
+/// range, or an excerpt of a longer range, is at its lines; one shifted by two lines or
+/// more is elsewhere, as an analyst who checks it would say.)
 pub fn at_cited(found: LineRange, cited: &[LineRange]) -> bool {
     match (cited.iter().map(|r| r.start).min(), cited.iter().map(|r| r.end).max()) {
-        (Some(start), Some(end)) => found.start <= end && start <= found.end,
+        (Some(start), Some(end)) => found.start + 1 >= start && found.end <= end + 1,
         _ => false,
     }
 }
@@ -252,5 +253,8 @@ mod tests {
         assert!(!at_cited(lines(3, 4), &[lines(5, 9)]));
         assert!(at_cited(lines(190, 192), &[lines(188, 188), lines(200, 200)]), "from the first to the last range");
         assert!(!at_cited(lines(3, 3), &[]));
+        assert!(at_cited(lines(101, 104), &[lines(102, 105)]), "a line off: as analysts count");
+        assert!(!at_cited(lines(100, 103), &[lines(102, 105)]), "two lines off: elsewhere");
+        assert!(!at_cited(lines(956, 959), &[lines(953, 956)]), "three lines off: elsewhere");
     }
 }
