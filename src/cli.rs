@@ -40,6 +40,9 @@ pub enum Command {
         /// build when search is not needed; the search page then says so.
         #[arg(long)]
         no_search_index: bool,
+        /// Let a site without a report replace the site in the output folder.
+        #[arg(long)]
+        allow_empty: bool,
         /// Also verify each quote and citation against its source (as `casebook verify`).
         #[arg(long)]
         verify: bool,
@@ -334,11 +337,12 @@ pub fn main() -> ExitCode {
     };
     let mut options = BuildOptions::new(&common.root);
     match &cli.command {
-        Command::Build { output, previous_manifest, no_search_index, verify, sources, cache, .. } => {
+        Command::Build { output, previous_manifest, no_search_index, allow_empty, verify, sources, cache, .. } => {
             options = output.options(&common.root);
             options.cache = cache.dir(&options.output);
             options.previous_manifest = previous_manifest.clone();
             options.search_index = !no_search_index;
+            options.allow_empty = *allow_empty;
             options.verify = verify.then(|| sources.options(common.strict, common.quiet));
         }
         Command::Verify { sources, .. } => options.verify = Some(sources.options(common.strict, common.quiet)),

@@ -141,6 +141,8 @@ codes! {
     BadRepository = "bad-repository",
     /// A verification that could read no source, so verified nothing.
     NothingVerified = "nothing-verified",
+    /// A build of no report that would replace a published site.
+    EmptySite = "empty-site",
     /// A run's revision that is not in its source's repository.
     UnknownRevision = "unknown-revision",
     /// A source's repository that `--fetch` could not fetch.

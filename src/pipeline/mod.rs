@@ -50,6 +50,8 @@ pub struct BuildOptions {
     /// the runs and systems whose inputs changed since the last build into this output,
     /// and links every unchanged file from it.
     pub cache: Option<PathBuf>,
+    /// A site without a report may replace a published one (`--allow-empty`).
+    pub allow_empty: bool,
 }
 
 impl BuildOptions {
@@ -66,6 +68,7 @@ impl BuildOptions {
             strict: false,
             verify: None,
             cache: None,
+            allow_empty: false,
         }
     }
 }
@@ -353,6 +356,9 @@ fn run(
     let site = assemble(&inputs.config, loaded.systems, loaded.runs, reuse);
     let previous = previous_manifest(options)?;
     let mut summary = checks(options, &site, &mut diagnostics);
+    if kind == Kind::Build {
+        diagnostics.extend(empty_site(options, &summary));
+    }
     let verification = verification(options, &inputs.config, &site, &mut diagnostics, watch);
     if verification.is_some() {
         clock.lap("verify");
@@ -619,6 +625,30 @@ fn checks(options: &BuildOptions, site: &Site, diagnostics: &mut Vec<Diagnostic>
         }
     }
     summary
+}
+
+/// A site without a single report would replace a published one, the likely work of a
+/// wrong `--root` or an emptied `content/`: an error, unless `--allow-empty` says so.
+fn empty_site(options: &BuildOptions, summary: &Summary) -> Option<Diagnostic> {
+    let published = std::fs::read_dir(&options.output).is_ok_and(|mut entries| entries.next().is_some());
+    if summary.reports > 0 || !published || options.allow_empty {
+        return None;
+    }
+    let content = content_dir(&options.root);
+    Some(
+        Diagnostic::error(
+            crate::model::Code::EmptySite,
+            crate::model::Location::file(&content),
+            format!(
+                "{} holds no report, and building it would replace the site in {}",
+                content.display(),
+                options.output.display()
+            ),
+        )
+        .with_help(
+            "check --root (the folder holding content/); to publish an empty site on purpose, build with --allow-empty",
+        ),
+    )
 }
 
 /// A rebuild that a newer change superseded stops: what it wrote is remembered (see
