@@ -768,6 +768,10 @@ impl<'a> Scanner<'a> {
             return None;
         }
         let word = &bold[range.clone()];
+        // `**OBJ-03** is the one …` stresses a reference: a run-in declaration carries its
+        // label in the bold words, and declares no record a heading of this report declares
+        // (a row may: the run-in is then the record's own text, as a heading would be).
+        let label = recognise::label_around(&bold, range.clone())?;
         let headed = self
             .parts
             .declarations
@@ -791,7 +795,7 @@ impl<'a> Scanner<'a> {
             anchor,
             // A run-in ends with its own stop (`Agent graph assembly.`), which is no part of
             // the label.
-            label: recognise::label_around(&bold, range).map(|l| l.trim_end_matches(['.', ':']).to_string()),
+            label: Some(label.trim_end_matches(['.', ':']).to_string()),
             fields: Vec::new(),
             body: Some(source.start..source.start),
             location: self.line_col(offset),
@@ -1355,14 +1359,14 @@ mod tests {
     #[test]
     fn a_bold_run_in_led_by_an_id_declares_the_record_until_the_next_one() {
         let md = "## Loop\n\n**OBJ-01 · Graph assembly.** Built per run, see OBJ-02.\n\nMore on it.\n\n\
-                  **OBJ-02 · Retries.** Counted.\n\n## Next\n\nAfter OBJ-01.\n";
+                  **OBJ-02 · Retries.** Counted.\n\n## Next\n\nAfter OBJ-01.\n\n**OBJ-03** is only stressed.\n";
         let (report, _) = parse(md);
         let declared: Vec<_> = report.declarations.iter().map(|d| (d.id.as_str(), d.label.as_deref())).collect();
         assert_eq!(declared, [("OBJ-01", Some("Graph assembly")), ("OBJ-02", Some("Retries"))]);
         let first = &report.markdown[report.declarations[0].body.clone().unwrap()];
         assert!(first.contains("More on it.") && !first.contains("Retries"), "{first}");
         let mentions: Vec<_> = report.mentions.iter().map(|m| (m.target.as_str(), m.owner)).collect();
-        assert_eq!(mentions, [("OBJ-02", Some(Owner::Declaration(0))), ("OBJ-01", None)]);
+        assert_eq!(mentions, [("OBJ-02", Some(Owner::Declaration(0))), ("OBJ-01", None), ("OBJ-03", None)]);
     }
 
     #[test]
