@@ -12,15 +12,15 @@ use regex::Regex;
 
 use super::{at_word_boundary, IdScheme, MAX_ID_LEN};
 
-/// The shape of an ID of a learned kind: a kind code of capitals (and digits), a hyphen,
+/// The shape of an ID of a learned kind: a kind code of capitals, a hyphen,
 /// and one or more segments of letters and digits (`ED-SEL`, `TC-W01`, `SW-C-loop`).
 pub(super) static LEARNED_GRAMMAR: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?P<kind>[A-Z][A-Z0-9]{0,9})-(?P<name>[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*)").unwrap());
+    LazyLock::new(|| Regex::new(r"(?P<kind>[A-Z]{1,10})-(?P<name>[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*)").unwrap());
 
 /// A word of the learned shape at `range` in `text`, if it can be an ID: at word
 /// boundaries, short enough, of a kind that is no configured non-ID (`SHA-256`), and,
 /// when its kind is a single letter, with a digit (`N-07`, not `A-B`).
-fn id_shaped(scheme: &IdScheme, text: &str, range: Range<usize>, kind: &str) -> bool {
+pub(super) fn id_shaped(scheme: &IdScheme, text: &str, range: Range<usize>, kind: &str) -> bool {
     let word = &text[range.clone()];
     word.len() <= MAX_ID_LEN
         && at_word_boundary(text, range)
@@ -151,6 +151,7 @@ mod tests {
         assert_eq!(declared(" Sources (SRC-1)"), None);
         assert_eq!(declared(" Why SHA-256 and UTF-8"), None);
         assert_eq!(declared(" X-ray and A-B testing"), None);
+        assert_eq!(declared(" E11 — llm/cli.py, L517-527"), None, "a kind is letters");
     }
 
     #[test]
@@ -158,6 +159,16 @@ mod tests {
         let md = "# Review\n\n### ED-SEL — Selection\n\n```\n### FAKE-1 not a heading\n```\n\n| ID | What |\n|---|---|\n| GIT-AUTO | commits |\n| 3 | HO-2 in a later cell |\n\nText about TXT-1.\n";
         let kinds = declared_kinds(&scheme(), md, |w| w.starts_with("SRC-"));
         assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["ED", "GIT"]);
+    }
+
+    #[test]
+    fn learned_kinds_find_their_ids_but_not_hyphenated_words() {
+        let conventions = crate::recognise::Conventions::new(&SiteConfig::default()).unwrap();
+        let learned = conventions.with_learned_kinds(&["N".to_string(), "ED".to_string()]);
+        let text = "See N-07, the N-th call, ED-SEL and L517-527.";
+        let ids: Vec<&str> = learned.ids.find_ids(text).into_iter().map(|m| &text[m.range]).collect();
+        assert_eq!(ids, ["N-07", "ED-SEL"]);
+        assert!(conventions.ids.find_ids(text).is_empty(), "the site's own conventions are untouched");
     }
 
     #[test]

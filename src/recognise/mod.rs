@@ -265,13 +265,19 @@ impl IdScheme {
 
     fn matches(&self, text: &str, undeclared: bool) -> (Vec<IdMatch>, Vec<IdMatch>) {
         let (mut declared, mut others): (Vec<IdMatch>, Vec<IdMatch>) = (Vec::new(), Vec::new());
-        for grammar in &self.grammars {
+        for (index, grammar) in self.grammars.iter().enumerate() {
+            // The learned shape is the last grammar, when there is one.
+            let learned_shape = self.learned && index + 1 == self.grammars.len();
             for caps in grammar.captures_iter(text) {
                 let whole = caps.get(0).expect("group 0 always matches");
                 if whole.len() > MAX_ID_LEN || !at_word_boundary(text, whole.range()) {
                     continue;
                 }
                 let kind = caps.name("kind").map(|m| m.as_str()).unwrap_or_default();
+                // `N-th` is no `N-07`: the learned shape's one-letter kinds need a digit.
+                if learned_shape && !learned::id_shaped(self, text, whole.range(), kind) {
+                    continue;
+                }
                 let family = caps.name("family").map(|m| m.as_str());
                 let is_id = self.kinds.contains_key(kind) && family.is_none_or(|f| self.families.contains_key(f));
                 let list = if is_id {
