@@ -356,9 +356,7 @@ fn run(
     let site = assemble(&inputs.config, loaded.systems, loaded.runs, reuse);
     let previous = previous_manifest(options)?;
     let mut summary = checks(options, &site, &mut diagnostics);
-    if kind == Kind::Build {
-        diagnostics.extend(empty_site(options, &summary));
-    }
+    diagnostics.extend(empty_site(options, &summary).filter(|_| kind == Kind::Build));
     let verification = verification(options, &inputs.config, &site, &mut diagnostics, watch);
     if verification.is_some() {
         clock.lap("verify");
