@@ -71,6 +71,8 @@ struct KeyStatus {
 struct KeyCitation {
     #[serde(default, rename = "in")]
     within: String,
+    #[serde(default)]
+    source: String,
     path: Option<String>,
     section: Option<String>,
     lines: Option<Vec<u32>>,
@@ -338,7 +340,12 @@ fn measure(case: &Path) -> Measures {
                                 && same_lines(&c.lines, &citation.lines)
                         }
                         (None, Some(section)) => c.section.as_deref().is_some_and(|s| plain(s) == plain(section)),
-                        (None, None) => false,
+                        // A source cited whole: `[SRC-1]`.
+                        (None, None) => {
+                            c.source.as_deref() == Some(citation.source.as_str())
+                                && c.path.is_none()
+                                && c.section.is_none()
+                        }
                     }
             })
         });

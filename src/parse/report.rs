@@ -120,8 +120,20 @@ struct Inline {
     source: Option<Range<usize>>,
     /// Code spans outside links: one that is a whole citation is one (`` `src/a.rs:3` ``).
     code_spans: Vec<TextRun>,
-    /// Links to forges' pages of files (permalinks), with where each starts.
-    links: Vec<(String, usize)>,
+    /// Links to forges' pages of files (permalinks).
+    links: Vec<Permalink>,
+    /// The labels of the footnotes it refers to (`[^3]`).
+    footnotes: Vec<String>,
+}
+
+/// A link to a forge's page of a file, in an [`Inline`].
+#[derive(Clone)]
+struct Permalink {
+    url: String,
+    /// Where the link starts in the Markdown source.
+    offset: usize,
+    /// Byte range of its text in `Inline::text` (`SRC-3 § Edit formats`).
+    text: Range<usize>,
 }
 
 #[derive(Clone)]
@@ -393,10 +405,9 @@ impl<'a> Scanner<'a> {
                 self.inline.runs.push(TextRun { text: start..start + 1, source: range });
             }
             Event::SoftBreak | Event::HardBreak => self.inline.text.push(' '),
-            Event::FootnoteReference(label) => {
-                let owner = self.owner.map(|(o, _)| o);
-                self.footnote_refs.entry(label.to_string()).or_insert(owner);
-            }
+            // Its owner is known once the block is read: a run-in declaration
+            // (`**G-01 · …** … [^1]`) declares the record the whole paragraph belongs to.
+            Event::FootnoteReference(label) => self.inline.footnotes.push(label.to_string()),
             _ => {}
         }
     }
@@ -423,7 +434,8 @@ impl<'a> Scanner<'a> {
             Tag::Link { dest_url, .. } => {
                 self.link_depth += 1;
                 if recognise::permalink(&dest_url).is_some() {
-                    self.inline.links.push((dest_url.to_string(), range.start));
+                    let at = self.inline.text.len();
+                    self.inline.links.push(Permalink { url: dest_url.to_string(), offset: range.start, text: at..at });
                 }
             }
             Tag::FootnoteDefinition(label) => {
@@ -484,7 +496,13 @@ impl<'a> Scanner<'a> {
 
     fn end(&mut self, tag: TagEnd, range: Range<usize>) {
         match tag {
-            TagEnd::Link => self.link_depth -= 1,
+            TagEnd::Link => {
+                self.link_depth -= 1;
+                let end = self.inline.text.len();
+                if let Some(link) = self.inline.links.last_mut().filter(|l| l.offset == range.start) {
+                    link.text.end = end;
+                }
+            }
             TagEnd::FootnoteDefinition => {
                 self.flush_inline();
                 self.footnote_owner = None;
@@ -691,7 +709,8 @@ impl<'a> Scanner<'a> {
         if !self.term_used {
             inline.runs.extend(term.runs.iter().filter(|r| r.text.end <= inline.text.len()).cloned());
             inline.code_spans.extend(term.code_spans.iter().filter(|r| r.text.end <= inline.text.len()).cloned());
-            inline.links.extend(term.links.iter().cloned());
+            inline.links.extend(term.links.iter().filter(|l| l.text.end <= inline.text.len()).cloned());
+            inline.footnotes.extend(term.footnotes.iter().cloned());
             self.term_used = true;
         }
         inline.text.push_str(": ");
@@ -702,7 +721,13 @@ impl<'a> Scanner<'a> {
         };
         inline.runs.extend(definition.runs.iter().map(shift));
         inline.code_spans.extend(definition.code_spans.iter().map(shift));
-        inline.links.extend(definition.links);
+        inline.links.extend(
+            definition
+                .links
+                .iter()
+                .map(|l| Permalink { text: l.text.start + offset..l.text.end + offset, ..l.clone() }),
+        );
+        inline.footnotes.extend(definition.footnotes);
         inline.text.push_str(&definition.text);
         inline
     }
@@ -806,16 +831,28 @@ impl<'a> Scanner<'a> {
     }
 
     /// A link to a forge's page of a file at a revision (a permalink) cites that file
-    /// and its lines, of the run's default source.
-    fn permalink_citation(&mut self, url: &str, offset: usize, owner: Option<Owner>) {
-        let Some((path, lines, _revision)) = recognise::permalink(url) else { return };
+    /// and its lines, of the run's default source unless its text names another
+    /// (`[SRC-3 § Edit formats](…/edit-formats.md#edit-formats)`), with the section its
+    /// text names. A permalink that repeats a citation written beside it in the same text
+    /// (`` SRC-2, `a.py` L3–L9 — <…/a.py#L3-L9> ``) is that citation.
+    fn permalink_citation(&mut self, inline: &Inline, link: &Permalink, owner: Option<Owner>, cited_from: usize) {
+        let Some((path, lines, _revision)) = recognise::permalink(&link.url) else { return };
+        let repeated = self.parts.citations[cited_from..]
+            .iter()
+            .any(|c| c.path.as_deref() == Some(path.as_str()) && (lines.is_empty() || *c.lines == *lines));
+        if repeated {
+            return;
+        }
+        let written = self.conventions.citations.find(&inline.text[link.text.clone()]);
+        let named = written.into_iter().find(|c| c.source_range.is_some());
         let owner = self.footnote_owner.unwrap_or(owner);
-        let location = self.line_col(offset);
+        let location = self.line_col(link.offset);
+        let source = named.as_ref().and_then(|c| c.source.as_deref()).map(|s| self.shared(s));
         self.parts.citations.push(Citation {
-            names_source: false,
-            source: None,
+            names_source: source.is_some(),
+            source,
             path: Some(path.into_boxed_str()),
-            section: None,
+            section: named.and_then(|c| c.section).map(String::into_boxed_str),
             lines: lines.into_boxed_slice(),
             location,
             owner,
@@ -971,7 +1008,11 @@ impl<'a> Scanner<'a> {
 
     /// Where a byte range of an inline container's text is in the Markdown source.
     fn source_offset(&self, inline: &Inline, range: Range<usize>) -> Option<usize> {
-        let run = inline.runs.iter().find(|r| r.text.start <= range.start && range.start < r.text.end)?;
+        let run = inline
+            .runs
+            .iter()
+            .chain(&inline.code_spans)
+            .find(|r| r.text.start <= range.start && range.start < r.text.end)?;
         let wanted = &inline.text[range.start..range.end.min(run.text.end)];
         let source = &self.md[run.source.clone()];
         let relative = range.start - run.text.start;
@@ -983,13 +1024,18 @@ impl<'a> Scanner<'a> {
 
     /// Records the references and citations in an inline container. `skip` is the range
     /// of a declaring ID, which is not a reference. Text runs that touch (an escape such
-    /// as `\_` ends a run) are read as one, so `\_\_init\_\_.py` is one path.
+    /// as `\_` ends a run) are read as one, so `\_\_init\_\_.py` is one path; code spans
+    /// join them for citations (`SRC-2, `a/b.py` L3–L9`), not for references.
     fn scan(&mut self, inline: &Inline, owner: Option<Owner>, skip: Option<Range<usize>>) {
+        for label in &inline.footnotes {
+            self.footnote_refs.entry(label.clone()).or_insert(owner);
+        }
         let cited_from = self.parts.citations.len();
         let mentioned_from = self.parts.mentions.len();
-        self.scan_text(inline, owner, skip.clone());
-        for (url, offset) in &inline.links {
-            self.permalink_citation(url, *offset, owner);
+        self.scan_ids(inline, owner, skip.clone());
+        let cited_in_text = self.scan_citations(inline, owner);
+        for link in &inline.links {
+            self.permalink_citation(inline, link, owner, cited_from);
         }
         for span in &inline.code_spans {
             let code = &inline.text[span.text.clone()];
@@ -1009,25 +1055,13 @@ impl<'a> Scanner<'a> {
                 self.parts.mentions.push(Mention { target, location, context, section, owner, in_code: true });
                 continue;
             }
+            if cited_in_text.iter().any(|c| c.start <= span.text.start && span.text.end <= c.end) {
+                continue;
+            }
             let Some(c) = self.conventions.citations.in_code(code, &inline.text[..span.text.start]) else { continue };
             // The span's source starts at its backtick: the code is after it.
             let backticks = self.md[span.source.clone()].find(code).unwrap_or(0);
-            let mut location = self.line_col(span.source.start + backticks);
-            if c.source_range.is_none() && c.source.is_some() {
-                // In `SRC-2 `docs/x.md``, the `SRC-2` before the span is this citation's
-                // source, not a citation of the whole source besides: it is taken in,
-                // and the citation is placed where its source is written.
-                let at = (location.line, location.col);
-                let bare = self.parts.citations[cited_from..].iter().rposition(|b| {
-                    b.source.as_deref() == c.source.as_deref()
-                        && b.path.is_none()
-                        && b.section.is_none()
-                        && (b.location.line, b.location.col) < at
-                });
-                if let Some(i) = bare {
-                    location = self.parts.citations.remove(cited_from + i).location;
-                }
-            }
+            let location = self.line_col(span.source.start + backticks);
             let source = c.source.as_deref().map(|s| self.shared(s));
             self.parts.citations.push(Citation {
                 names_source: c.source_range.is_some() || c.source.is_some(),
@@ -1045,8 +1079,10 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn scan_text(&mut self, inline: &Inline, owner: Option<Owner>, skip: Option<Range<usize>>) {
-        for group in text_groups(inline) {
+    /// The references of an inline container's text runs, and the ID-shaped words of
+    /// undeclared kinds among them, which are noted.
+    fn scan_ids(&mut self, inline: &Inline, owner: Option<Owner>, skip: Option<Range<usize>>) {
+        for group in text_groups(&inline.runs) {
             let text = &inline.text[group.clone()];
             let group_source = inline.runs.iter().find(|r| r.text.start == group.start).map_or(0, |r| r.source.start);
             let (ids, undeclared) = self.conventions.find_ids_and_undeclared(text);
@@ -1080,6 +1116,18 @@ impl<'a> Scanner<'a> {
                     "declare the kind under `ids.kinds` in casebook.yaml to make it a record, or list it under `ids.not_ids` if it is no ID",
                 );
             }
+        }
+    }
+
+    /// The citations of an inline container's text, read across its code spans; returns
+    /// where each is in `inline.text`.
+    fn scan_citations(&mut self, inline: &Inline, owner: Option<Owner>) -> Vec<Range<usize>> {
+        let mut pieces: Vec<TextRun> = inline.runs.iter().chain(&inline.code_spans).cloned().collect();
+        pieces.sort_by_key(|r| r.text.start);
+        let mut cited = Vec::new();
+        for group in text_groups(&pieces) {
+            let text = &inline.text[group.clone()];
+            let group_source = pieces.iter().find(|r| r.text.start == group.start).map_or(0, |r| r.source.start);
             let (citations, unread) = self.conventions.citations.find_with_unread(text);
             for (source, follower) in unread {
                 let offset = self
@@ -1096,7 +1144,7 @@ impl<'a> Scanner<'a> {
             let owner = self.footnote_owner.unwrap_or(owner);
             for c in citations {
                 let in_container = group.start + c.range.start..group.start + c.range.end;
-                let offset = self.source_offset(inline, in_container).unwrap_or(group_source);
+                let offset = self.source_offset(inline, in_container.clone()).unwrap_or(group_source);
                 let location = self.line_col(offset);
                 let source = c.source.as_deref().map(|s| self.shared(s));
                 self.parts.citations.push(Citation {
@@ -1108,8 +1156,10 @@ impl<'a> Scanner<'a> {
                     location,
                     owner,
                 });
+                cited.push(in_container);
             }
         }
+        cited
     }
 }
 
@@ -1121,11 +1171,11 @@ fn caption_of(markdown: &str, text: &str) -> Option<recognise::QuotePath> {
     written.flatten().or_else(|| recognise::caption_path(text, recognise::default_source))
 }
 
-/// The byte ranges of `inline.text` made of text runs that follow each other without a
-/// gap (inline code, a link or an image between two runs makes a gap).
-fn text_groups(inline: &Inline) -> Vec<Range<usize>> {
+/// The byte ranges of an inline container's text made of `runs` (in order) that follow
+/// each other without a gap (a link or an image between two makes one).
+fn text_groups(runs: &[TextRun]) -> Vec<Range<usize>> {
     let mut groups: Vec<Range<usize>> = Vec::new();
-    for run in &inline.runs {
+    for run in runs {
         match groups.last_mut() {
             Some(last) if last.end == run.text.start => last.end = run.text.end,
             _ => groups.push(run.text.clone()),
@@ -1399,6 +1449,36 @@ mod tests {
         let (report, _) = parse(md);
         let declared: Vec<_> = report.declarations.iter().map(|d| (d.id.as_str(), d.label.as_deref())).collect();
         assert_eq!(declared, [("OBJ-01", None), ("OBJ-02", Some("Store"))]);
+    }
+
+    #[test]
+    fn a_footnote_cites_for_the_record_whose_run_in_refers_to_it() {
+        let md = "Intro.\n\n**OBJ-01 · Graph.** Built by `build`[^1] and shown[^2].\n\n\
+                  [^1]: SRC-2, `pkg/graph.py` L25–L29 — <https://github.com/o/r/blob/abc/pkg/graph.py#L25-L29>\n\
+                  [^2]: [SRC-3 § Graphs](https://github.com/o/r/blob/abc/docs/graph.md#graphs)\n";
+        let (report, _) = parse(md);
+        let cited: Vec<_> = report
+            .citations
+            .iter()
+            .map(|c| {
+                let owner = match c.owner {
+                    Some(Owner::Declaration(i)) => Some(report.declarations[i as usize].id.as_str().to_string()),
+                    _ => None,
+                };
+                let lines: Vec<_> = c.lines.iter().map(|r| (r.start, r.end)).collect();
+                let section = c.section.as_deref().map(str::to_string);
+                (owner, c.source.as_deref().map(str::to_string), c.path.as_deref().map(str::to_string), section, lines)
+            })
+            .collect();
+        let g01 = Some("OBJ-01".to_string());
+        assert_eq!(
+            cited,
+            [
+                (g01.clone(), Some("SRC-2".into()), Some("pkg/graph.py".into()), None, vec![(25, 29)]),
+                (g01, Some("SRC-3".into()), Some("docs/graph.md".into()), Some("Graphs".into()), vec![]),
+            ],
+            "the code span and its lines are one citation, the permalink repeating it none more"
+        );
     }
 
     #[test]

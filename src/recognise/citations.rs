@@ -79,10 +79,15 @@ static NEXT_LISTED_PATH: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .unwrap()
 });
-/// After `SRC-n`: a section of the document, `§"Known Limits"`, `§“Known Limits”`, `§4.2`.
+/// After `SRC-n` (or its path): a section of the document, `§"Known Limits"`,
+/// `, § “Known Limits”`, `§4.2`, or unquoted words (`§ Permission Levels`), which
+/// [`section_after`] bounds.
 static AFTER_SOURCE_SECTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"^:? +§ ?(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|(?P<n>[0-9][0-9.]*[0-9]|[0-9]))"#).unwrap()
+    Regex::new(r#"^[:,]? +§ ?(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`]))"#)
+        .unwrap()
 });
+/// The longest unquoted section read: a heading, not a sentence.
+const MAX_UNQUOTED_SECTION: usize = 100;
 /// A further section of a list: `, §5`, `and §"Limits"`.
 static NEXT_LISTED_SECTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"^(?:[,;]|,? and) +§ ?(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|(?P<n>[0-9][0-9.]*[0-9]|[0-9]))"#).unwrap()
@@ -268,9 +273,9 @@ fn after_source(text: &str, token: Range<usize>) -> (Vec<CitationMatch>, usize, 
     let mut found = Vec::new();
     let section_of =
         |c: &regex::Captures<'_>| c.name("q").or(c.name("c")).or(c.name("n")).unwrap().as_str().to_string();
-    if let Some(c) = AFTER_SOURCE_SECTION.captures(rest) {
-        let mut end = token.end + c.get(0).unwrap().end();
-        found.push(CitationMatch { section: Some(section_of(&c)), ..cite(token.start..end, true) });
+    let opened_by = text[..token.start].chars().next_back();
+    if let Some((section, mut end)) = section_after(text, token.end, opened_by) {
+        found.push(CitationMatch { section: Some(section), ..cite(token.start..end, true) });
         while let Some(c) = NEXT_LISTED_SECTION.captures(&text[end..]) {
             let stop = end + c.get(0).unwrap().end();
             let start = end + text[end..stop].find('§').unwrap_or(0);
@@ -288,7 +293,18 @@ fn after_source(text: &str, token: Range<usize>) -> (Vec<CitationMatch>, usize, 
         c.name("lines").map(|l| line_ranges_at(text, offset + l.start()..offset + l.end())).unwrap_or_default()
     };
     let (lines, line_spans) = lines_of(&c, token.end);
-    found.push(CitationMatch { path: Some(c["path"].to_string()), lines, line_spans, ..cite(token.start..end, true) });
+    // `SRC-3, docs/agent.md, § "Iterating"`: a section of the file cited.
+    let section = section_after(text, end, opened_by).map(|(section, stop)| {
+        end = stop;
+        section
+    });
+    found.push(CitationMatch {
+        path: Some(c["path"].to_string()),
+        section,
+        lines,
+        line_spans,
+        ..cite(token.start..end, true)
+    });
     // `SRC-1 a.py, b.py:3-4; c.py` — the listed paths share the source.
     while let Some(c) =
         NEXT_LISTED_PATH.captures(&text[end..]).filter(|c| path_ends_at_boundary(&text[end..], c.get(0).unwrap().end()))
@@ -306,6 +322,37 @@ fn after_source(text: &str, token: Range<usize>) -> (Vec<CitationMatch>, usize, 
         end = stop;
     }
     (found, end, true)
+}
+
+/// The section cited at `at` of `text` (`§"Known Limits"`, `, § Permission Levels`), and
+/// where it ends. Unquoted words run to the bracket that closes the citation
+/// (`[SRC-6 § Permission Levels]`), or, with none, to the end of the text (a footnote's
+/// `SRC-3, § Usage.`); anything longer, or a sentence, is no heading.
+fn section_after(text: &str, at: usize, opened_by: Option<char>) -> Option<(String, usize)> {
+    let c = AFTER_SOURCE_SECTION.captures(&text[at..])?;
+    let whole = c.get(0).unwrap();
+    let Some(first) = c.name("u") else {
+        let section = c.name("q").or(c.name("c")).or(c.name("n")).unwrap().as_str().to_string();
+        return Some((section, at + whole.end()));
+    };
+    let start = at + first.start();
+    let rest = &text[start..];
+    let (words, end) = match opened_by.and_then(|open| [('[', ']'), ('(', ')')].into_iter().find(|p| p.0 == open)) {
+        Some((_, close)) => {
+            let stop = rest.find(close)?;
+            (&rest[..stop], start + stop)
+        }
+        None => {
+            let words = rest.trim_end().trim_end_matches('.');
+            (words, start + words.len())
+        }
+    };
+    let words = words.trim_end();
+    let sentence = words.contains(['.', ';', '!', '?', '\n', '§', '(', '[']) && opened_by.is_none();
+    if words.is_empty() || words.len() > MAX_UNQUOTED_SECTION || sentence || words.contains(['\n', '§']) {
+        return None;
+    }
+    Some((words.to_string(), start + words.len().min(end - start)))
 }
 
 fn path_starts_at_boundary(text: &str, start: usize) -> bool {
@@ -489,6 +536,32 @@ mod tests {
         let c = Citations::default().find("SRC-3 §2, §5.1 and §\"Known Limits\" say so");
         let sections: Vec<_> = c.iter().map(|c| (c.source.as_deref(), c.section.as_deref().unwrap())).collect();
         assert_eq!(sections, [(Some("SRC-3"), "2"), (Some("SRC-3"), "5.1"), (Some("SRC-3"), "Known Limits")]);
+    }
+
+    #[test]
+    fn sections_quoted_or_bounded_by_their_bracket() {
+        let sections = |text: &str| -> Vec<(Option<String>, Option<String>, Option<String>)> {
+            Citations::default().find(text).into_iter().map(|c| (c.source, c.path, c.section)).collect()
+        };
+        let one = |s: &str, p: Option<&str>, section: &str| {
+            vec![(Some(s.to_string()), p.map(str::to_string), Some(section.to_string()))]
+        };
+        assert_eq!(
+            sections("modes work alongside [SRC-6 § Permission Levels]."),
+            one("SRC-6", None, "Permission Levels")
+        );
+        assert_eq!(sections("(SRC-4, §\"How does it work?\")"), one("SRC-4", None, "How does it work?"));
+        assert_eq!(
+            sections("out of scope [SRC-3: § Threat model & trust boundaries]. The tutorial"),
+            one("SRC-3", None, "Threat model & trust boundaries")
+        );
+        assert_eq!(sections("SRC-3, § Usage."), one("SRC-3", None, "Usage"), "a footnote's whole text");
+        assert_eq!(
+            sections("SRC-3, docs/agent.md, § \"Iterating Over an Agent's Graph\" — see"),
+            one("SRC-3", Some("docs/agent.md"), "Iterating Over an Agent's Graph")
+        );
+        let sentence = sections("SRC-3 § tells it. Then the loop runs");
+        assert_eq!(sentence, vec![(Some("SRC-3".to_string()), None, None)], "a sentence is no heading");
     }
 
     #[test]
