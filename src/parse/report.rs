@@ -124,6 +124,9 @@ struct Inline {
     links: Vec<Permalink>,
     /// The labels of the footnotes it refers to (`[^3]`).
     footnotes: Vec<String>,
+    /// Its soft line breaks: where each is in `text`, and where the next line starts in
+    /// the Markdown source.
+    breaks: Vec<(usize, usize)>,
 }
 
 /// A link to a forge's page of a file, in an [`Inline`].
@@ -402,6 +405,7 @@ impl<'a> Scanner<'a> {
             Event::SoftBreak if self.code.is_none() && self.link_depth == 0 && self.image_depth == 0 => {
                 let start = self.inline.text.len();
                 self.inline.text.push(' ');
+                self.inline.breaks.push((start, range.end));
                 self.inline.runs.push(TextRun { text: start..start + 1, source: range });
             }
             Event::SoftBreak | Event::HardBreak => self.inline.text.push(' '),
@@ -734,6 +738,19 @@ impl<'a> Scanner<'a> {
 
     fn paragraph(&mut self, inline: Inline) {
         let inline = if self.in_definition { self.with_term(inline) } else { inline };
+        let markdown = inline.source.clone().map_or("", |s| &self.md[s]);
+        // `**Component:** X` and `**Status:** wired` on lines of their own are two fields,
+        // though Markdown joins them into one paragraph.
+        if !inline.breaks.is_empty() && markdown.lines().all(recognise::starts_with_key) {
+            for line in field_lines(inline) {
+                self.paragraph_block(line);
+            }
+            return;
+        }
+        self.paragraph_block(inline);
+    }
+
+    fn paragraph_block(&mut self, inline: Inline) {
         let markdown = inline.source.clone().map_or("", |s| &self.md[s]);
         if let Some(mut code) = self.quote_candidate.take() {
             let under = self.conventions.citations.quote_path(&inline.text).or_else(|| {
@@ -1169,6 +1186,40 @@ impl<'a> Scanner<'a> {
 fn caption_of(markdown: &str, text: &str) -> Option<recognise::QuotePath> {
     let written = (!markdown.contains('\\')).then(|| recognise::caption_path(markdown, recognise::default_source));
     written.flatten().or_else(|| recognise::caption_path(text, recognise::default_source))
+}
+
+/// A paragraph's text cut at its soft line breaks, each line an inline container of its
+/// own, its source from the start of its line.
+fn field_lines(inline: Inline) -> Vec<Inline> {
+    let whole = inline.source.clone().unwrap_or(0..0);
+    let mut cuts: Vec<(Range<usize>, usize)> = Vec::new();
+    let (mut from, mut source_from) = (0, whole.start);
+    for &(at, next_line) in &inline.breaks {
+        cuts.push((from..at, source_from));
+        (from, source_from) = (at + 1, next_line);
+    }
+    cuts.push((from..inline.text.len(), source_from));
+    let mut lines = Vec::new();
+    for (i, (range, source_start)) in cuts.iter().enumerate() {
+        let source_end = cuts.get(i + 1).map_or(whole.end, |next| next.1);
+        let within = |r: &TextRun| range.start <= r.text.start && r.text.end <= range.end;
+        let shift = |r: &TextRun| TextRun { text: r.text.start - range.start..r.text.end - range.start, ..r.clone() };
+        lines.push(Inline {
+            text: inline.text[range.clone()].to_string(),
+            runs: inline.runs.iter().filter(|r| within(r)).map(shift).collect(),
+            source: Some(*source_start..source_end),
+            code_spans: inline.code_spans.iter().filter(|r| within(r)).map(shift).collect(),
+            links: inline
+                .links
+                .iter()
+                .filter(|l| range.start <= l.text.start && l.text.end <= range.end)
+                .map(|l| Permalink { text: l.text.start - range.start..l.text.end - range.start, ..l.clone() })
+                .collect(),
+            footnotes: if i == 0 { inline.footnotes.clone() } else { Vec::new() },
+            breaks: Vec::new(),
+        });
+    }
+    lines
 }
 
 /// The byte ranges of an inline container's text made of `runs` (in order) that follow

@@ -23,7 +23,7 @@ mod statuses;
 pub use captions::{caption_path, default_source, info_path, reads_as_caption_after, reads_as_caption_before};
 pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
 pub use learned::{declared_kinds, heading_id, pattern_kind, run_in};
-pub use statuses::{is_placeholder, stated, status_keys, Reading, Stated, StatusKey, StatusWords};
+pub use statuses::{dimension_clauses, is_placeholder, stated, status_keys, Reading, Stated, StatusKey, StatusWords};
 
 /// The longest ID, in bytes: IDs name folders and URL segments, which file systems cap
 /// at 255 bytes.
@@ -412,6 +412,16 @@ const SENTENCE_STARTS: [&str; 22] = [
     "A", "An", "And", "But", "For", "Here", "In", "It", "Its", "No", "On", "So", "That", "The", "There", "These",
     "They", "This", "Those", "Thus", "We", "When",
 ];
+
+/// True when a line of Markdown opens with a key, bold or not (`**Status:** wired`,
+/// `**Status**: wired`, `Component: COMP-LPE`): a line of fields.
+pub fn starts_with_key(line: &str) -> bool {
+    static KEY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*(?:\*\*|__|\*|_)?\p{Lu}[^:*_\n]{0,40}(?::(?:\*\*|__|\*|_)|(?:\*\*|__|\*|_)?:)[ \t]+\S")
+            .unwrap()
+    });
+    KEY.is_match(line)
+}
 
 /// Reads `Key: value` (a key of one to four words starting with a capital letter, not a
 /// sentence opener). Returns the key and the byte offset where the value starts.

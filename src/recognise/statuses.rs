@@ -10,6 +10,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 use super::is_boundary_before;
 
@@ -455,7 +458,11 @@ const DETERMINERS: [&str; 7] = ["the", "this", "its", "their", "our", "his", "he
 
 /// Every status key that starts a sentence of `text`, in order.
 pub fn status_keys(text: &str) -> Vec<StatusKey> {
-    if !text.contains(':') {
+    // `Status — overall: wired; …`: a status noun alone, then a dash, leads the text.
+    static DASHED: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\s*(?i:status|finding|conclusion|result|verdict|outcome)\s+[—–-]\s+").unwrap());
+    let dashed = DASHED.find(text);
+    if !text.contains(':') && dashed.is_none() {
         return Vec::new();
     }
     // Most text holds none of the nouns: tell without lower-casing it.
@@ -468,6 +475,13 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
     let lower = text.to_ascii_lowercase();
     let mut out = Vec::new();
     let mut searched = 0;
+    if let Some(lead) = dashed {
+        let start = text.len() - text.trim_start().len();
+        let value_start = lead.end();
+        let value_end = value_start + first_sentence_end(&text[value_start..]);
+        out.push(StatusKey { start, value_start, value_end, names: None, of: false });
+        searched = value_end;
+    }
     while let Some(found) = text[searched..].find(':') {
         let colon = searched + found;
         searched = colon + 1;
@@ -487,6 +501,90 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
         let value_end = value_start + first_sentence_end(&text[value_start..]);
         out.push(StatusKey { start, value_start, value_end, names, of });
         searched = value_end.max(searched);
+    }
+    out
+}
+
+/// A clause of a plain status key's value that states its own dimension's status:
+/// `overall: wired`, `dimension "naming": wired`, `Submodule restriction: wired (…)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DimensionClause {
+    /// The dimension's words in the value, empty for none (`overall`, or a first clause
+    /// that is a bare status).
+    pub dimension: Range<usize>,
+    /// Where the clause's status starts, and where the clause ends.
+    pub value: Range<usize>,
+}
+
+/// Words that name the whole subject, not a dimension of it: `overall: wired`.
+const WHOLE_SUBJECT: [&str; 4] = ["overall", "general", "in general", "overall status"];
+
+/// The clauses of a plain status key's value (`Status: overall: wired; at build: absent
+/// (…)`, `Status: on import: wired. Submodules: wired.`) when it states a status per
+/// dimension: clauses are separated by `;` or a sentence's end outside parentheses, each
+/// `dimension: status…` (the dimension may be quoted, or led by the word `dimension`),
+/// the first possibly a bare status. Empty unless some clause names a dimension; the
+/// clauses end at the first one that is neither.
+pub fn dimension_clauses(words: &StatusWords, value: &str) -> Vec<DimensionClause> {
+    static NAMED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"^(?i:dimension\s+)?(?:"(?P<q>[^"]{1,80})"|“(?P<c>[^”]{1,80})”|(?P<w>[^:"“;]{1,80}?)):\s+"#)
+            .unwrap()
+    });
+    if !value.contains(':') {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut named_any = false;
+    for (i, range) in key_value_clauses(value).into_iter().enumerate() {
+        let clause = &value[range.clone()];
+        let lead = clause.len() - clause.trim_start().len();
+        let at = range.start + lead;
+        let clause = clause.trim();
+        let named = NAMED.captures(clause).and_then(|c| {
+            let name = c.name("q").or(c.name("c")).or(c.name("w")).unwrap();
+            let rest = c.get(0).unwrap().end();
+            words.at_start(&clause[rest..]).map(|_| (at + name.start()..at + name.end(), at + rest))
+        });
+        match named {
+            Some((name, status_at)) => {
+                named_any = true;
+                let whole = WHOLE_SUBJECT.iter().any(|w| value[name.clone()].trim().eq_ignore_ascii_case(w));
+                let dimension = if whole { name.start..name.start } else { name };
+                out.push(DimensionClause { dimension, value: status_at..range.end });
+            }
+            None if i == 0 && words.at_start(clause).is_some() => {
+                out.push(DimensionClause { dimension: at..at, value: at..range.end })
+            }
+            None => break,
+        }
+    }
+    if !named_any {
+        return Vec::new();
+    }
+    out
+}
+
+/// A value cut at `;` and at sentence ends, outside parentheses and quotes.
+fn key_value_clauses(value: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let (mut depth, mut quoted, mut start) = (0i32, false, 0);
+    for (i, c) in value.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            '"' => quoted = !quoted,
+            ';' | '.' if depth <= 0 && !quoted => {
+                let after = i + 1;
+                if c == ';' || after == value.len() || is_boundary_before(value, after, value.len()) {
+                    out.push(start..i);
+                    start = after;
+                }
+            }
+            _ => {}
+        }
+    }
+    if !value[start..].trim().is_empty() {
+        out.push(start..value.len());
     }
     out
 }
@@ -583,6 +681,38 @@ mod tests {
             names.iter().map(|n| n.to_string()),
             &BTreeMap::from([("not inspected".into(), "uninspected".into())]),
         )
+    }
+
+    #[test]
+    fn a_plain_status_key_may_state_a_status_per_dimension() {
+        let read = |value: &str| -> Vec<(String, String)> {
+            dimension_clauses(&words(), value)
+                .into_iter()
+                .map(|c| (value[c.dimension].to_string(), value[c.value].trim().to_string()))
+                .collect()
+        };
+        let pair = |d: &str, v: &str| (d.to_string(), v.to_string());
+        assert_eq!(
+            read("overall: wired; structural validation at build: absent (disabled by `x=False`)."),
+            [pair("", "wired"), pair("structural validation at build", "absent (disabled by `x=False`)")]
+        );
+        assert_eq!(read("overall: wired."), [pair("", "wired")], "the whole subject's status, said so");
+        assert_eq!(
+            read("wired; dimension \"prefix handling\": absent (first key wins)"),
+            [pair("", "wired"), pair("prefix handling", "absent (first key wins)")]
+        );
+        assert_eq!(
+            read("on import: wired. Submodule restriction: wired. Wildcard *: claimed (to the operator)."),
+            [
+                pair("on import", "wired"),
+                pair("Submodule restriction", "wired"),
+                pair("Wildcard *", "claimed (to the operator)")
+            ]
+        );
+        assert_eq!(read("wired (only when asked)."), [], "a bare status names no dimension");
+        assert_eq!(read("wired. The note: it holds."), [], "prose after the status");
+        let keys = status_keys("Status — overall: wired; at build: absent.");
+        assert_eq!((keys.len(), keys[0].value_start), (1, "Status — ".len()));
     }
 
     fn read(value: &str, reading: Reading) -> Vec<(String, Option<String>, Option<String>)> {

@@ -205,6 +205,12 @@ impl<'l, 'm> Rewrite<'l, 'm> {
                 self.out.push(event.clone());
                 self.out.extend(self.block_anchor(range.start));
             }
+            // A line of a paragraph that states a finding of its own (`**Status:** wired`
+            // under `**Component:** X`) has the anchor `parse` gave it.
+            Event::SoftBreak => {
+                self.out.push(event.clone());
+                self.out.extend(self.block_anchor(range.end));
+            }
             Event::Start(Tag::Heading { .. }) => self.heading(event.clone()),
             Event::Start(Tag::CodeBlock(_)) => return self.code_block(events, i),
             Event::Text(_) => return self.text_run(events, i),
@@ -312,10 +318,18 @@ impl<'l, 'm> Rewrite<'l, 'm> {
     /// reads them (a citation may wrap onto the next line). Returns the index after them.
     fn text_run(&mut self, events: &Events<'m>, mut i: usize) -> usize {
         let mut text = String::new();
+        let mut line_anchor = None;
         loop {
             match events.get(i) {
                 Some((Event::Text(t), _)) => text.push_str(t),
-                Some((Event::SoftBreak, _)) => text.push(' '),
+                Some((Event::SoftBreak, range)) => {
+                    text.push(' ');
+                    line_anchor = self.block_anchor(range.end);
+                    if line_anchor.is_some() {
+                        i += 1;
+                        break;
+                    }
+                }
                 _ => break,
             }
             i += 1;
@@ -326,6 +340,7 @@ impl<'l, 'm> Rewrite<'l, 'm> {
         } else {
             self.out.push(Event::Text(text.into()));
         }
+        self.out.extend(line_anchor);
         i
     }
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use super::{Cell, Inline, Scanner};
 use crate::model::{Code, Diagnostic, Finding, FindingForm, Owner, RecordId, Subject, Text};
-use crate::recognise::{self, is_placeholder, stated, status_keys, Reading, Stated, StatusKey};
+use crate::recognise::{self, dimension_clauses, is_placeholder, stated, status_keys, Reading, Stated, StatusKey};
 
 /// A row's context for its findings.
 pub(super) struct Row {
@@ -300,9 +300,12 @@ impl<'a> Scanner<'a> {
             found.waiting.push((column, findings, Text::of(md, statement)));
             return;
         }
-        for key in status_keys(&cell.inline.text) {
+        let keys = status_keys(&cell.inline.text);
+        for (i, key) in keys.iter().enumerate() {
             let (subject, label) = (row.subject.clone(), row.label_dimension.clone());
-            found.findings.extend(self.key_findings(&cell.inline, &key, &subject, label.as_deref(), row, statement));
+            let until = keys.get(i + 1).map_or(cell.inline.text.len(), |next| next.start);
+            let found_here = self.key_findings(&cell.inline, key, until, &subject, label.as_deref(), row, statement);
+            found.findings.extend(found_here);
         }
     }
 
@@ -473,52 +476,68 @@ impl<'a> Scanner<'a> {
 
     /// The findings of one status key (`Status: …`) of a cell or paragraph, about
     /// `subject`; `label_dimension` (a row's label in a record's table) comes first in
-    /// the dimension.
+    /// the dimension. A plain key's value may state a status per dimension up to `until`
+    /// (`Status: overall: wired; at build: absent`).
+    #[allow(clippy::too_many_arguments, reason = "the parts of one key, each named in the doc")]
     fn key_findings(
         &mut self,
         inline: &Inline,
         key: &StatusKey,
+        until: usize,
         subject: &Subject,
         label_dimension: Option<&str>,
         row: &Row,
         statement: &str,
     ) -> Vec<Finding> {
-        let value = &inline.text[key.value_start..key.value_end];
-        let stated_here = stated(self.words, value, Reading::Explicit);
-        if stated_here.is_empty() {
-            let record = match subject {
-                Subject::Record(id) => Some(id.clone()),
-                Subject::Named(_) => None,
-            };
-            self.unread_status(inline, key.value_start, value.trim(), record.as_ref(), false);
-            return Vec::new();
-        }
         // A key's own words name the dimension of a record, or, outside records, the
         // subject (then `subject` already says so).
         let names = match subject {
-            Subject::Record(_) => key.names.as_deref(),
+            Subject::Record(_) => key.names.clone(),
             Subject::Named(_) => None,
         };
-        let dimension = match (label_dimension, names) {
-            (Some(label), Some(names)) => format!("{label} · {names}"),
-            (Some(label), None) => label.to_string(),
-            (None, names) => names.unwrap_or("").to_string(),
+        let clauses = match key.names {
+            None => dimension_clauses(self.words, &inline.text[key.value_start..until.max(key.value_start)]),
+            Some(_) => Vec::new(),
+        };
+        let values: Vec<(Option<String>, Range<usize>)> = if clauses.is_empty() {
+            vec![(names, key.value_start..key.value_end)]
+        } else {
+            let at = key.value_start;
+            let words = |r: &Range<usize>| (!r.is_empty()).then(|| inline.text[at + r.start..at + r.end].to_string());
+            clauses.iter().map(|c| (words(&c.dimension), at + c.value.start..at + c.value.end)).collect()
         };
         let mut out = Vec::new();
-        for s in &stated_here {
-            let offset = key.value_start + s.range.start;
-            let source = self.source_offset(inline, offset..key.value_start + s.range.end).unwrap_or(0);
-            out.push(self.make_finding(FindingParts {
-                subject: subject.clone(),
-                dimension: dimension.clone(),
-                stated: s,
-                part: row.part.as_deref(),
-                statement: Text::of(self.md, statement),
-                form: FindingForm::StatusKey,
-                source,
-                owner: row.owner,
-                evidence: row.evidence.clone(),
-            }));
+        for (names, value_range) in values {
+            let value = &inline.text[value_range.clone()];
+            let stated_here = stated(self.words, value, Reading::Explicit);
+            if stated_here.is_empty() {
+                let record = match subject {
+                    Subject::Record(id) => Some(id.clone()),
+                    Subject::Named(_) => None,
+                };
+                self.unread_status(inline, value_range.start, value.trim(), record.as_ref(), false);
+                continue;
+            }
+            let dimension = match (label_dimension, names) {
+                (Some(label), Some(names)) => format!("{label} · {names}"),
+                (Some(label), None) => label.to_string(),
+                (None, names) => names.unwrap_or_default(),
+            };
+            for s in &stated_here {
+                let offset = value_range.start + s.range.start;
+                let source = self.source_offset(inline, offset..value_range.start + s.range.end).unwrap_or(0);
+                out.push(self.make_finding(FindingParts {
+                    subject: subject.clone(),
+                    dimension: dimension.clone(),
+                    stated: s,
+                    part: row.part.as_deref(),
+                    statement: Text::of(self.md, statement),
+                    form: FindingForm::StatusKey,
+                    source,
+                    owner: row.owner,
+                    evidence: row.evidence.clone(),
+                }));
+            }
         }
         out
     }
@@ -548,14 +567,15 @@ impl<'a> Scanner<'a> {
             table: 0,
             body_row: 0,
         };
-        for key in &keys {
+        for (i, key) in keys.iter().enumerate() {
             let subject = match (&record, key.names.as_deref()) {
                 (Some(id), _) => Subject::Record(id.clone()),
                 (None, Some(names)) => Subject::Named(collapse(names)),
                 (None, None) => Subject::Named(self.section_name()),
             };
+            let until = keys.get(i + 1).map_or(inline.text.len(), |next| next.start);
             let statement = self.statement_source(inline, key.start..key.value_end);
-            found.extend(self.key_findings(inline, key, &subject, None, &row, statement));
+            found.extend(self.key_findings(inline, key, until, &subject, None, &row, statement));
         }
         if let (true, Some(field)) = (keys.is_empty(), field) {
             found = self.key_value_findings(inline, field, record.as_ref(), owner, evidence);
@@ -897,6 +917,32 @@ mod tests {
         assert_eq!(&*report.findings[1].anchor, "compression");
         assert_eq!(&*report.findings[4].anchor, "promotion-path");
         assert_eq!(report.block_anchors.len(), 3, "each paragraph or item with findings has one anchor");
+    }
+
+    #[test]
+    fn a_plain_status_key_states_a_status_per_dimension_on_its_own_line() {
+        let md = "### OBJ-02: Import allowlist\n\n**Affected component:** COMP-LPE\n\
+                  **Status:** on import: **wired**. Submodule restriction: **wired**. Wildcard `*`: **afforded** (to the operator).\n\n\
+                  ### OBJ-03: Graph\n\n*Status* — overall: **wired**; validation at build: **absent** (disabled).\n";
+        let (report, diagnostics) = parse(md);
+        let key = FindingForm::StatusKey;
+        let q = |subject: &str, dimension: &str, status: &str, qualifier: &str| {
+            (subject.to_string(), dimension.to_string(), status.to_string(), Some(qualifier.to_string()), key)
+        };
+        assert_eq!(
+            findings(&report),
+            [
+                f("record OBJ-02", "on import", "wired", key),
+                f("record OBJ-02", "Submodule restriction", "wired", key),
+                q("record OBJ-02", "Wildcard *", "afforded", "to the operator"),
+                f("record OBJ-03", "", "wired", key),
+                q("record OBJ-03", "validation at build", "absent", "disabled"),
+            ]
+        );
+        assert!(notes(&diagnostics).is_empty(), "{diagnostics:?}");
+        let fields: Vec<_> = report.declarations[0].fields.iter().map(|f| f.name.to_string()).collect();
+        assert_eq!(fields, ["Affected component"], "the line above is a field of its own");
+        assert_eq!(report.block_anchors.len(), 2, "each line stating findings has its anchor");
     }
 
     #[test]
