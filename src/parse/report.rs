@@ -127,6 +127,9 @@ struct Inline {
     /// Its soft line breaks: where each is in `text`, and where the next line starts in
     /// the Markdown source.
     breaks: Vec<(usize, usize)>,
+    /// For a definition read as `Term: definition`, the length of the term: the key,
+    /// whatever its words.
+    term_len: Option<usize>,
 }
 
 /// A link to a forge's page of a file, in an [`Inline`].
@@ -717,6 +720,7 @@ impl<'a> Scanner<'a> {
             inline.footnotes.extend(term.footnotes.iter().cloned());
             self.term_used = true;
         }
+        inline.term_len = Some(inline.text.len());
         inline.text.push_str(": ");
         let offset = inline.text.len();
         let shift = |run: &TextRun| TextRun {
@@ -941,7 +945,11 @@ impl<'a> Scanner<'a> {
         }
         let conventions = self.conventions;
         let text = inline.text.trim();
-        let field = conventions.field(text).or_else(|| in_list.then(|| conventions.item_key(text)).flatten());
+        let lead = inline.text.len() - inline.text.trim_start().len();
+        // A definition's term is its key, whatever its words (`` `...` elision ``).
+        let term = inline.term_len.filter(|len| *len > lead).and_then(|len| conventions.key_of(text, len - lead));
+        let field =
+            term.or_else(|| conventions.field(text)).or_else(|| in_list.then(|| conventions.item_key(text)).flatten());
         let states_findings = self.block_findings(&inline, owner, evidence, field);
         if let (Some((Owner::Declaration(i), _)), Some(source), false) = (self.owner, inline.source.clone(), in_list) {
             let text = inline.text.trim();
@@ -1217,6 +1225,7 @@ fn field_lines(inline: Inline) -> Vec<Inline> {
                 .collect(),
             footnotes: if i == 0 { inline.footnotes.clone() } else { Vec::new() },
             breaks: Vec::new(),
+            term_len: None,
         });
     }
     lines
@@ -1431,11 +1440,21 @@ mod tests {
 
     #[test]
     fn a_definition_list_states_findings_as_term_and_value() {
-        let md = "### OBJ-01 Logs\n\nWritten by\n: wired (after each response)\n\nRead back\n: absent\n";
+        let md = "### OBJ-01 Logs\n\nWritten by\n: wired (after each response)\n\nRead back\n: absent\n\n\
+                  `...` elision\n: **wired**\n\nUndo of commits that add new files\n: absent\n";
         let (report, _) = parse(md);
         let findings: Vec<_> =
             report.findings.iter().map(|f| (&*f.dimension, &*f.status, f.qualifier.as_deref())).collect();
-        assert_eq!(findings, [("Written by", "wired", Some("after each response")), ("Read back", "absent", None)]);
+        assert_eq!(
+            findings,
+            [
+                ("Written by", "wired", Some("after each response")),
+                ("Read back", "absent", None),
+                ("... elision", "wired", None),
+                ("Undo of commits that add new files", "absent", None),
+            ],
+            "a term is the key, whatever its words"
+        );
         assert!(report.findings.iter().all(|f| f.owner == Some(Owner::Declaration(0))));
     }
 

@@ -149,6 +149,16 @@ impl Conventions {
         self.unless_it_names_something((key, value_at))
     }
 
+    /// The key of `text` that is its first `key_len` bytes (a definition's term), and
+    /// where its value starts, unless it names a record or source.
+    pub fn key_of<'t>(&self, text: &'t str, key_len: usize) -> Option<(&'t str, usize)> {
+        let key = text.get(..key_len)?.trim();
+        let value = text.get(key_len..)?.strip_prefix(':')?;
+        let value_at = text.len() - value.trim_start().len();
+        (!key.is_empty() && value_at < text.len()).then_some(())?;
+        self.unless_it_names_something((key, value_at))
+    }
+
     fn unless_it_names_something<'t>(&self, (key, value_at): (&'t str, usize)) -> Option<(&'t str, usize)> {
         // Also an ID of a kind this site does not declare (`XY-ABC-foo`, `CONF-6`).
         static ID_SHAPED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[A-Z][A-Z0-9]+-[A-Za-z0-9]").unwrap());
