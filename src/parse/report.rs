@@ -1460,10 +1460,15 @@ mod tests {
 
     #[test]
     fn a_list_item_s_key_in_lower_case_names_the_dimension_of_its_status() {
-        let md = "### OBJ-01 Agent\n\n- *carries active agent across user turns*: **wired**\n- note: see OBJ-02\n\nnote: wired\n";
+        let md = "### OBJ-01 Agent\n\n- *carries active agent across user turns*: **wired**\n- note: see OBJ-02\n\
+                  - *max_turns counts messages*: **observed** (P7)\n\nnote: wired\n";
         let (report, _) = parse(md);
         let findings: Vec<_> = report.findings.iter().map(|f| (&*f.dimension, &*f.status)).collect();
-        assert_eq!(findings, [("carries active agent across user turns", "wired")], "a paragraph keeps its capital");
+        assert_eq!(
+            findings,
+            [("carries active agent across user turns", "wired"), ("max_turns counts messages", "observed")],
+            "a paragraph keeps its capital"
+        );
         assert!(report.declarations[0].fields.is_empty(), "an item's key is no field");
     }
 

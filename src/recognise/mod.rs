@@ -141,7 +141,7 @@ impl Conventions {
     /// it states, never as a record's field.
     pub fn item_key<'t>(&self, text: &'t str) -> Option<(&'t str, usize)> {
         static ITEM_KEY: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"^[\p{L}\p{N}][\p{L}\p{N}()/'’,-]*(?: [\p{L}\p{N}()/'’,-]+){0,7}:[ \t]+\S").unwrap()
+            Regex::new(r"^[\p{L}\p{N}][\p{L}\p{N}()/'’,._-]*(?: [\p{L}\p{N}()/'’,._-]+){0,7}:[ \t]+\S").unwrap()
         });
         let found = ITEM_KEY.find(text)?;
         let key = &text[..text.find(':')?];
