@@ -451,7 +451,8 @@ impl<'a> Scanner<'a> {
                 self.footnote_owner = Some(self.footnote_refs.get(label.as_ref()).copied().flatten());
             }
             Tag::Image { .. } => self.image_depth += 1,
-            Tag::Emphasis | Tag::Strong | Tag::Strikethrough | Tag::Superscript | Tag::Subscript => {}
+            Tag::Emphasis | Tag::Strong => self.path_underscores(range.clone(), true),
+            Tag::Strikethrough | Tag::Superscript | Tag::Subscript => {}
             Tag::CodeBlock(kind) => {
                 self.flush_inline();
                 let (language, from_info) = match &kind {
@@ -515,7 +516,8 @@ impl<'a> Scanner<'a> {
                 self.footnote_owner = None;
             }
             TagEnd::Image => self.image_depth -= 1,
-            TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Superscript | TagEnd::Subscript => {}
+            TagEnd::Emphasis | TagEnd::Strong => self.path_underscores(range, false),
+            TagEnd::Strikethrough | TagEnd::Superscript | TagEnd::Subscript => {}
             TagEnd::Heading(level) => {
                 let inline = std::mem::take(&mut self.inline);
                 self.heading(level as u8, inline, range);
@@ -586,6 +588,18 @@ impl<'a> Scanner<'a> {
 
     /// Text outside a paragraph, heading, cell or item (rare: text directly in a block
     /// quote after a nested block) still has its references recognised.
+    /// The opening (or closing) underscores of an emphasis that are part of a path
+    /// (`swarm/__init__.py`) are text.
+    fn path_underscores(&mut self, range: Range<usize>, opening: bool) {
+        if self.code.is_some() {
+            return;
+        }
+        if let Some(n) = recognise::path_underscores(self.md, range.clone()) {
+            let at = if opening { range.start..range.start + n } else { range.end - n..range.end };
+            self.event(Event::Text(pulldown_cmark::CowStr::Borrowed(&"__"[..n])), at);
+        }
+    }
+
     fn flush_inline(&mut self) {
         if !self.inline.text.is_empty() {
             let inline = std::mem::take(&mut self.inline);
@@ -1420,11 +1434,21 @@ mod tests {
 
     #[test]
     fn escaped_and_wrapped_paths_are_one_citation_of_their_record() {
-        let md = "### OBJ-01 X\n\nRead SRC-1 plugin/exia_seed/\\_\\_init\\_\\_.py and SRC-1\nsrc/jobs.rs:3-4.\n";
+        let md = "### OBJ-01 X\n\nRead SRC-1 plugin/exia_seed/\\_\\_init\\_\\_.py and SRC-1\nsrc/jobs.rs:3-4.\n\n\
+                  Unescaped: [SRC-2, swarm/__init__.py, ll. 1–4] and (__main__.py:7), not __stressed__.\n";
         let (report, _) = parse(md);
         let paths: Vec<_> =
             report.citations.iter().map(|c| (c.path.as_deref().unwrap(), c.location.line, c.location.col)).collect();
-        assert_eq!(paths, [("plugin/exia_seed/__init__.py", 3, 6), ("src/jobs.rs", 3, 49)]);
+        assert_eq!(
+            paths,
+            [
+                ("plugin/exia_seed/__init__.py", 3, 6),
+                ("src/jobs.rs", 3, 49),
+                ("swarm/__init__.py", 6, 13),
+                ("__main__.py", 6, 53)
+            ],
+            "underscores glued into a path are no emphasis"
+        );
         assert!(report.citations.iter().all(|c| c.owner == Some(Owner::Declaration(0))));
     }
 

@@ -423,6 +423,24 @@ const SENTENCE_STARTS: [&str; 22] = [
     "They", "This", "Those", "Thus", "We", "When",
 ];
 
+/// The length of the underscores of the emphasis at `range` of `md` when they are part
+/// of a path, not emphasis: `swarm/__init__.py` is Markdown for `swarm/**init**.py`, never
+/// what its author meant. Its delimiters are then read, and shown, as written.
+pub fn path_underscores(md: &str, range: std::ops::Range<usize>) -> Option<usize> {
+    let inner = md.get(range.clone())?;
+    let n = inner.len() - inner.trim_start_matches('_').len();
+    if !(1..=2).contains(&n) || inner.len() <= 2 * n || !inner.ends_with(&"__"[..n]) {
+        return None;
+    }
+    let before = md[..range.start].chars().next_back();
+    let mut after = md[range.end..].chars();
+    let (next, then) = (after.next(), after.next());
+    let glued_before = before.is_some_and(|c| c == '/' || c == '.' || c.is_alphanumeric());
+    let glued_after = next.is_some_and(|c| c == '/' || c == '.' || c.is_alphanumeric());
+    let extension = next == Some('.') && then.is_some_and(|c| c.is_ascii_alphabetic());
+    ((glued_before && glued_after) || extension).then_some(n)
+}
+
 /// True when a line of Markdown opens with a key, bold or not (`**Status:** wired`,
 /// `**Status**: wired`, `Component: COMP-LPE`): a line of fields.
 pub fn starts_with_key(line: &str) -> bool {
@@ -634,6 +652,20 @@ pub fn slugify(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn underscores_inside_a_path_are_no_emphasis() {
+        let at = |md: &str, inner: &str| {
+            let start = md.find(inner).unwrap();
+            path_underscores(md, start..start + inner.len())
+        };
+        assert_eq!(at("swarm/__init__.py", "__init__"), Some(2));
+        assert_eq!(at("see (__main__.py)", "__main__"), Some(2), "a file name's extension follows");
+        assert_eq!(at("a/_b_/c", "_b_"), Some(1));
+        assert_eq!(at("this is __stressed__.", "__stressed__"), None);
+        assert_eq!(at("__stressed__ words", "__stressed__"), None);
+        assert_eq!(at("**bold**.py", "**bold**"), None, "asterisks are emphasis, always");
+    }
     use crate::config::IdConfig;
 
     fn scheme() -> IdScheme {

@@ -118,6 +118,14 @@ pub fn render_inline(markdown: &str, linker: &Linker<'_>) -> String {
 fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
     let mut events: Vec<(Event<'_>, Range<usize>)> =
         pulldown_cmark::Parser::new_ext(markdown, markdown_options()).into_offset_iter().collect();
+    // `swarm/__init__.py` is shown as written, and linked, as `parse` reads it.
+    for (event, range) in &mut events {
+        if matches!(event, Event::Start(Tag::Emphasis | Tag::Strong) | Event::End(TagEnd::Emphasis | TagEnd::Strong)) {
+            if let Some(n) = crate::recognise::path_underscores(markdown, range.clone()) {
+                *event = Event::Text(CowStr::Borrowed(&"__"[..n]));
+            }
+        }
+    }
     let mut pass = Rewrite::new(linker, scope, events.len());
     let mut i = 0;
     while i < events.len() {

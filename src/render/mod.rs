@@ -1736,6 +1736,24 @@ turns = turns[-20:]
     }
 
     #[test]
+    fn a_path_s_underscores_are_shown_as_written_and_linked() {
+        let (run, _) = run_of(RUN, &[("memory", REPORT)]);
+        let (conventions, system) = (conventions(), Slug::parse("lab").unwrap());
+        let linker = Linker {
+            system: &system,
+            run: &run,
+            conventions: &conventions,
+            record_pages: Default::default(),
+            highlights: None,
+            verdicts: None,
+        };
+        let html = markdown::render_fragment("See SRC-1 src/__init__.py:3 and __stressed__ words.", &linker);
+        assert!(html.contains("src/__init__.py:3</a>"), "{html}");
+        assert!(html.contains("/src/__init__.py#L3"), "{html}");
+        assert!(html.contains("<strong>stressed</strong>"), "{html}");
+    }
+
+    #[test]
     fn the_run_page_lists_its_sources_and_reports() {
         let (run, _) = run_of(
             RUN,
