@@ -190,6 +190,21 @@ pub fn repository_file(repository: &str, revision: &str, path: &str, lines: Opti
     Some(format!("{base}/{view}/{revision}/{path}{query}{fragment}"))
 }
 
+/// The anchor a forge gives a heading of a rendered document (GitHub's and GitLab's
+/// rule): lower case, punctuation dropped but for `-` and `_`, spaces to `-`.
+/// `Customizing handoffs via the `handoff()` function` → `customizing-handoffs-via-the-handoff-function`.
+pub fn heading_anchor(heading: &str) -> String {
+    heading
+        .chars()
+        .flat_map(char::to_lowercase)
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Files a forge shows rendered rather than as lines of text by default.
 fn is_rendered_by_forges(path: &str) -> bool {
     let extension = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
@@ -202,6 +217,17 @@ fn is_rendered_by_forges(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_heading_s_anchor_is_the_forge_s() {
+        assert_eq!(
+            heading_anchor("Customizing handoffs via the `handoff()` function"),
+            "customizing-handoffs-via-the-handoff-function"
+        );
+        assert_eq!(heading_anchor("6. Entity Matching Store Setup"), "6-entity-matching-store-setup");
+        assert_eq!(heading_anchor("Threat model & trust boundaries"), "threat-model--trust-boundaries");
+        assert_eq!(heading_anchor("Swarm (experimental, educational)"), "swarm-experimental-educational");
+    }
 
     #[test]
     fn a_record_keeps_its_address_in_either_layout() {

@@ -336,7 +336,10 @@ fn measure(case: &Path) -> Measures {
                 (citation.within.is_empty() || owner_id(report, c.owner) == citation.within)
                     && match (&citation.path, &citation.section) {
                         (Some(path), _) => {
-                            c.path.as_deref().is_some_and(|p| same_path(p, path))
+                            // `SRC-3, ll. 3–9` cites the source's own document.
+                            let source = c.source.as_deref().and_then(|s| run.source(s));
+                            let document = source.filter(|s| s.is_document()).and_then(|s| s.path.as_deref());
+                            c.path.as_deref().or(document).is_some_and(|p| same_path(p, path))
                                 && same_lines(&c.lines, &citation.lines)
                         }
                         (None, Some(section)) => c.section.as_deref().is_some_and(|s| plain(s) == plain(section)),

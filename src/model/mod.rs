@@ -286,9 +286,22 @@ impl Source {
     /// one.
     pub fn repository_path(&self, path: &str) -> String {
         match &self.path {
+            // `""`: the source's own path, a document (`README.md`) cited by its lines.
+            Some(prefix) if path.is_empty() => prefix.clone(),
             Some(prefix) => format!("{}/{}", prefix.trim_end_matches('/'), path.trim_start_matches('/')),
             None => path.to_string(),
         }
+    }
+}
+
+impl Source {
+    /// True when the source is one document of its repository (`path: README.md`): what
+    /// cites it by lines or section cites that file.
+    pub fn is_document(&self) -> bool {
+        self.path.as_deref().is_some_and(|p| {
+            let name = p.rsplit('/').next().unwrap_or(p);
+            !p.ends_with('/') && !p.contains('*') && name.rsplit_once('.').is_some_and(|(stem, _)| !stem.is_empty())
+        })
     }
 }
 

@@ -71,6 +71,9 @@ static BARE_CITATION: LazyLock<Regex> = LazyLock::new(|| {
 static AFTER_SOURCE_PATH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(r"^[:,]? +(?P<path>{SOURCED_PATH})(?:{TO_LINES}(?P<lines>{LINES}))?")).unwrap()
 });
+/// After `SRC-n`, lines of the source itself, in words: `, ll. 278–279`, `: lines 3-9`.
+static AFTER_SOURCE_LINES: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!(r"^[:,]? +(?:lines? |ll?\. ?)(?P<lines>{LINES})\b")).unwrap());
 /// A further path of a list after `SRC-n a.py`: `, b.py`, `; c.py:3-4`, `and d.py`,
 /// also after a parenthesis on the one before (`a.py (run_job), b.py`).
 static NEXT_LISTED_PATH: LazyLock<Regex> = LazyLock::new(|| {
@@ -284,6 +287,13 @@ fn after_source(text: &str, token: Range<usize>) -> (Vec<CitationMatch>, usize, 
         }
         return (found, end, false);
     }
+    // `SRC-3, ll. 278–279`: lines of a source that is one document.
+    if let Some(c) = AFTER_SOURCE_LINES.captures(rest) {
+        let lines = c.name("lines").unwrap();
+        let (lines, line_spans) = line_ranges_at(text, token.end + lines.start()..token.end + lines.end());
+        let end = token.end + c.get(0).unwrap().end();
+        return (vec![CitationMatch { lines, line_spans, ..cite(token.start..end, true) }], end, false);
+    }
     let Some(c) = AFTER_SOURCE_PATH.captures(rest).filter(|c| path_ends_at_boundary(rest, c.get(0).unwrap().end()))
     else {
         return (vec![cite(token.clone(), true)], token.end, false);
@@ -326,8 +336,8 @@ fn after_source(text: &str, token: Range<usize>) -> (Vec<CitationMatch>, usize, 
 
 /// The section cited at `at` of `text` (`§"Known Limits"`, `, § Permission Levels`), and
 /// where it ends. Unquoted words run to the bracket that closes the citation
-/// (`[SRC-6 § Permission Levels]`), or, with none, to the end of the text (a footnote's
-/// `SRC-3, § Usage.`); anything longer, or a sentence, is no heading.
+/// (`[SRC-6 § Permission Levels]`), or, with none, to the end of their clause (a
+/// footnote's `SRC-3, § Usage.`); anything longer is no heading.
 fn section_after(text: &str, at: usize, opened_by: Option<char>) -> Option<(String, usize)> {
     let c = AFTER_SOURCE_SECTION.captures(&text[at..])?;
     let whole = c.get(0).unwrap();
@@ -337,22 +347,16 @@ fn section_after(text: &str, at: usize, opened_by: Option<char>) -> Option<(Stri
     };
     let start = at + first.start();
     let rest = &text[start..];
-    let (words, end) = match opened_by.and_then(|open| [('[', ']'), ('(', ')')].into_iter().find(|p| p.0 == open)) {
-        Some((_, close)) => {
-            let stop = rest.find(close)?;
-            (&rest[..stop], start + stop)
-        }
-        None => {
-            let words = rest.trim_end().trim_end_matches('.');
-            (words, start + words.len())
-        }
+    let words = match opened_by.and_then(|open| [('[', ']'), ('(', ')')].into_iter().find(|p| p.0 == open)) {
+        Some((_, close)) => &rest[..rest.find(close)?],
+        // Unbracketed, a heading ends with its clause.
+        None => &rest[..rest.find([';', ',', '.', '!', '?', ')', ']']).unwrap_or(rest.len())],
     };
     let words = words.trim_end();
-    let sentence = words.contains(['.', ';', '!', '?', '\n', '§', '(', '[']) && opened_by.is_none();
-    if words.is_empty() || words.len() > MAX_UNQUOTED_SECTION || sentence || words.contains(['\n', '§']) {
+    if words.is_empty() || words.len() > MAX_UNQUOTED_SECTION || words.contains(['\n', '§']) {
         return None;
     }
-    Some((words.to_string(), start + words.len().min(end - start)))
+    Some((words.to_string(), start + words.len()))
 }
 
 fn path_starts_at_boundary(text: &str, start: usize) -> bool {
@@ -556,12 +560,21 @@ mod tests {
             one("SRC-3", None, "Threat model & trust boundaries")
         );
         assert_eq!(sections("SRC-3, § Usage."), one("SRC-3", None, "Usage"), "a footnote's whole text");
+        let lines: Vec<_> = Citations::default()
+            .find("SRC-3, ll. 278–279.")
+            .into_iter()
+            .map(|c| (c.source, c.path, c.lines.iter().map(|r| (r.start, r.end)).collect::<Vec<_>>()))
+            .collect();
+        assert_eq!(lines, [(Some("SRC-3".to_string()), None, vec![(278, 279)])], "lines of the source's own document");
         assert_eq!(
             sections("SRC-3, docs/agent.md, § \"Iterating Over an Agent's Graph\" — see"),
             one("SRC-3", Some("docs/agent.md"), "Iterating Over an Agent's Graph")
         );
-        let sentence = sections("SRC-3 § tells it. Then the loop runs");
-        assert_eq!(sentence, vec![(Some("SRC-3".to_string()), None, None)], "a sentence is no heading");
+        assert_eq!(
+            sections("SRC-2 § Notes; SRC-3.")[0],
+            one("SRC-2", None, "Notes")[0],
+            "a heading ends with its clause"
+        );
     }
 
     #[test]

@@ -66,6 +66,29 @@ impl Linker<'_> {
         urls::repository_file(repository.as_str(), revision.as_str(), &full, lines.first().map(|l| (l.start, l.end)))
     }
 
+    /// Where a citation leads: the file (or the source's own document, `SRC-3, ll. 3–9`)
+    /// at its lines, or at the heading of the section it names (`SRC-3 § Usage`); else
+    /// nowhere (the caller links the source).
+    pub fn cited_url(
+        &self,
+        source: Option<&str>,
+        path: Option<&str>,
+        section: Option<&str>,
+        lines: &[LineRange],
+    ) -> Option<String> {
+        let own_document = || {
+            // A source named alone leads to its entry in the register, which says what it is.
+            (section.is_some() || !lines.is_empty()).then_some(())?;
+            let source = self.run.source(source.or(self.run.default_source.as_deref())?)?;
+            source.is_document().then_some("")
+        };
+        let url = self.file_url(source, path.or_else(own_document)?, lines)?;
+        match section.filter(|_| lines.is_empty()) {
+            Some(section) => Some(format!("{url}#{}", urls::heading_anchor(section))),
+            None => Some(url),
+        }
+    }
+
     /// The anchor of a source on the run page.
     pub fn source_url(&self, source: &str) -> String {
         format!("{}#{}", urls::run(self.system, &self.run.slug), source_anchor(source))
@@ -509,10 +532,12 @@ fn citation_html(text: &str, c: &recognise::CitationMatch, linker: &Linker<'_>) 
         Some(url) => format!("{}{}</a>", link_open(&url, "cite", ""), escape(shown)),
         None => format!("<span class=\"cite\">{}</span>", escape(shown)),
     };
-    let Some(path) = &c.path else {
-        return link(c.source.as_deref().map(|s| linker.source_url(s)), &text[c.range.clone()]);
-    };
-    let url_of = |lines: &[LineRange]| linker.file_url(c.source.as_deref(), path, lines);
+    let url_of =
+        |lines: &[LineRange]| linker.cited_url(c.source.as_deref(), c.path.as_deref(), c.section.as_deref(), lines);
+    if c.path.is_none() {
+        let url = url_of(&c.lines).or_else(|| c.source.as_deref().map(|s| linker.source_url(s)));
+        return link(url, &text[c.range.clone()]);
+    }
     if c.line_spans.len() < 2 {
         return link(url_of(&c.lines), &text[c.range.clone()]);
     }

@@ -1575,13 +1575,13 @@ fn evidence_views(
             kind,
             source: source.map(|s| Link { name: s.to_string(), url: linker.source_url(s) }),
             path: path.map(str::to_string),
-            url: path.and_then(|p| linker.file_url(source, p, lines)),
+            url: linker.cited_url(source, path, section, lines),
             section: section.map(str::to_string),
             ranges: lines
                 .iter()
                 .map(|l| OptionalLink {
                     name: l.to_string(),
-                    url: path.and_then(|p| linker.file_url(source, p, std::slice::from_ref(l))),
+                    url: linker.cited_url(source, path, section, std::slice::from_ref(l)),
                 })
                 .collect(),
             at,
@@ -1751,6 +1751,32 @@ turns = turns[-20:]
         assert!(html.contains("src/__init__.py:3</a>"), "{html}");
         assert!(html.contains("/src/__init__.py#L3"), "{html}");
         assert!(html.contains("<strong>stressed</strong>"), "{html}");
+    }
+
+    #[test]
+    fn a_document_s_section_and_lines_link_into_it_at_the_revision() {
+        let run_yaml =
+            format!("{RUN}  - id: SRC-3\n    title: The README\n    repository: github.com/o/r\n    path: README.md\n");
+        let (run, _) = run_of(&run_yaml, &[("memory", REPORT)]);
+        let (conventions, system) = (conventions(), Slug::parse("lab").unwrap());
+        let linker = Linker {
+            system: &system,
+            run: &run,
+            conventions: &conventions,
+            record_pages: Default::default(),
+            highlights: None,
+            verdicts: None,
+        };
+        let blob = "https://github.com/o/r/blob/5954a07d464feeaf6c311a9fa5ca2e54200a6794";
+        let html = markdown::render_fragment(
+            "As [SRC-3 § Run (client) Arguments], SRC-3, ll. 278–279, and SRC-1 docs/agent.md, § \"How it ends\"; SRC-2 § Notes; SRC-3.",
+            &linker,
+        );
+        assert!(html.contains(&format!("\"{blob}/README.md#run-client-arguments\"")), "{html}");
+        assert!(html.contains(&format!("\"{blob}/README.md?plain=1#L278-L279\"")), "{html}");
+        assert!(html.contains(&format!("\"{blob}/docs/agent.md#how-it-ends\"")), "{html}");
+        assert!(html.contains("href=\"/lab/r1/#src-2\""), "a source of no repository's document: its entry; {html}");
+        assert!(html.contains("href=\"/lab/r1/#src-3\">SRC-3</a>."), "a source named alone: its entry; {html}");
     }
 
     #[test]
