@@ -1543,6 +1543,16 @@ mod tests {
     }
 
     #[test]
+    fn a_caption_ending_with_a_colon_introduces_the_next_block_not_the_one_above() {
+        let md = "### OBJ-01 X\n\nEvidence E2 — src/a.py, L3-4:\n```python\nx = 1\n```\n\n\
+                  Evidence E3 — src/b.py, L9-10:\n```python\ny = 2\n```\n";
+        let (report, diagnostics) = parse(md);
+        let quotes: Vec<_> = report.quotes.iter().map(|q| (q.path.as_str(), q.lines[0].start)).collect();
+        assert_eq!(quotes, [("src/a.py", 3), ("src/b.py", 9)]);
+        assert!(diagnostics.iter().all(|d| !d.is_not_understood()), "{diagnostics:?}");
+    }
+
+    #[test]
     fn an_id_after_numbering_declares_unless_a_row_above_declares_it() {
         let md = "| ID | What |\n|---|---|\n| OBJ-01 | cache |\n\n### 3.2 OBJ-01 and what it means\n\n### 4.1 OBJ-02: Store\n";
         let (report, _) = parse(md);

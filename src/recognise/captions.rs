@@ -73,9 +73,10 @@ pub fn reads_as_caption_before(markdown: &str, text: &str) -> bool {
     bare.ends_with(':') || set_apart(markdown, text)
 }
 
-/// True when a paragraph after a code block reads as its caption: set apart as one.
+/// True when a paragraph after a code block reads as its caption: set apart as one, and
+/// not ending with a colon (`Evidence E3 — a.py, L4-9:` introduces the next block).
 pub fn reads_as_caption_after(markdown: &str, text: &str) -> bool {
-    set_apart(markdown, text)
+    !text.trim().trim_end_matches(['*', '_', ' ']).ends_with(':') && set_apart(markdown, text)
 }
 
 fn set_apart(markdown: &str, text: &str) -> bool {
