@@ -13,7 +13,8 @@ pub(crate) fn conventions() -> Conventions {
 }
 
 /// The run `r1` of system `lab`, of `reports` (file stem, Markdown) with `run_yaml`,
-/// resolved under the default configuration; its diagnostics sorted as a build sorts them.
+/// resolved under the default configuration; the diagnostics of parsing and resolving it,
+/// sorted as a build sorts them.
 pub(crate) fn run_of(run_yaml: &str, reports: &[(&str, &str)]) -> (Run, Vec<Diagnostic>) {
     let config = SiteConfig::default();
     let conventions = conventions();
@@ -22,14 +23,21 @@ pub(crate) fn run_of(run_yaml: &str, reports: &[(&str, &str)]) -> (Run, Vec<Diag
     let texts: Vec<&str> = reports.iter().map(|(_, markdown)| *markdown).collect();
     let learned_kinds = crate::parse::learned_kinds(&texts, &meta, &conventions);
     let conventions = conventions.with_learned_kinds(&learned_kinds);
+    let mut parsed_diagnostics = Vec::new();
     let reports = reports
         .iter()
         .map(|(name, markdown)| {
             let source_path = format!("content/lab/r1/{name}.md");
             let slug = Slug::parse(name).unwrap();
-            crate::parse::parse_report(std::path::Path::new(&source_path), &source_path, &slug, markdown, &conventions)
-                .0
-                .unwrap()
+            let (report, diagnostics) = crate::parse::parse_report(
+                std::path::Path::new(&source_path),
+                &source_path,
+                &slug,
+                markdown,
+                &conventions,
+            );
+            parsed_diagnostics.extend(diagnostics);
+            report.unwrap()
         })
         .collect();
     let parsed = ParsedRun {
@@ -41,6 +49,7 @@ pub(crate) fn run_of(run_yaml: &str, reports: &[(&str, &str)]) -> (Run, Vec<Diag
         learned_kinds,
     };
     let (run, mut diagnostics) = crate::resolve::resolve_run(parsed, &conventions.ids, &config.statuses);
+    diagnostics.extend(parsed_diagnostics);
     crate::model::sort_diagnostics(&mut diagnostics);
     (run, diagnostics)
 }
