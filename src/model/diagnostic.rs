@@ -113,6 +113,8 @@ codes! {
     UnknownSource = "unknown-source",
     /// A citation without a source in a run without a source register.
     NoSourceRegister = "no-source-register",
+    /// A forge permalink pinned to a revision the run does not analyse.
+    PermalinkRevision = "permalink-revision",
     /// A record ID declared twice.
     DuplicateRecord = "duplicate-record",
     /// A reference to a record that is declared nowhere.

@@ -337,7 +337,9 @@ pub fn parse_run(
     // is parsed: a report may refer to a record another declares.
     let readable: Vec<&str> = texts.iter().filter_map(|(_, text)| text.as_deref().ok()).collect();
     let learned_kinds = learned_kinds(&readable, &meta, conventions);
-    let conventions = conventions.with_learned_kinds(&learned_kinds);
+    let revisions =
+        std::iter::once(meta.revision.clone()).chain(meta.sources.iter().filter_map(|s| s.revision.clone())).collect();
+    let conventions = conventions.with_learned_kinds(&learned_kinds).with_revisions(revisions);
     let results: Vec<(Option<Report>, Vec<Diagnostic>)> = texts
         .into_par_iter()
         .map(|(path, text)| {

@@ -871,7 +871,22 @@ impl<'a> Scanner<'a> {
     /// text names. A permalink that repeats a citation written beside it in the same text
     /// (`` SRC-2, `a.py` L3–L9 — <…/a.py#L3-L9> ``) is that citation.
     fn permalink_citation(&mut self, inline: &Inline, link: &Permalink, owner: Option<Owner>, cited_from: usize) {
-        let Some((path, lines, _revision)) = recognise::permalink(&link.url) else { return };
+        let Some((path, lines, revision)) = recognise::permalink(&link.url) else { return };
+        if !self.conventions.analyses_revision(&revision) {
+            let location = self.location(link.offset);
+            let line = self.line_text(link.offset).to_string();
+            let shown: String = revision.chars().take(12).collect();
+            let diagnostic = Diagnostic::warning(
+                Code::PermalinkRevision,
+                location,
+                format!("this link cites `{path}` at revision `{shown}`, which this run does not analyse"),
+            )
+            .with_help(
+                "link to the file at the run's revision, or register that revision as a source of its own in run.yaml",
+            )
+            .with_source(line, 1);
+            self.diagnostics.push(diagnostic);
+        }
         let repeated = self.parts.citations[cited_from..]
             .iter()
             .any(|c| c.path.as_deref() == Some(path.as_str()) && (lines.is_empty() || *c.lines == *lines));

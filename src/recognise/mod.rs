@@ -49,6 +49,9 @@ pub struct Conventions {
     pub not_finding_columns: std::collections::BTreeSet<String>,
     /// Where limits are written (`conventions.limits`), lower-case.
     pub limits: LimitWords,
+    /// The revisions a run analyses (its own and its sources'), when parsing one: a
+    /// permalink pinned to another is noted.
+    pub revisions: Vec<String>,
 }
 
 /// The words of `conventions.limits`, lower-case.
@@ -104,6 +107,7 @@ impl Conventions {
             finding_columns: lower(&conventions.finding_columns),
             not_finding_columns: lower(&conventions.not_finding_columns),
             limits: LimitWords::new(&conventions.limits),
+            revisions: Vec::new(),
         })
     }
 
@@ -123,6 +127,22 @@ impl Conventions {
             conventions.ids.kinds.insert(kind.clone(), kind.clone());
         }
         std::borrow::Cow::Owned(conventions)
+    }
+
+    /// These conventions for parsing a run that analyses `revisions`.
+    pub fn with_revisions(&self, revisions: Vec<String>) -> Conventions {
+        Conventions { revisions, ..self.clone() }
+    }
+
+    /// True when a permalink's `revision` (full or abbreviated) is one the run analyses,
+    /// or no run is known.
+    pub fn analyses_revision(&self, revision: &str) -> bool {
+        let revision = revision.to_ascii_lowercase();
+        self.revisions.is_empty()
+            || self.revisions.iter().any(|r| {
+                let r = r.to_ascii_lowercase();
+                revision.len() >= 7 && (r.starts_with(&revision) || revision.starts_with(&r))
+            })
     }
 
     /// True when `word` is a source of the register (`SRC-1`), not a record.
