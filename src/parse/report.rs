@@ -661,13 +661,22 @@ impl<'a> Scanner<'a> {
             u32::try_from(self.parts.sections.len()).expect("a report has fewer than 4 billion headings");
         let anchor;
         let conventions = self.conventions;
-        let declared = recognise::heading_id(self.scheme, false, &title, |w| conventions.is_source(w));
-        // A heading whose ID follows numbering or words (`3.2 RTE-19 and what …`), about
-        // a record a row above already declares, is a section about it, not its heading.
-        let declared = declared.filter(|(range, _)| {
+        let named = recognise::heading_id(self.scheme, false, &title, |w| conventions.is_source(w));
+        // A heading whose ID follows numbering or words (`3.2 RTE-19 and what …`, `Annex
+        // CTL-02 — …`), about a record a row above already declares, is a section about
+        // it, not its heading: its text is the record's, as an annotation's is.
+        let about_row = named.as_ref().filter(|(range, _)| {
             let strictly_leading = !title[..range.start].chars().any(char::is_alphanumeric);
-            strictly_leading || !self.row_declared.contains(&title[range.clone()])
+            !strictly_leading && self.row_declared.contains(&title[range.clone()])
         });
+        let declared = named.clone().filter(|_| about_row.is_none());
+        // `Annex CTL-02 — Its label` names the record as its subject; `3.2 RTE-19 and
+        // what it means` is a section that discusses it, whose text stays the report's.
+        let about_row = about_row.filter(|(range, _)| {
+            let after = title[range.end..].trim_start();
+            after.is_empty() || after.starts_with(['—', '–', '-', ':', '·', '|', '('])
+        });
+        let about_row = about_row.map(|(range, _)| title[range.clone()].to_string());
         if let Some((id_range, _)) = declared.filter(|_| recognise::annotation_target(self.scheme, &title).is_none()) {
             // A record heading nested in another record's body ends that body: bodies
             // never overlap.
@@ -689,7 +698,7 @@ impl<'a> Scanner<'a> {
             self.owner = Some((Owner::declaration(index), level));
             self.section = Some(section_index);
             self.scan(&inline, self.owner.map(|(o, _)| o), Some(id_range.start + lead..id_range.end + lead));
-        } else if let Some(target) = recognise::annotation_target(self.scheme, &title) {
+        } else if let Some(target) = recognise::annotation_target(self.scheme, &title).or(about_row.as_deref()) {
             self.close_owner(range.start);
             let target = self.record_id(target);
             anchor = self.unique_anchor(format!("on-{}", target.slug()));
@@ -1025,6 +1034,13 @@ impl<'a> Scanner<'a> {
         let id = self.record_id(&first.inline.text[m.range.clone()]);
         self.row_declared.insert(id.clone());
         let (label, part) = recognise::label_and_part(&first.inline.text[m.range.end..]);
+        // `| CTL-01 | Parser selection | … |` under `| ID | Control | … |`: a cell alone
+        // with the ID takes its label from the column that names what each row is.
+        let label = label.or_else(|| {
+            let column = (1..cells.len()).find(|&c| self.header.get(c).is_some_and(|h| recognise::names_rows(h)))?;
+            let text = cells[column].inline.text.trim();
+            (!text.is_empty()).then(|| text.to_string())
+        });
         let id_offset = self.source_offset(&first.inline, m.range.clone()).unwrap_or(first.source.start);
         let location = self.line_col(id_offset);
         let anchor = self.unique_anchor(id.slug());
@@ -1603,6 +1619,22 @@ mod tests {
             ],
             "the code span and its lines are one citation, the permalink repeating it none more"
         );
+    }
+
+    #[test]
+    fn a_matrix_row_declares_its_record_and_an_annex_heading_holds_its_evidence() {
+        let md = "| ID | Control | Status |\n|---|---|---|\n\
+                  | OBJ-01 | Parser selection | wired (by default); strict mode: absent (no caller) |\n\n\
+                  ### Annex OBJ-01 — Parser selection\n\nRead at src/a.py:3-4.\n\n\
+                  ### 3.2 OBJ-01 and what it means\n\nAnother src/b.py:5.\n";
+        let (report, _) = parse(md);
+        assert_eq!(report.declarations.len(), 1);
+        assert_eq!(report.declarations[0].label.as_deref(), Some("Parser selection"), "the Control column names it");
+        let findings: Vec<_> = report.findings.iter().map(|f| (&*f.dimension, &*f.status)).collect();
+        assert_eq!(findings, [("", "wired"), ("strict mode", "absent")]);
+        let owners: Vec<_> = report.citations.iter().map(|c| c.owner).collect();
+        assert_eq!(owners, [Some(Owner::Annotation(0)), None], "an annex is the record's; a discussion is not");
+        assert_eq!(report.annotations[0].target.as_str(), "OBJ-01");
     }
 
     #[test]

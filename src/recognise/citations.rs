@@ -67,9 +67,13 @@ static BARE_CITATION: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .unwrap()
 });
-/// After `SRC-n`, optionally a colon: a path (and lines).
+/// After `SRC-n`, optionally a colon: a path (and lines). A file without an extension
+/// (`tools/forfeit/bin/exit_forfeit:1-5`) is a path when a folder and lines say so.
 static AFTER_SOURCE_PATH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"^[:,]? +(?P<path>{SOURCED_PATH})(?:{TO_LINES}(?P<lines>{LINES}))?")).unwrap()
+    Regex::new(&format!(
+        r"^[:,]? +(?:(?P<script>(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_\-]+):(?P<script_lines>{LINES})|(?P<path>{SOURCED_PATH})(?:{TO_LINES}(?P<lines>{LINES}))?)"
+    ))
+    .unwrap()
 });
 /// After `SRC-n`, lines of the source itself, in words: `, ll. 278–279`, `: lines 3-9`.
 static AFTER_SOURCE_LINES: LazyLock<Regex> =
@@ -300,21 +304,19 @@ fn after_source(text: &str, token: Range<usize>) -> (Vec<CitationMatch>, usize, 
     };
     let mut end = token.end + c.get(0).unwrap().end();
     let lines_of = |c: &regex::Captures<'_>, offset: usize| {
-        c.name("lines").map(|l| line_ranges_at(text, offset + l.start()..offset + l.end())).unwrap_or_default()
+        c.name("lines")
+            .or(c.name("script_lines"))
+            .map(|l| line_ranges_at(text, offset + l.start()..offset + l.end()))
+            .unwrap_or_default()
     };
     let (lines, line_spans) = lines_of(&c, token.end);
+    let path = c.name("path").or(c.name("script")).expect("one alternative matched").as_str().to_string();
     // `SRC-3, docs/agent.md, § "Iterating"`: a section of the file cited.
     let section = section_after(text, end, opened_by).map(|(section, stop)| {
         end = stop;
         section
     });
-    found.push(CitationMatch {
-        path: Some(c["path"].to_string()),
-        section,
-        lines,
-        line_spans,
-        ..cite(token.start..end, true)
-    });
+    found.push(CitationMatch { path: Some(path), section, lines, line_spans, ..cite(token.start..end, true) });
     // `SRC-1 a.py, b.py:3-4; c.py` — the listed paths share the source.
     while let Some(c) =
         NEXT_LISTED_PATH.captures(&text[end..]).filter(|c| path_ends_at_boundary(&text[end..], c.get(0).unwrap().end()))
@@ -442,6 +444,12 @@ mod tests {
         assert_eq!(found("(SRC-1: llm/models.py, lines 300–340)"), one(Some("SRC-1"), "llm/models.py", 300, 340));
         assert_eq!(found("the floor [SRC-1, setup.cfg, l. 16];"), one(Some("SRC-1"), "setup.cfg", 16, 16));
         assert_eq!(found("see llm/cli.py line 7."), one(None, "llm/cli.py", 7, 7));
+        assert_eq!(
+            found("[SRC-1 tools/forfeit/bin/exit_forfeit:1-5]"),
+            one(Some("SRC-1"), "tools/forfeit/bin/exit_forfeit", 1, 5),
+            "a script without an extension, with its folder and lines"
+        );
+        assert_eq!(found("SRC-1 and/or"), vec![(Some("SRC-1".to_string()), None, vec![])]);
         assert_eq!(found("Node.js, Lambda"), vec![], "a capital L is no line");
     }
 

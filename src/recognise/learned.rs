@@ -87,6 +87,11 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
             continue;
         }
         let (text, must_lead) = if let Some(rest) = trimmed.strip_prefix('#') {
+            // A level-one heading is the report's title (`# SWE-agent — Tool-call
+            // handling`): it names the system, and teaches no kind of record.
+            if !rest.starts_with('#') {
+                continue;
+            }
             (rest.trim_start_matches('#'), false)
         } else if let Some(rest) = trimmed.strip_prefix('|') {
             (rest.split('|').next().unwrap_or(""), false)
@@ -156,7 +161,7 @@ mod tests {
 
     #[test]
     fn kinds_are_read_from_headings_and_first_cells_outside_code() {
-        let md = "# Review\n\n### ED-SEL — Selection\n\n```\n### FAKE-1 not a heading\n```\n\n| ID | What |\n|---|---|\n| GIT-AUTO | commits |\n| 3 | HO-2 in a later cell |\n\nText about TXT-1.\n";
+        let md = "# SWE-agent — Review\n\n### ED-SEL — Selection\n\n```\n### FAKE-1 not a heading\n```\n\n| ID | What |\n|---|---|\n| GIT-AUTO | commits |\n| 3 | HO-2 in a later cell |\n\nText about TXT-1.\n";
         let kinds = declared_kinds(&scheme(), md, |w| w.starts_with("SRC-"));
         assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["ED", "GIT"]);
     }

@@ -526,6 +526,33 @@ pub fn label_around(text: &str, id: Range<usize>) -> Option<String> {
     heading_label(label)
 }
 
+/// Headers of a table's column that names what each row is: its records' labels.
+const ROW_NAME_HEADERS: [&str; 16] = [
+    "name",
+    "label",
+    "title",
+    "control",
+    "component",
+    "mechanism",
+    "item",
+    "object",
+    "subject",
+    "record",
+    "capability",
+    "feature",
+    "check",
+    "hypothesis",
+    "claim",
+    "requirement",
+];
+
+/// True when a column headed `header` names what each row is (`Control`, `Name`,
+/// `Component name`).
+pub fn names_rows(header: &str) -> bool {
+    let header = header.trim().to_lowercase();
+    ROW_NAME_HEADERS.contains(&header.as_str()) || header.ends_with(" name")
+}
+
 /// The annotation target in a heading `On <ID>`.
 pub fn annotation_target<'a>(scheme: &IdScheme, heading: &'a str) -> Option<&'a str> {
     let rest = heading.trim().strip_prefix("On ")?;

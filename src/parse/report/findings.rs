@@ -255,6 +255,27 @@ impl<'a> Scanner<'a> {
             return;
         }
         if self.header_is_status.get(column).copied().unwrap_or(false) {
+            // `wired (30 s default); in-container enforcement: uninspected`: a status per
+            // dimension, the first on the column's.
+            let clauses = dimension_clauses(self.words, text);
+            if !clauses.is_empty() {
+                let column_dimension = status_column_dimension(&header).to_string();
+                for clause in clauses {
+                    let dimension = if clause.dimension.is_empty() {
+                        column_dimension.clone()
+                    } else {
+                        text[clause.dimension].to_string()
+                    };
+                    let at = lead + clause.value.start;
+                    for s in stated(self.words, &text[clause.value], Reading::Explicit) {
+                        let finding =
+                            self.finding(row, &dimension, &s, &cell.inline, at, FindingForm::StatusColumn, statement);
+                        found.row_statuses.push(finding.status.clone());
+                        found.findings.push(finding);
+                    }
+                }
+                return;
+            }
             let stated_here = stated(self.words, text, Reading::Explicit);
             if stated_here.is_empty() {
                 // `module screen: wired`: a status on the dimension the cell names.
