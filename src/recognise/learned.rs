@@ -19,16 +19,16 @@ pub(super) static LEARNED_GRAMMAR: LazyLock<Regex> =
 
 /// A word of the learned shape at `range` in `text`, if it can be an ID: at word
 /// boundaries, short enough, of a kind that is no configured non-ID (`SHA-256`), and,
-/// when its kind is a single letter, with a digit (`N-07`, not `A-B`).
+/// when its kind is a single letter, with a digit or a name in capitals (`N-07`,
+/// `W-SIG`; not `A-B`, `N-th`, `X-ray`).
 pub(super) fn id_shaped(scheme: &IdScheme, text: &str, range: Range<usize>, kind: &str) -> bool {
     let word = &text[range.clone()];
+    let name = &word[kind.len() + 1..];
+    let in_capitals = name.len() >= 2 && name.bytes().all(|b| b.is_ascii_uppercase() || b == b'-' || b == b'_');
     word.len() <= MAX_ID_LEN
         && at_word_boundary(text, range)
         && !scheme.not_ids.contains(kind)
-        && (kind.len() > 1 || word.bytes().any(|b| b.is_ascii_digit()))
-        // A name of lower-case letters only after a one-letter kind is a hyphenated word
-        // (`X-ray`, `E-mail`).
-        && !(kind.len() == 1 && word[kind.len() + 1..].bytes().all(|b| b.is_ascii_lowercase()))
+        && (kind.len() > 1 || word.bytes().any(|b| b.is_ascii_digit()) || in_capitals)
 }
 
 /// The ID a heading carries and declares, with its byte range in `heading`: the first ID
@@ -157,6 +157,8 @@ mod tests {
         assert_eq!(declared(" Why SHA-256 and UTF-8"), None);
         assert_eq!(declared(" X-ray and A-B testing"), None);
         assert_eq!(declared(" E11 — llm/cli.py, L517-527"), None, "a kind is letters");
+        assert_eq!(declared(" W-SIG · step signature"), Some("W-SIG"), "one letter, then capitals");
+        assert_eq!(declared(" A-B testing"), None);
     }
 
     #[test]

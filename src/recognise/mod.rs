@@ -23,7 +23,10 @@ mod statuses;
 pub use captions::{caption_path, default_source, info_path, reads_as_caption_after, reads_as_caption_before};
 pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
 pub use learned::{declared_kinds, heading_id, pattern_kind, run_in};
-pub use statuses::{dimension_clauses, is_placeholder, stated, status_keys, Reading, Stated, StatusKey, StatusWords};
+pub use statuses::{
+    dimension_clauses, is_placeholder, names_whole_subject, stated, status_keys, Reading, Stated, StatusKey,
+    StatusWords,
+};
 
 /// The longest ID, in bytes: IDs name folders and URL segments, which file systems cap
 /// at 255 bytes.
@@ -304,7 +307,7 @@ impl IdScheme {
                     continue;
                 }
                 let kind = caps.name("kind").map(|m| m.as_str()).unwrap_or_default();
-                // `N-th` is no `N-07`: the learned shape's one-letter kinds need a digit.
+                // `N-th` is no `N-07`: the learned shape's one-letter kinds need a digit or capitals.
                 if learned_shape && !learned::id_shaped(self, text, whole.range(), kind) {
                     continue;
                 }

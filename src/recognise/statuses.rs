@@ -519,6 +519,12 @@ pub struct DimensionClause {
 /// Words that name the whole subject, not a dimension of it: `overall: wired`.
 const WHOLE_SUBJECT: [&str; 4] = ["overall", "general", "in general", "overall status"];
 
+/// True when a dimension's words name the whole subject (`overall`, `(overall)`).
+pub fn names_whole_subject(dimension: &str) -> bool {
+    let words = dimension.trim().trim_matches(|c: char| !c.is_alphanumeric());
+    !words.is_empty() && WHOLE_SUBJECT.iter().any(|w| words.eq_ignore_ascii_case(w))
+}
+
 /// The clauses of a plain status key's value (`Status: overall: wired; at build: absent
 /// (…)`, `Status: on import: wired. Submodules: wired.`) when it states a status per
 /// dimension: clauses are separated by `;` or a sentence's end outside parentheses, each

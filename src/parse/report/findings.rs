@@ -466,6 +466,8 @@ impl<'a> Scanner<'a> {
 
     fn make_finding(&mut self, parts: FindingParts<'_>) -> Finding {
         let FindingParts { subject, dimension, stated, part, statement, form, source, owner, evidence } = parts;
+        // `(overall)`, `Overall`: the whole subject's status.
+        let dimension = if recognise::names_whole_subject(&dimension) { String::new() } else { dimension };
         // A lead of adverbs (`mostly implemented`) qualifies the status; another names
         // what it is on (`retention implemented`).
         let adverbs = stated.lead.as_ref().is_some_and(|l| l.split_whitespace().all(|w| w.ends_with("ly")));
