@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use casebook::model::{Diagnostic, Owner, Publication, QuoteVerdict, Report, Run, Severity, Subject};
+use casebook::model::{Diagnostic, Owner, Publication, QuoteVerdict, RecordId, Report, Run, Severity, Subject};
 use casebook::pipeline::{self, BuildOptions};
 use casebook::verify::repository::SourceRepositories;
 use casebook::verify::VerifyOptions;
@@ -304,7 +304,8 @@ fn measure(case: &Path) -> Measures {
     };
 
     for record in &key.records {
-        let published = run.records.get(record.id.as_str()).filter(|r| matches!(r.publication, Publication::Published));
+        let published =
+            run.records.get(&RecordId::new(&record.id)).filter(|r| matches!(r.publication, Publication::Published));
         m.records.count(published.is_some());
         if published.is_none() {
             miss(&mut m, format!("record {}", record.id), &[&record.id], 1);
@@ -400,7 +401,8 @@ fn measure(case: &Path) -> Measures {
 
     let pairs: BTreeSet<(&str, &str)> = key.references.iter().map(|r| (r.from.as_str(), r.to.as_str())).collect();
     for (from, to) in pairs {
-        let found = run.records.get(from).is_some_and(|r| r.references.iter().any(|id| id.as_str() == to));
+        let found =
+            run.records.get(&RecordId::new(from)).is_some_and(|r| r.references.iter().any(|id| id.as_str() == to));
         m.references.count(found);
         if !found {
             m.missed.push(format!("reference {from} → {to}"));

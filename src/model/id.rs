@@ -39,13 +39,6 @@ impl RecordId {
     }
 }
 
-/// A set of IDs is looked up by the ID's text: its hash and equality are the text's.
-impl std::borrow::Borrow<str> for RecordId {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
 impl fmt::Display for RecordId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)

@@ -158,6 +158,9 @@ struct Cell {
 /// The level a run-in declaration (`**G-01 · …**` opening a paragraph) counts as: below
 /// every heading's.
 const RUN_IN_LEVEL: u8 = 7;
+/// The level a list item declaring a record (`- Context truncation (MEM-4)` over its
+/// nested list) counts as: below a run-in's.
+const ITEM_LEVEL: u8 = 8;
 
 struct PendingCode {
     language: Option<String>,
@@ -182,9 +185,9 @@ struct Scanner<'a> {
     diagnostics: Vec<Diagnostic>,
     anchors: HashSet<Arc<str>>,
     /// The IDs named so far, each once ([`Scanner::record_id`]).
-    ids: HashSet<RecordId>,
+    ids: std::collections::HashMap<Box<str>, RecordId>,
     /// The IDs declared so far by ID-first rows.
-    row_declared: HashSet<RecordId>,
+    row_declared: HashSet<Box<str>>,
     /// The heading-scoped owner and its heading level.
     owner: Option<(Owner, u8)>,
     section: Option<u32>,
@@ -219,6 +222,8 @@ struct Scanner<'a> {
     in_definition: bool,
     /// True right after a paragraph that leads a list of limits (`Limitations:`).
     limits_lead: bool,
+    /// The list depth of the item that declares the record being read, if one does.
+    item_record: Option<usize>,
     /// The list depth of the list of limits being read, if one is.
     limits_list: Option<usize>,
     /// The owner of the text that first refers to each footnote, by label.
@@ -253,7 +258,7 @@ impl<'a> Scanner<'a> {
             parts: Parts::default(),
             diagnostics: Vec::new(),
             anchors: HashSet::new(),
-            ids: HashSet::new(),
+            ids: std::collections::HashMap::new(),
             row_declared: HashSet::new(),
             owner: None,
             section: None,
@@ -277,6 +282,7 @@ impl<'a> Scanner<'a> {
             term: None,
             in_definition: false,
             limits_lead: false,
+            item_record: None,
             limits_list: None,
             footnote_refs: std::collections::HashMap::new(),
             footnote_owner: None,
@@ -338,9 +344,9 @@ impl<'a> Scanner<'a> {
         if let Some(known) = self.ids.get(id) {
             return known.clone();
         }
-        let id = RecordId::new(id);
-        self.ids.insert(id.clone());
-        id
+        let record_id = RecordId::new(id);
+        self.ids.insert(Box::from(id), record_id.clone());
+        record_id
     }
 
     fn unique_anchor(&mut self, wanted: String) -> Arc<str> {
@@ -493,9 +499,11 @@ impl<'a> Scanner<'a> {
             }
             Tag::TableHead => self.in_table_head = true,
             Tag::TableRow => self.row.clear(),
-            // An item's own text, before a list nested in it, is read as the item's.
+            // An item's own text, before a list nested in it, is read as the item's; it
+            // may declare the record the nested list describes.
             Tag::List(_) if self.list_depth > 0 && !self.inline.text.trim().is_empty() => {
                 let inline = std::mem::take(&mut self.inline);
+                self.item_declaration(&inline, range.start);
                 self.block_text(inline, self.owner.map(|(o, _)| o), true);
             }
             _ => self.flush_inline(),
@@ -529,6 +537,10 @@ impl<'a> Scanner<'a> {
             TagEnd::Item => {
                 let inline = std::mem::take(&mut self.inline);
                 self.block_text(inline, self.owner.map(|(o, _)| o), true);
+                if self.item_record == Some(self.list_depth) {
+                    self.close_owner(range.end);
+                    self.item_record = None;
+                }
                 self.list_depth -= 1;
             }
             TagEnd::DefinitionListTitle => {
@@ -778,6 +790,11 @@ impl<'a> Scanner<'a> {
     }
 
     fn paragraph_block(&mut self, inline: Inline) {
+        // A loose item's first paragraph, over a list nested in the item, may declare the
+        // record that list describes.
+        if let Some(nested) = self.list_depth.eq(&1).then(|| self.nested_list_after(&inline)).flatten() {
+            self.item_declaration(&inline, nested);
+        }
         let markdown = inline.source.clone().map_or("", |s| &self.md[s]);
         if let Some(mut code) = self.quote_candidate.take() {
             let under = self.conventions.citations.quote_path(&inline.text).or_else(|| {
@@ -872,6 +889,75 @@ impl<'a> Scanner<'a> {
         });
         self.owner = Some((Owner::declaration(index), RUN_IN_LEVEL));
         Some(id)
+    }
+
+    /// Where the list nested under a paragraph starts, when one follows it (its next
+    /// line that is not blank is an indented item).
+    fn nested_list_after(&self, inline: &Inline) -> Option<usize> {
+        let end = inline.source.as_ref()?.end;
+        let mut at = end;
+        for line in self.md[end..].split_inclusive('\n') {
+            let trimmed = line.trim_start();
+            if trimmed.is_empty() {
+                at += line.len();
+                continue;
+            }
+            let indented = line.len() - trimmed.len() >= 2;
+            let item = trimmed.starts_with(['-', '*', '+']) && trimmed[1..].starts_with([' ', '\t']);
+            return (indented && item).then_some(at + (line.len() - trimmed.len()));
+        }
+        None
+    }
+
+    /// `- Context truncation (MEM-4)` or `- MEM-4: Context truncation`, a top-level item
+    /// whose words are a label and an ID, over a nested list (`status: …`, `where: …`):
+    /// the item declares the record, and the nested list, starting at `nested`, is its
+    /// body.
+    fn item_declaration(&mut self, inline: &Inline, nested: usize) {
+        if self.list_depth != 1 || self.table.is_some() || self.in_definition || self.in_limits_section() {
+            return;
+        }
+        let text = inline.text.trim();
+        if text.chars().count() > 120 || text.contains(". ") {
+            return;
+        }
+        let conventions = self.conventions;
+        let Some((range, _)) = recognise::heading_id(self.scheme, false, text, |w| conventions.is_source(w)) else {
+            return;
+        };
+        let word = &text[range.clone()];
+        let leads = !text[..range.start].chars().any(char::is_alphanumeric);
+        let trails = text[range.end..].trim() == ")" && text[..range.start].trim_end().ends_with('(');
+        let declared =
+            self.row_declared.contains(word) || self.parts.declarations.iter().any(|d| d.id.as_str() == word);
+        let Some(label) = recognise::label_around(text, range.clone()).filter(|_| (leads || trails) && !declared)
+        else {
+            return;
+        };
+        let Some(item) = inline.source.clone() else { return };
+        self.close_owner(item.start);
+        let id = self.record_id(word);
+        let anchor = self.unique_anchor(id.slug());
+        self.parts.block_anchors.insert(item.start, anchor.clone());
+        let lead = inline.text.len() - inline.text.trim_start().len();
+        let at = lead + range.start;
+        let offset = self.source_offset(inline, at..at + word.len()).unwrap_or(item.start);
+        // The body is the nested list from the start of its line: its items keep their
+        // indentation relative to each other.
+        let body_start = self.md[..nested].rfind('\n').map_or(nested, |n| n + 1);
+        let index = self.parts.declarations.len();
+        self.parts.declarations.push(Declaration {
+            id,
+            form: DeclarationForm::Heading { level: ITEM_LEVEL },
+            anchor,
+            label: Some(label),
+            fields: Vec::new(),
+            body: Some(body_start..body_start),
+            location: self.line_col(offset),
+            section: self.section,
+        });
+        self.owner = Some((Owner::declaration(index), ITEM_LEVEL));
+        self.item_record = Some(self.list_depth);
     }
 
     /// A link to a forge's page of a file at a revision (a permalink) cites that file
@@ -1032,7 +1118,7 @@ impl<'a> Scanner<'a> {
             return;
         };
         let id = self.record_id(&first.inline.text[m.range.clone()]);
-        self.row_declared.insert(id.clone());
+        self.row_declared.insert(Box::from(id.as_str()));
         let (label, part) = recognise::label_and_part(&first.inline.text[m.range.end..]);
         // `| CTL-01 | Parser selection | … |` under `| ID | Control | … |`: a cell alone
         // with the ID takes its label from the column that names what each row is.
@@ -1635,6 +1721,31 @@ mod tests {
         let owners: Vec<_> = report.citations.iter().map(|c| c.owner).collect();
         assert_eq!(owners, [Some(Owner::Annotation(0)), None], "an annex is the record's; a discussion is not");
         assert_eq!(report.annotations[0].target.as_str(), "OBJ-01");
+    }
+
+    #[test]
+    fn a_top_level_item_over_a_nested_list_declares_its_record() {
+        let md = "# Memory: context limits and tools\n\n## Memory wiring\n\n\
+                  - Default memory (OBJ-01)\n  - status: wired\n  - where: src/a.py:3-4\n\
+                  - OBJ-02: Window\n  - status:\n    - something that raises into it from the memory layer: absent\n\n\
+                  - See OBJ-01 for more\n  - a nested note\n- Plain item (OBJ-01)\n";
+        let (report, _) = parse(md);
+        let declared: Vec<_> =
+            report.declarations.iter().map(|d| (d.id.as_str(), d.label.as_deref().unwrap_or(""))).collect();
+        assert_eq!(declared, [("OBJ-01", "Default memory"), ("OBJ-02", "Window")], "a mention is no declaration");
+        assert_eq!(report.citations[0].owner, Some(Owner::Declaration(0)));
+        let findings: Vec<_> = report.findings.iter().map(|f| (&*f.dimension, &*f.status, f.owner)).collect();
+        assert_eq!(
+            findings,
+            [
+                ("", "wired", Some(Owner::Declaration(0))),
+                ("something that raises into it from the memory layer", "absent", Some(Owner::Declaration(1)))
+            ],
+            "a long key, when a status follows it"
+        );
+        let body = report.declarations[0].body.clone().unwrap();
+        assert!(report.markdown[body].starts_with("  - status: wired"), "its body is the nested list");
+        assert!(report.limits.is_empty(), "a title about limits makes no limits section");
     }
 
     #[test]

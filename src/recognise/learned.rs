@@ -69,7 +69,18 @@ pub fn heading_id(
 pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str) -> bool + Copy) -> BTreeSet<String> {
     let mut kinds = BTreeSet::new();
     let mut fence: Option<(char, usize)> = None;
+    // A top-level item that a nested list follows (`- Context truncation (TC-4)`, then
+    // `  - status: …`) declares as a heading does.
+    let mut item_above: Option<&str> = None;
     for line in markdown.lines() {
+        if let Some(item) = item_above.take() {
+            let nested = line.starts_with([' ', '\t']) && line.trim_start().starts_with(['-', '*', '+']);
+            if nested {
+                learn_item(scheme, item, is_source, &mut kinds);
+            } else if line.trim().is_empty() {
+                item_above = Some(item);
+            }
+        }
         let trimmed = line.trim_start();
         let fence_char = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
         if let Some(c) = fence_char {
@@ -84,6 +95,12 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
             }
         }
         if fence.is_some() {
+            continue;
+        }
+        if let Some(item) =
+            line.strip_prefix("- ").or_else(|| line.strip_prefix("* ")).or_else(|| line.strip_prefix("+ "))
+        {
+            item_above = Some(item);
             continue;
         }
         let (text, must_lead) = if let Some(rest) = trimmed.strip_prefix('#') {
@@ -111,6 +128,23 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
         }
     }
     kinds
+}
+
+/// Learns the kind of the ID a list item leads with or ends with in parentheses
+/// (`TC-4: Context truncation`, `Context truncation (TC-4)`).
+fn learn_item(scheme: &IdScheme, item: &str, is_source: impl Fn(&str) -> bool, kinds: &mut BTreeSet<String>) {
+    let text = item.trim();
+    let Some((range, _)) = heading_id(scheme, true, text, is_source) else { return };
+    let leads = !text[..range.start].chars().any(char::is_alphanumeric);
+    let trails = text[range.end..].trim() == ")" && text[..range.start].trim_end().ends_with('(');
+    if !(leads || trails) || text.chars().count() > 120 {
+        return;
+    }
+    if let Some(caps) = LEARNED_GRAMMAR.captures(&text[range.clone()]) {
+        if caps.get(0).is_some_and(|m| m.range() == (0..range.len())) {
+            kinds.insert(caps["kind"].to_string());
+        }
+    }
 }
 
 /// The bold words a paragraph opens with (`**G-01 · Agent graph.** Every run …` →

@@ -164,11 +164,16 @@ impl Conventions {
     /// it states, never as a record's field.
     pub fn item_key<'t>(&self, text: &'t str) -> Option<(&'t str, usize)> {
         static ITEM_KEY: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"^[\p{L}\p{N}][\p{L}\p{N}()/'’,._-]*(?: [\p{L}\p{N}()/'’,._-]+){0,7}:[ \t]+\S").unwrap()
+            Regex::new(r"^[\p{L}\p{N}][\p{L}\p{N}()/'’,._-]*(?: [\p{L}\p{N}()/'’,._-]+){0,15}:[ \t]+\S").unwrap()
         });
         let found = ITEM_KEY.find(text)?;
         let key = &text[..text.find(':')?];
         let value_at = found.end() - text[..found.end()].chars().next_back()?.len_utf8();
+        // A key of more than eight words is one only when a status follows it
+        // (`- something that raises into it from the memory layer: absent`).
+        if key.split_whitespace().count() > 8 && self.statuses.at_start(&text[value_at..]).is_none() {
+            return None;
+        }
         self.unless_it_names_something((key, value_at))
     }
 

@@ -65,7 +65,9 @@ impl Scanner<'_> {
         let around = self.heading_stack.last().is_some_and(|&(_, limits)| limits);
         // A record's heading (`### OBJ-07 Limitation register`, `### 5.1 LOOP-1: Turn
         // limit` under `## 5. Run-loop limits`) is about the record.
-        let says = LimitWords::holds(&self.conventions.limits.headings, title);
+        // A level-one heading is the report's title: one about `context limits` is not
+        // wholly a list of its own limits.
+        let says = level > 1 && LimitWords::holds(&self.conventions.limits.headings, title);
         self.heading_stack.push((level, !declares && (around || says)));
     }
 
