@@ -169,6 +169,9 @@ struct PendingCode {
     owner: Option<Owner>,
     /// What a caption just before the block, or its info string, says it quotes.
     attributed: Option<recognise::QuotePath>,
+    /// True when that is its info string or a caption set apart as one (`**Listing 1.**
+    /// …`), not prose that ends with a colon: then no paragraph below captions it.
+    captioned: bool,
 }
 
 struct Scanner<'a> {
@@ -236,7 +239,7 @@ struct Scanner<'a> {
     /// A finished code block waiting to see whether a `--- path` paragraph follows.
     quote_candidate: Option<PendingCode>,
     /// What the paragraph just read attributes to a code block, if one follows it.
-    caption_before: Option<recognise::QuotePath>,
+    caption_before: Option<(recognise::QuotePath, bool)>,
     paragraph_follows_code: bool,
     /// The last location computed: line index, byte offset, column.
     last_column: std::cell::Cell<(usize, usize, usize)>,
@@ -469,8 +472,16 @@ impl<'a> Scanner<'a> {
                     CodeBlockKind::Indented => (None, None),
                 };
                 let owner = self.owner.map(|(o, _)| o);
-                let attributed = from_info.or(caption);
-                self.code = Some(PendingCode { language, code: String::new(), offset: range.start, owner, attributed });
+                let captioned = from_info.is_some() || caption.as_ref().is_some_and(|c| c.1);
+                let attributed = from_info.or(caption.map(|c| c.0));
+                self.code = Some(PendingCode {
+                    language,
+                    code: String::new(),
+                    offset: range.start,
+                    owner,
+                    attributed,
+                    captioned,
+                });
             }
             Tag::Heading { .. } | Tag::Paragraph | Tag::TableCell | Tag::Item => {
                 self.flush_inline();
@@ -797,8 +808,10 @@ impl<'a> Scanner<'a> {
         }
         let markdown = inline.source.clone().map_or("", |s| &self.md[s]);
         if let Some(mut code) = self.quote_candidate.take() {
+            // A block captioned above takes no caption from below: that is the next
+            // block's (`**Listing 2.** …` between two listings).
             let under = self.conventions.citations.quote_path(&inline.text).or_else(|| {
-                recognise::reads_as_caption_after(markdown, &inline.text)
+                (!code.captioned && recognise::reads_as_caption_after(markdown, &inline.text))
                     .then(|| caption_of(markdown, &inline.text))
                     .flatten()
             });
@@ -816,7 +829,8 @@ impl<'a> Scanner<'a> {
             self.limits_lead = true;
         }
         if recognise::reads_as_caption_before(markdown, &inline.text) {
-            self.caption_before = caption_of(markdown, &inline.text);
+            let set_apart = recognise::set_apart(markdown, &inline.text);
+            self.caption_before = caption_of(markdown, &inline.text).map(|c| (c, set_apart));
         }
         if let Some(id) = self.run_in_declaration(&inline, markdown) {
             let mentioned_from = self.parts.mentions.len();
@@ -1667,6 +1681,16 @@ mod tests {
         let quotes: Vec<_> = report.quotes.iter().map(|q| (q.path.as_str(), q.lines[0].start)).collect();
         assert_eq!(quotes, [("src/a.py", 3), ("src/b.py", 9)]);
         assert!(diagnostics.iter().all(|d| !d.is_not_understood()), "{diagnostics:?}");
+    }
+
+    #[test]
+    fn a_listing_captioned_above_takes_no_caption_from_below() {
+        let md =
+            "### OBJ-01 X\n\n**Listing 1.** `src/a.py`, lines 3–4 (SRC-1). The first.\n\n```python\nx = 1\n```\n\n\
+                  **Listing 2.** `src/b.py`, lines 9–10 (SRC-1). The second.\n\n```python\ny = 2\n```\n";
+        let (report, _) = parse(md);
+        let quotes: Vec<_> = report.quotes.iter().map(|q| (q.path.as_str(), q.lines[0].start)).collect();
+        assert_eq!(quotes, [("src/a.py", 3), ("src/b.py", 9)]);
     }
 
     #[test]

@@ -79,7 +79,9 @@ pub fn reads_as_caption_after(markdown: &str, text: &str) -> bool {
     !text.trim().trim_end_matches(['*', '_', ' ']).ends_with(':') && set_apart(markdown, text)
 }
 
-fn set_apart(markdown: &str, text: &str) -> bool {
+/// True when a paragraph is set apart as a caption: wholly emphasised, `*Listing 1.* …`,
+/// or opening with a caption's word (`Source:`, `Listing`, `Exhibit` …).
+pub fn set_apart(markdown: &str, text: &str) -> bool {
     const WORDS: [&str; 9] =
         ["listing", "exhibit", "figure", "source", "quoted", "from", "evidence", "snippet", "excerpt"];
     let markdown = markdown.trim();

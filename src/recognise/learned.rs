@@ -17,6 +17,23 @@ use super::{at_word_boundary, IdScheme, MAX_ID_LEN};
 pub(super) static LEARNED_GRAMMAR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?P<kind>[A-Z]{1,10})-(?P<name>[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*)").unwrap());
 
+/// The shape of a numbered ID without a hyphen (`O1`, `M7`, `H12`): one to three
+/// capitals and one to three digits. Learned only from headings that lead with them.
+pub(super) static NUMBERED_GRAMMAR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?P<kind>[A-Z]{1,3})(?P<name>[0-9]{1,3})").unwrap());
+
+/// What marks a learned kind of numbered IDs in [`declared_kinds`]' answer: `O#`.
+pub(super) const NUMBERED_MARK: char = '#';
+
+/// A heading that leads, after its numbering, with a numbered ID and then its label:
+/// `### O1 AgentState`, `### 6.1 H1 — digest, not transcript`.
+static NUMBERED_HEADING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?:[0-9]+(?:\.[0-9]+)*\.?\s+)?(?P<id>(?P<kind>[A-Z]{1,3})[0-9]{1,3})(?:\s+[—–:·|-]\s+\S|:?\s+\p{Lu})",
+    )
+    .unwrap()
+});
+
 /// A word of the learned shape at `range` in `text`, if it can be an ID: at word
 /// boundaries, short enough, of a kind that is no configured non-ID (`SHA-256`), and,
 /// when its kind is a single letter, with a digit or a name in capitals (`N-07`,
@@ -68,6 +85,8 @@ pub fn heading_id(
 /// the Markdown parser: a cheap first look that the parse then relies on.
 pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str) -> bool + Copy) -> BTreeSet<String> {
     let mut kinds = BTreeSet::new();
+    // Numbered IDs by kind, from headings: a kind needs two to be a scheme.
+    let mut numbered: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
     let mut fence: Option<(char, usize)> = None;
     // A top-level item that a nested list follows (`- Context truncation (TC-4)`, then
     // `  - status: …`) declares as a heading does.
@@ -109,7 +128,11 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
             if !rest.starts_with('#') {
                 continue;
             }
-            (rest.trim_start_matches('#'), false)
+            let heading = rest.trim_start_matches('#');
+            if let Some(caps) = NUMBERED_HEADING.captures(heading) {
+                numbered.entry(caps["kind"].to_string()).or_default().insert(caps["id"].to_string());
+            }
+            (heading, false)
         } else if let Some(rest) = trimmed.strip_prefix('|') {
             (rest.split('|').next().unwrap_or(""), false)
         } else if let Some(bold) = run_in(trimmed) {
@@ -125,6 +148,11 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
                     kinds.insert(caps["kind"].to_string());
                 }
             }
+        }
+    }
+    for (kind, ids) in numbered {
+        if ids.len() >= 2 && !scheme.is_kind(&kind) && !scheme.not_ids.contains(&kind) {
+            kinds.insert(format!("{kind}{NUMBERED_MARK}"));
         }
     }
     kinds
@@ -200,6 +228,21 @@ mod tests {
         let md = "# SWE-agent — Review\n\n### ED-SEL — Selection\n\n```\n### FAKE-1 not a heading\n```\n\n| ID | What |\n|---|---|\n| GIT-AUTO | commits |\n| 3 | HO-2 in a later cell |\n\nText about TXT-1.\n";
         let kinds = declared_kinds(&scheme(), md, |w| w.starts_with("SRC-"));
         assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["ED", "GIT"]);
+    }
+
+    #[test]
+    fn numbered_kinds_are_learned_from_two_headings_that_lead_with_them() {
+        let md = "# Paper\n\n### O1 AgentState\n\n### O2 MessageManagerState\n\n### 6.1 H1 — digest\n\n\
+                  ### 6.2 H2 — bounding\n\n### Q1 Alone\n\n### 3 Results and M4 cores\n";
+        let kinds = declared_kinds(&scheme(), md, |w| w.starts_with("SRC-"));
+        assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["H#", "O#"], "Q has one heading; M4 does not lead");
+        let conventions = crate::recognise::Conventions::new(&SiteConfig::default()).unwrap();
+        let learned = conventions.with_learned_kinds(&["O#".to_string()]);
+        let text = "O1 holds O2; H2 and P4 are words.";
+        let ids: Vec<&str> = learned.ids.find_ids(text).into_iter().map(|m| &text[m.range]).collect();
+        assert_eq!(ids, ["O1", "O2"]);
+        let (_, undeclared) = learned.ids.find_ids_and_undeclared(text);
+        assert!(undeclared.is_empty(), "a numbered word of no learned kind is no near miss: {undeclared:?}");
     }
 
     #[test]

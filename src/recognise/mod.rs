@@ -20,7 +20,9 @@ mod citations;
 mod learned;
 mod statuses;
 
-pub use captions::{caption_path, default_source, info_path, reads_as_caption_after, reads_as_caption_before};
+pub use captions::{
+    caption_path, default_source, info_path, reads_as_caption_after, reads_as_caption_before, set_apart,
+};
 pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
 pub use learned::{declared_kinds, heading_id, pattern_kind, run_in};
 pub use statuses::{
@@ -116,9 +118,12 @@ impl Conventions {
 
     /// These conventions, with IDs of `kinds` in the shape a run's reports declare them
     /// ([`declared_kinds`]) read as records of that run; the same when `kinds` adds none.
+    /// A kind written `O#` is of numbered IDs without a hyphen (`O1`, `M7`).
     pub fn with_learned_kinds(&self, kinds: &[String]) -> std::borrow::Cow<'_, Conventions> {
-        let new: Vec<&String> = kinds.iter().filter(|k| !self.ids.kinds.contains_key(k.as_str())).collect();
-        if kinds.is_empty() || (new.is_empty() && self.ids.learned) {
+        let kind_of = |k: &String| k.trim_end_matches(learned::NUMBERED_MARK).to_string();
+        let numbered = kinds.iter().any(|k| k.ends_with(learned::NUMBERED_MARK));
+        let new: Vec<String> = kinds.iter().map(kind_of).filter(|k| !self.ids.kinds.contains_key(k.as_str())).collect();
+        if kinds.is_empty() || (new.is_empty() && self.ids.learned && (self.ids.numbered || !numbered)) {
             return std::borrow::Cow::Borrowed(self);
         }
         let mut conventions = self.clone();
@@ -126,8 +131,12 @@ impl Conventions {
             conventions.ids.grammars.push(learned::LEARNED_GRAMMAR.clone());
             conventions.ids.learned = true;
         }
+        if numbered && !conventions.ids.numbered {
+            conventions.ids.grammars.push(learned::NUMBERED_GRAMMAR.clone());
+            conventions.ids.numbered = true;
+        }
         for kind in new {
-            conventions.ids.kinds.insert(kind.clone(), kind.clone());
+            conventions.ids.kinds.insert(kind.clone(), kind);
         }
         std::borrow::Cow::Owned(conventions)
     }
@@ -228,6 +237,8 @@ pub struct IdScheme {
     not_ids: std::collections::BTreeSet<String>,
     /// True when the learned shape ([`declared_kinds`]) is among the grammars.
     learned: bool,
+    /// True when the learned numbered shape (`O1`) is too, after the learned shape.
+    numbered: bool,
 }
 
 /// An ID found in text.
@@ -283,6 +294,7 @@ impl IdScheme {
             kinds: config.kinds.clone(),
             not_ids: config.not_ids.iter().cloned().collect(),
             learned: false,
+            numbered: false,
         })
     }
 
@@ -304,8 +316,11 @@ impl IdScheme {
     fn matches(&self, text: &str, undeclared: bool) -> (Vec<IdMatch>, Vec<IdMatch>) {
         let (mut declared, mut others): (Vec<IdMatch>, Vec<IdMatch>) = (Vec::new(), Vec::new());
         for (index, grammar) in self.grammars.iter().enumerate() {
-            // The learned shape is the last grammar, when there is one.
-            let learned_shape = self.learned && index + 1 == self.grammars.len();
+            // The learned shapes are the last grammars, when there are any: the numbered
+            // one (`O1`) after the hyphenated one.
+            let learned_from = self.grammars.len() - usize::from(self.learned) - usize::from(self.numbered);
+            let learned_shape = self.learned && index == learned_from;
+            let numbered_shape = self.numbered && index + 1 == self.grammars.len();
             for caps in grammar.captures_iter(text) {
                 let whole = caps.get(0).expect("group 0 always matches");
                 if whole.len() > MAX_ID_LEN || !at_word_boundary(text, whole.range()) {
@@ -318,6 +333,10 @@ impl IdScheme {
                 }
                 let family = caps.name("family").map(|m| m.as_str());
                 let is_id = self.kinds.contains_key(kind) && family.is_none_or(|f| self.families.contains_key(f));
+                // `H2`, `P4`: a numbered word of a kind no heading declared is ordinary.
+                if numbered_shape && !is_id {
+                    continue;
+                }
                 let list = if is_id {
                     &mut declared
                 } else if undeclared
