@@ -1,5 +1,8 @@
 //! Helpers for unit tests: a run made from Markdown as `parse` and `resolve` make it.
 
+#[cfg(test)]
+mod any_conventions;
+
 use std::sync::Arc;
 
 use crate::config::SiteConfig;

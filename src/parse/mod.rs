@@ -5,8 +5,6 @@
 //! Parsing never stops at the first problem: a broken file is left out and its
 //! diagnostics say why, so one `check` lists everything.
 
-#[cfg(test)]
-mod any_conventions;
 mod report;
 
 pub use report::{parse_report, split_front_matter};

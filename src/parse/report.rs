@@ -462,27 +462,7 @@ impl<'a> Scanner<'a> {
             Tag::Image { .. } => self.image_depth += 1,
             Tag::Emphasis | Tag::Strong => self.path_underscores(range.clone(), true),
             Tag::Strikethrough | Tag::Superscript | Tag::Subscript => {}
-            Tag::CodeBlock(kind) => {
-                self.flush_inline();
-                let (language, from_info) = match &kind {
-                    CodeBlockKind::Fenced(info) => {
-                        let language = info.split_whitespace().next().filter(|l| !l.contains(['=', '/']));
-                        (language.map(str::to_string), recognise::info_path(info))
-                    }
-                    CodeBlockKind::Indented => (None, None),
-                };
-                let owner = self.owner.map(|(o, _)| o);
-                let captioned = from_info.is_some() || caption.as_ref().is_some_and(|c| c.1);
-                let attributed = from_info.or(caption.map(|c| c.0));
-                self.code = Some(PendingCode {
-                    language,
-                    code: String::new(),
-                    offset: range.start,
-                    owner,
-                    attributed,
-                    captioned,
-                });
-            }
+            Tag::CodeBlock(kind) => self.code_block_start(&kind, range.start, caption),
             Tag::Heading { .. } | Tag::Paragraph | Tag::TableCell | Tag::Item => {
                 self.flush_inline();
                 self.inline.source = Some(range);
@@ -521,6 +501,28 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// A code block opens: its language, and what its info string or the caption just
+    /// before it (and whether that is set apart as one) says it quotes.
+    fn code_block_start(
+        &mut self,
+        kind: &CodeBlockKind<'_>,
+        offset: usize,
+        caption: Option<(recognise::QuotePath, bool)>,
+    ) {
+        self.flush_inline();
+        let (language, from_info) = match kind {
+            CodeBlockKind::Fenced(info) => {
+                let language = info.split_whitespace().next().filter(|l| !l.contains(['=', '/']));
+                (language.map(str::to_string), recognise::info_path(info))
+            }
+            CodeBlockKind::Indented => (None, None),
+        };
+        let owner = self.owner.map(|(o, _)| o);
+        let captioned = from_info.is_some() || caption.as_ref().is_some_and(|c| c.1);
+        let attributed = from_info.or(caption.map(|c| c.0));
+        self.code = Some(PendingCode { language, code: String::new(), offset, owner, attributed, captioned });
+    }
+
     fn end(&mut self, tag: TagEnd, range: Range<usize>) {
         match tag {
             TagEnd::Link => {
@@ -545,15 +547,7 @@ impl<'a> Scanner<'a> {
                 let inline = std::mem::take(&mut self.inline);
                 self.paragraph(inline);
             }
-            TagEnd::Item => {
-                let inline = std::mem::take(&mut self.inline);
-                self.block_text(inline, self.owner.map(|(o, _)| o), true);
-                if self.item_record == Some(self.list_depth) {
-                    self.close_owner(range.end);
-                    self.item_record = None;
-                }
-                self.list_depth -= 1;
-            }
+            TagEnd::Item => self.item_end(range.end),
             TagEnd::DefinitionListTitle => {
                 self.term = Some(std::mem::take(&mut self.inline));
                 self.term_used = false;
@@ -903,6 +897,17 @@ impl<'a> Scanner<'a> {
         });
         self.owner = Some((Owner::declaration(index), RUN_IN_LEVEL));
         Some(id)
+    }
+
+    /// An item ends: its text is read, and the record it declared, if any, ends with it.
+    fn item_end(&mut self, end: usize) {
+        let inline = std::mem::take(&mut self.inline);
+        self.block_text(inline, self.owner.map(|(o, _)| o), true);
+        if self.item_record == Some(self.list_depth) {
+            self.close_owner(end);
+            self.item_record = None;
+        }
+        self.list_depth -= 1;
     }
 
     /// Where the list nested under a paragraph starts, when one follows it (its next

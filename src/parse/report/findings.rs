@@ -241,39 +241,11 @@ impl<'a> Scanner<'a> {
             return;
         }
         if configured(&self.conventions.finding_columns) {
-            // A column the site says holds findings: read as a `Status` column is, on
-            // the dimension its header names.
-            let stated_here = stated(self.words, text, Reading::Explicit);
-            if stated_here.is_empty() {
-                self.unread_status(&cell.inline, lead, text, row.declares.as_ref().or(row_record(row)), false);
-            }
-            for s in stated_here {
-                let finding =
-                    self.finding(row, &header, &s, &cell.inline, lead, FindingForm::DimensionColumn, statement);
-                found.findings.push(finding);
-            }
+            self.configured_column_findings(&header, cell, row, statement, found);
             return;
         }
         if self.header_is_status.get(column).copied().unwrap_or(false) {
-            // `wired (30 s default); in-container enforcement: uninspected`: a status per
-            // dimension, the first on the column's.
-            let clauses = dimension_clauses(self.words, text);
-            if !clauses.is_empty() {
-                let column_dimension = status_column_dimension(&header).to_string();
-                for clause in clauses {
-                    let dimension = if clause.dimension.is_empty() {
-                        column_dimension.clone()
-                    } else {
-                        text[clause.dimension].to_string()
-                    };
-                    let at = lead + clause.value.start;
-                    for s in stated(self.words, &text[clause.value], Reading::Explicit) {
-                        let finding =
-                            self.finding(row, &dimension, &s, &cell.inline, at, FindingForm::StatusColumn, statement);
-                        found.row_statuses.push(finding.status.clone());
-                        found.findings.push(finding);
-                    }
-                }
+            if self.status_clauses(&header, cell, row, statement, found) {
                 return;
             }
             let stated_here = stated(self.words, text, Reading::Explicit);
@@ -328,6 +300,50 @@ impl<'a> Scanner<'a> {
             let found_here = self.key_findings(&cell.inline, key, until, &subject, label.as_deref(), row, statement);
             found.findings.extend(found_here);
         }
+    }
+
+    /// A cell of a column the site says holds findings: read as a `Status` column's is,
+    /// on the dimension its header names.
+    fn configured_column_findings(
+        &mut self,
+        header: &str,
+        cell: &Cell,
+        row: &Row,
+        statement: &str,
+        found: &mut RowFound,
+    ) {
+        let lead = cell.inline.text.len() - cell.inline.text.trim_start().len();
+        let text = cell.inline.text.trim();
+        let stated_here = stated(self.words, text, Reading::Explicit);
+        if stated_here.is_empty() {
+            self.unread_status(&cell.inline, lead, text, row.declares.as_ref().or(row_record(row)), false);
+        }
+        for s in stated_here {
+            let finding = self.finding(row, header, &s, &cell.inline, lead, FindingForm::DimensionColumn, statement);
+            found.findings.push(finding);
+        }
+    }
+
+    /// `wired (30 s default); in-container enforcement: uninspected` in a `Status` cell:
+    /// a status per dimension, the first on the column's. Returns whether the cell is so.
+    fn status_clauses(&mut self, header: &str, cell: &Cell, row: &Row, statement: &str, found: &mut RowFound) -> bool {
+        let lead = cell.inline.text.len() - cell.inline.text.trim_start().len();
+        let text = cell.inline.text.trim();
+        let clauses = dimension_clauses(self.words, text);
+        let column_dimension = status_column_dimension(header).to_string();
+        for clause in &clauses {
+            let dimension = match clause.dimension.is_empty() {
+                true => column_dimension.clone(),
+                false => text[clause.dimension.clone()].to_string(),
+            };
+            let at = lead + clause.value.start;
+            for s in stated(self.words, &text[clause.value.clone()], Reading::Explicit) {
+                let finding = self.finding(row, &dimension, &s, &cell.inline, at, FindingForm::StatusColumn, statement);
+                found.row_statuses.push(finding.status.clone());
+                found.findings.push(finding);
+            }
+        }
+        !clauses.is_empty()
     }
 
     fn count_cell(&mut self, column: usize, stating: bool) {

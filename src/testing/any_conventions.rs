@@ -9,8 +9,8 @@
 
 use proptest::prelude::*;
 
+use super::run_of;
 use crate::model::{Diagnostic, Owner, Run, Subject};
-use crate::testing::run_of;
 
 const STATUSES: [&str; 5] = ["wired", "implemented", "claimed", "absent", "afforded"];
 const DIMENSIONS: [&str; 4] = ["read back", "bounded", "persisted", "written by"];
