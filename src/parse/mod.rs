@@ -487,12 +487,22 @@ pub fn read_text(path: &Path, limit_mib: u64) -> Result<String, Diagnostic> {
         }
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    Ok(if text.contains('\r') { text.replace("\r\n", "\n").replace('\r', "\n") } else { text.to_string() })
+    let text = if text.contains('\r') { text.replace("\r\n", "\n").replace('\r', "\n") } else { text.to_string() };
+    // CommonMark reads U+0000 as U+FFFD: no NUL reaches a page, an index or a terminal.
+    Ok(if text.contains('\0') { text.replace('\0', "\u{FFFD}") } else { text })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_nul_is_read_as_the_replacement_character() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.md");
+        std::fs::write(&path, b"# A\0B\r\nline\0two\n").unwrap();
+        assert_eq!(read_text(&path, 1).unwrap(), "# A\u{FFFD}B\nline\u{FFFD}two\n");
+    }
 
     #[test]
     fn invalid_utf8_names_line_and_column() {
