@@ -630,10 +630,6 @@ fn key_names(key: &str, written: &str) -> Option<(Option<String>, bool)> {
         if words[..words.len() - 1].iter().any(|w| CLAUSE_WORDS.contains(w)) {
             return None;
         }
-        // `Overall status: wired` is the whole subject's.
-        if WHOLE_SUBJECT.iter().any(|w| named.eq_ignore_ascii_case(w)) {
-            return Some((None, false));
-        }
         return Some((Some(named), false));
     }
     None
@@ -721,7 +717,11 @@ mod tests {
         );
         assert_eq!(read("wired (only when asked)."), [], "a bare status names no dimension");
         assert_eq!(read("wired. The note: it holds."), [], "prose after the status");
-        assert_eq!(status_keys("Overall status: wired (always)")[0].names, None);
+        assert_eq!(
+            status_keys("Overall status: wired (always)")[0].names.as_deref(),
+            Some("Overall"),
+            "outside a record it names the subject; in one, make_finding reads it as the whole record's"
+        );
         let keys = status_keys("Status — overall: wired; at build: absent.");
         assert_eq!((keys.len(), keys[0].value_start), (1, "Status — ".len()));
     }
