@@ -126,6 +126,7 @@ impl Default for LimitsConfig {
                 "not verified",
                 "unknowns",
                 "open questions",
+                "exclusions",
             ]),
             limitation_columns: words(&["limitation", "gap", "caveat", "threat"]),
             coverage_columns: words(&["coverage and", "conclusion limit"]),

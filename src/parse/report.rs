@@ -172,6 +172,18 @@ struct PendingCode {
     /// True when that is its info string or a caption set apart as one (`**Listing 1.**
     /// …`), not prose that ends with a colon: then no paragraph below captions it.
     captioned: bool,
+    /// The one record its caption names (`**DLG-01** `crew.py`, lines 26–36`): the quote
+    /// is that record's when no record's text holds it.
+    about: Option<String>,
+}
+
+/// A caption read before a code block.
+struct Caption {
+    path: recognise::QuotePath,
+    /// Set apart as a caption, not prose that ends with a colon.
+    set_apart: bool,
+    /// The one record ID it names, if it names one.
+    about: Option<String>,
 }
 
 struct Scanner<'a> {
@@ -239,7 +251,7 @@ struct Scanner<'a> {
     /// A finished code block waiting to see whether a `--- path` paragraph follows.
     quote_candidate: Option<PendingCode>,
     /// What the paragraph just read attributes to a code block, if one follows it.
-    caption_before: Option<(recognise::QuotePath, bool)>,
+    caption_before: Option<Caption>,
     paragraph_follows_code: bool,
     /// The last location computed: line index, byte offset, column.
     last_column: std::cell::Cell<(usize, usize, usize)>,
@@ -503,12 +515,7 @@ impl<'a> Scanner<'a> {
 
     /// A code block opens: its language, and what its info string or the caption just
     /// before it (and whether that is set apart as one) says it quotes.
-    fn code_block_start(
-        &mut self,
-        kind: &CodeBlockKind<'_>,
-        offset: usize,
-        caption: Option<(recognise::QuotePath, bool)>,
-    ) {
+    fn code_block_start(&mut self, kind: &CodeBlockKind<'_>, offset: usize, caption: Option<Caption>) {
         self.flush_inline();
         let (language, from_info) = match kind {
             CodeBlockKind::Fenced(info) => {
@@ -518,9 +525,10 @@ impl<'a> Scanner<'a> {
             CodeBlockKind::Indented => (None, None),
         };
         let owner = self.owner.map(|(o, _)| o);
-        let captioned = from_info.is_some() || caption.as_ref().is_some_and(|c| c.1);
-        let attributed = from_info.or(caption.map(|c| c.0));
-        self.code = Some(PendingCode { language, code: String::new(), offset, owner, attributed, captioned });
+        let captioned = from_info.is_some() || caption.as_ref().is_some_and(|c| c.set_apart);
+        let about = caption.as_ref().and_then(|c| c.about.clone());
+        let attributed = from_info.or(caption.map(|c| c.path));
+        self.code = Some(PendingCode { language, code: String::new(), offset, owner, attributed, captioned, about });
     }
 
     fn end(&mut self, tag: TagEnd, range: Range<usize>) {
@@ -824,7 +832,10 @@ impl<'a> Scanner<'a> {
         }
         if recognise::reads_as_caption_before(markdown, &inline.text) {
             let set_apart = recognise::set_apart(markdown, &inline.text);
-            self.caption_before = caption_of(markdown, &inline.text).map(|c| (c, set_apart));
+            let ids: std::collections::BTreeSet<String> =
+                self.scheme.find_ids(&inline.text).into_iter().map(|m| inline.text[m.range].to_string()).collect();
+            let about = (ids.len() == 1).then(|| ids.into_iter().next()).flatten();
+            self.caption_before = caption_of(markdown, &inline.text).map(|path| Caption { path, set_apart, about });
         }
         if let Some(id) = self.run_in_declaration(&inline, markdown) {
             let mentioned_from = self.parts.mentions.len();
@@ -1039,6 +1050,10 @@ impl<'a> Scanner<'a> {
         };
         let language = code.language.or_else(|| recognise::language_for_path(&path.path).map(str::to_string));
         let location = self.line_col(code.offset);
+        let owner = code.owner.or_else(|| {
+            let about = code.about.as_deref()?;
+            self.parts.declarations.iter().position(|d| d.id.as_str() == about).map(Owner::declaration)
+        });
         self.parts.quotes.push(Quote {
             language,
             code: code.code,
@@ -1046,7 +1061,7 @@ impl<'a> Scanner<'a> {
             source: path.source,
             lines: path.lines,
             location,
-            owner: code.owner,
+            owner,
         });
     }
 
@@ -1696,6 +1711,17 @@ mod tests {
         let (report, _) = parse(md);
         let quotes: Vec<_> = report.quotes.iter().map(|q| (q.path.as_str(), q.lines[0].start)).collect();
         assert_eq!(quotes, [("src/a.py", 3), ("src/b.py", 9)]);
+    }
+
+    #[test]
+    fn an_appendix_quote_headed_by_a_record_s_id_is_that_record_s() {
+        let md = "| ID | Mechanism | Status |\n|---|---|---|\n| OBJ-01 | Cache | wired |\n\n## Appendix\n\n\
+                  **OBJ-01** `src/a.py`, lines 3–4\n\n```python\nx = 1\n```\n\n\
+                  The loop stops there (src/b.py:9-10).\n\n```\nunrelated output\n```\n";
+        let (report, diagnostics) = parse(md);
+        let quotes: Vec<_> = report.quotes.iter().map(|q| (q.path.as_str(), q.owner)).collect();
+        assert_eq!(quotes, [("src/a.py", Some(Owner::Declaration(0)))], "a prose sentence captions nothing");
+        assert_eq!(diagnostics.iter().filter(|d| d.is_not_understood()).count(), 1, "{diagnostics:?}");
     }
 
     #[test]

@@ -66,12 +66,26 @@ pub fn default_source(text: &str) -> Option<String> {
 }
 
 /// True when a paragraph before a code block reads as its caption: it ends with a colon
-/// (`From llm/cli.py, lines 414–421:`), or it is set apart as one (wholly emphasised,
-/// `*Listing 1.* …`, or opening with a caption's word).
+/// (`From llm/cli.py, lines 414–421:`), it is set apart as one (wholly emphasised,
+/// `*Listing 1.* …`, or opening with a caption's word), or it is a short label line.
 pub fn reads_as_caption_before(markdown: &str, text: &str) -> bool {
     let bare = text.trim().trim_end_matches(['*', '_', ' ']);
-    bare.ends_with(':') || set_apart(markdown, text)
+    bare.ends_with(':') || set_apart(markdown, text) || label_line(markdown, text)
 }
+
+/// A line that only labels what follows (`**DLG-01** `crew.py`, lines 26–36`): it opens
+/// with bold words, is short, and is no sentence (it ends with no stop). Whether it names
+/// a file with lines is for [`caption_path`].
+fn label_line(markdown: &str, text: &str) -> bool {
+    let (text, markdown) = (text.trim(), markdown.trim_start());
+    (markdown.starts_with("**") || markdown.starts_with("__"))
+        && text.chars().count() <= MAX_LABEL_LINE_CHARS
+        && !text.ends_with(['.', '!', '?'])
+        && !text.contains(". ")
+}
+
+/// The longest label line before a code block, in characters.
+const MAX_LABEL_LINE_CHARS: usize = 160;
 
 /// True when a paragraph after a code block reads as its caption: set apart as one, and
 /// not ending with a colon (`Evidence E3 — a.py, L4-9:` introduces the next block).

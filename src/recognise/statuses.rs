@@ -533,10 +533,10 @@ pub fn names_whole_subject(dimension: &str) -> bool {
 /// clauses end at the first one that is neither.
 pub fn dimension_clauses(words: &StatusWords, value: &str) -> Vec<DimensionClause> {
     static NAMED: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"^(?i:dimension\s+)?(?:"(?P<q>[^"]{1,80})"|“(?P<c>[^”]{1,80})”|(?P<w>[^:"“;]{1,80}?)):\s+"#)
+        Regex::new(r#"^(?i:dimension\s+)?(?:"(?P<q>[^"]{1,80})"|“(?P<c>[^”]{1,80})”|(?P<w>[^:"“;—–]{1,80}?))(?::\s+|\s+[—–]\s+)"#)
             .unwrap()
     });
-    if !value.contains(':') {
+    if !value.contains([':', '—', '–']) {
         return Vec::new();
     }
     let mut out = Vec::new();
@@ -716,6 +716,12 @@ mod tests {
             ]
         );
         assert_eq!(read("wired (only when asked)."), [], "a bare status names no dimension");
+        assert_eq!(
+            read("registration — wired (all ten); narrowing the list — claimed by the docs."),
+            [pair("registration", "wired (all ten)"), pair("narrowing the list", "claimed by the docs")],
+            "a dash between dimension and status"
+        );
+        assert_eq!(read("wired — reached on every turn."), [], "a dash after a bare status qualifies it");
         assert_eq!(read("wired. The note: it holds."), [], "prose after the status");
         assert_eq!(
             status_keys("Overall status: wired (always)")[0].names.as_deref(),
