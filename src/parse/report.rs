@@ -758,7 +758,15 @@ impl<'a> Scanner<'a> {
             let ids: std::collections::BTreeSet<String> =
                 self.scheme.find_ids(&inline.text).into_iter().map(|m| inline.text[m.range].to_string()).collect();
             let about = (ids.len() == 1).then(|| ids.into_iter().next()).flatten();
-            self.caption_before = caption_of(markdown, &inline.text).map(|path| Caption { path, set_apart, about });
+            // `… In `respond.py`, lines 361–366, the hand-off is marked:` introduces the block
+            // in its last sentence, however much the paragraph cites before it.
+            let text = inline.text.trim();
+            let last = text.rfind(". ").map_or(text, |at| &text[at + 2..]);
+            let in_last = (last.len() < text.len() && last.ends_with(':'))
+                .then(|| recognise::caption_path(last, recognise::default_source))
+                .flatten();
+            let path = in_last.or_else(|| caption_of(markdown, &inline.text));
+            self.caption_before = path.map(|path| Caption { path, set_apart, about });
         }
         if let Some(id) = self.run_in_declaration(&inline, markdown) {
             let mentioned_from = self.parts.mentions.len();
@@ -1502,6 +1510,15 @@ mod tests {
         let (report, _) = parse(md);
         let quotes: Vec<_> = report.quotes.iter().map(|q| (q.path.as_str(), q.lines[0].start)).collect();
         assert_eq!(quotes, [("src/a.py", 3), ("src/b.py", 9)]);
+    }
+
+    #[test]
+    fn the_last_sentence_of_a_paragraph_may_introduce_the_block() {
+        let md = "### OBJ-01 X\n\nIt reads src/c.py:1-2. In `src/c.py`, lines 7–9, the hand-off is marked:\n\n\
+                  ```python\nz = 3\n```\n";
+        let (report, _) = parse(md);
+        let quotes: Vec<_> = report.quotes.iter().map(|q| (q.path.as_str(), q.lines[0].start)).collect();
+        assert_eq!(quotes, [("src/c.py", 7)]);
     }
 
     #[test]

@@ -533,7 +533,7 @@ pub fn names_whole_subject(dimension: &str) -> bool {
 /// clauses end at the first one that is neither.
 pub fn dimension_clauses(words: &StatusWords, value: &str) -> Vec<DimensionClause> {
     static NAMED: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"^(?i:dimension\s+)?(?:"(?P<q>[^"]{1,80})"|“(?P<c>[^”]{1,80})”|(?P<w>[^:"“;—–]{1,80}?))(?::\s+|\s+[—–]\s+)"#)
+        Regex::new(r#"^(?i:dimension\s+)?(?:"(?P<q>[^"]{1,80})"|“(?P<c>[^”]{1,80})”|(?P<w>[^:;—–]{1,80}?))(?::\s+|\s+[—–]\s+)"#)
             .unwrap()
     });
     if !value.contains([':', '—', '–']) {
@@ -722,6 +722,10 @@ mod tests {
             "a dash between dimension and status"
         );
         assert_eq!(read("wired — reached on every turn."), [], "a dash after a bare status qualifies it");
+        assert_eq!(
+            read("\"no auto run\" guarantee — claimed (by the docs); precedence check — implemented"),
+            [pair("\"no auto run\" guarantee", "claimed (by the docs)"), pair("precedence check", "implemented")]
+        );
         assert_eq!(read("wired. The note: it holds."), [], "prose after the status");
         assert_eq!(
             status_keys("Overall status: wired (always)")[0].names.as_deref(),
