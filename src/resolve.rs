@@ -316,7 +316,13 @@ fn link_references(
                 continue;
             };
             record.backlinks.push(at);
-            if let (Some(Owner::Declaration(_)), Some(owner_id)) = (mention.owner, owner_id) {
+            // A record's references are the IDs its own text names: its body or row, an annex
+            // of it, a step it names; a note on it (`On OBJ-03`) only links to them.
+            let own_text = match mention.owner {
+                Some(Owner::Annotation(a)) => report.annotations[a as usize].own_text,
+                _ => true,
+            };
+            if let Some(owner_id) = owner_id.filter(|_| own_text) {
                 if let Some(owner) = records.get_mut(&owner_id) {
                     owner.references.push(mention.target.clone());
                 }

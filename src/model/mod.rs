@@ -652,6 +652,9 @@ pub struct Annotation {
     pub location: LineCol,
     /// Index of the section (its own heading).
     pub section: Option<u32>,
+    /// The record's own text kept elsewhere (`Annex CTL-02 — …`, a step the record names),
+    /// not a note about it (`On OBJ-03`): the IDs it names are the record's references.
+    pub own_text: bool,
 }
 
 /// A reference to a record in prose, a cell or a heading.

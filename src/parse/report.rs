@@ -8,6 +8,7 @@
 mod declarations;
 mod findings;
 mod limits;
+mod pointers;
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -232,6 +233,8 @@ struct Scanner<'a> {
     /// The open headings, by level, and whether each is (or is within) a section about
     /// limits: kept as headings come, so no block walks back through the sections.
     heading_stack: Vec<(u8, bool)>,
+    /// Where each section's heading is in the Markdown, by section index.
+    heading_spans: Vec<Range<usize>>,
     code: Option<PendingCode>,
     /// The term of the definition list item being read (`Written by`), whose definitions
     /// (`: wired (after each response)`) are read as `Term: definition`.
@@ -296,6 +299,7 @@ impl<'a> Scanner<'a> {
             pending_limits: Vec::new(),
             limits_prose_noted: None,
             heading_stack: Vec::new(),
+            heading_spans: Vec::new(),
             code: None,
             term: None,
             in_definition: false,
@@ -332,6 +336,12 @@ impl<'a> Scanner<'a> {
         };
         self.last_column.set((line, offset, col));
         LineCol { line: self.body_line + line as u32, col: col as u32 }
+    }
+
+    /// Where file line `line` of the body starts in the Markdown.
+    fn offset_of_line(&self, line: u32) -> usize {
+        let index = line.saturating_sub(self.body_line) as usize;
+        self.line_starts.get(index).copied().unwrap_or(self.md.len())
     }
 
     fn line_text(&self, offset: usize) -> &str {
@@ -400,6 +410,7 @@ impl<'a> Scanner<'a> {
             self.code_block_done(code);
         }
         self.close_owner(md.len());
+        self.adopt_named_sections();
         // Findings of a table's findings columns are known at its end: in order of place.
         self.parts.findings.sort_by_key(|f| (f.location.line, f.location.col));
     }
@@ -1584,6 +1595,36 @@ mod tests {
         let owners: Vec<_> = report.citations.iter().map(|c| c.owner).collect();
         assert_eq!(owners, [Some(Owner::Annotation(0)), None], "an annex is the record's; a discussion is not");
         assert_eq!(report.annotations[0].target.as_str(), "OBJ-01");
+    }
+
+    #[test]
+    fn a_section_a_record_names_by_its_label_holds_that_record_s_evidence() {
+        let md = "## Part A\n\n### Step 1: The signature\n\nBuilt at `a.py:3-4` [OBJ-01].\n\n\
+                  ```python\nx = 1\n```\n\n### Step 2: The loop\n\nAt a.py:9, see [OBJ-02].\n\n\
+                  ### Step 3: Shared\n\nAt a.py:12.\n\n## Records\n\n\
+                  ### OBJ-01 · signature\n\nKind: object. Step 1. Also Step 3.\n\n\
+                  ### OBJ-02 · loop\n\nKind: loop. Step 2; see Step 1 and Step 3.\n";
+        let (report, _) = parse(md);
+        let targets: Vec<_> = report.annotations.iter().map(|a| a.target.as_str()).collect();
+        assert_eq!(targets, ["OBJ-01", "OBJ-02"], "Step 3 is named by two records, the home of neither");
+        let owners: Vec<_> = report.citations.iter().map(|c| c.owner).collect();
+        assert_eq!(owners, [Some(Owner::Annotation(0)), Some(Owner::Annotation(1)), None]);
+        assert_eq!(report.annotations[0].anchor, report.sections[1].anchor, "the step keeps its anchor");
+        let part_a = report.sections.iter().position(|s| s.title == "Part A").unwrap();
+        assert!(report.annotations.iter().all(|a| a.section != Some(part_a as u32)));
+    }
+
+    #[test]
+    fn a_bold_id_alone_opens_the_text_of_a_record_a_row_declares() {
+        let md = "| ID | Name | Status |\n|---|---|---|\n| OBJ-01 | Factory | wired |\n| OBJ-02 | Tool | absent |\n\n\
+                  ## Notes\n\n**OBJ-01.** Built by OBJ-02 at a.py:3.\n\n**OBJ-03.** Not a row: a reference.\n";
+        let (report, _) = parse(md);
+        let declared: Vec<_> = report.declarations.iter().map(|d| (d.id.as_str(), d.label.as_deref())).collect();
+        assert_eq!(declared, [("OBJ-01", Some("Factory")), ("OBJ-02", Some("Tool")), ("OBJ-01", None)]);
+        assert_eq!(report.citations[0].owner, Some(Owner::Declaration(2)));
+        let from_note: Vec<_> = report.mentions.iter().map(|m| (m.target.as_str(), m.owner)).collect();
+        // OBJ-03 is no row's: its bold ID declares nothing, and the note on OBJ-01 runs on.
+        assert_eq!(from_note, [("OBJ-02", Some(Owner::Declaration(2))), ("OBJ-03", Some(Owner::Declaration(2)))]);
     }
 
     #[test]

@@ -343,13 +343,26 @@ fn after_source(text: &str, token: Range<usize>) -> (Vec<CitationMatch>, usize, 
 fn section_after(text: &str, at: usize, opened_by: Option<char>) -> Option<(String, usize)> {
     let c = AFTER_SOURCE_SECTION.captures(&text[at..])?;
     let whole = c.get(0).unwrap();
+    let closing = opened_by.and_then(|open| [('[', ']'), ('(', ')')].into_iter().find(|p| p.0 == open));
     let Some(first) = c.name("u") else {
-        let section = c.name("q").or(c.name("c")).or(c.name("n")).unwrap().as_str().to_string();
-        return Some((section, at + whole.end()));
+        let section = c.name("q").or(c.name("c")).or(c.name("n")).unwrap();
+        // `(SRC-3 § 7. ChatAdapter falls back …)`: a numbered heading whole, to its bracket.
+        if let (Some(number), Some((_, close))) = (c.name("n"), closing) {
+            let rest = &text[at + number.end()..];
+            let titled =
+                rest.strip_prefix(". ").or(rest.strip_prefix(' ')).is_some_and(|r| r.starts_with(char::is_alphabetic));
+            let heading = rest.find(close).map(|end| &text[at + number.start()..at + number.end() + end]);
+            if let Some(heading) =
+                heading.filter(|h| titled && h.len() <= MAX_UNQUOTED_SECTION && !h.contains(['\n', '§']))
+            {
+                return Some((heading.trim_end().to_string(), at + number.start() + heading.trim_end().len()));
+            }
+        }
+        return Some((section.as_str().to_string(), at + whole.end()));
     };
     let start = at + first.start();
     let rest = &text[start..];
-    let words = match opened_by.and_then(|open| [('[', ']'), ('(', ')')].into_iter().find(|p| p.0 == open)) {
+    let words = match closing {
         Some((_, close)) => &rest[..rest.find(close)?],
         // Unbracketed, a heading ends with its clause.
         None => &rest[..rest.find([';', ',', '.', '!', '?', ')', ']']).unwrap_or(rest.len())],
@@ -358,7 +371,10 @@ fn section_after(text: &str, at: usize, opened_by: Option<char>) -> Option<(Stri
     if words.is_empty() || words.len() > MAX_UNQUOTED_SECTION || words.contains(['\n', '§']) {
         return None;
     }
-    Some((words.to_string(), start + words.len()))
+    // `ReAct: trajectory-based execution › How history is stored` is a trail down the
+    // document; the heading cited is its last step.
+    let heading = words.rsplit(['›', '»']).next().unwrap_or(words).trim();
+    Some((heading.to_string(), start + words.len()))
 }
 
 fn path_starts_at_boundary(text: &str, start: usize) -> bool {
@@ -558,6 +574,14 @@ mod tests {
         let one = |s: &str, p: Option<&str>, section: &str| {
             vec![(Some(s.to_string()), p.map(str::to_string), Some(section.to_string()))]
         };
+        assert_eq!(
+            sections("says so (SRC-2 § ReAct: trajectory-based execution › How history is stored)."),
+            one("SRC-2", None, "How history is stored")
+        );
+        assert_eq!(
+            sections("says so (SRC-3 § 7. ChatAdapter falls back on parse error). The"),
+            one("SRC-3", None, "7. ChatAdapter falls back on parse error")
+        );
         assert_eq!(
             sections("modes work alongside [SRC-6 § Permission Levels]."),
             one("SRC-6", None, "Permission Levels")

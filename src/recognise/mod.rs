@@ -18,6 +18,7 @@ use crate::model::LineRange;
 mod captions;
 mod citations;
 mod learned;
+mod pointers;
 mod statuses;
 
 pub use captions::{
@@ -25,6 +26,7 @@ pub use captions::{
 };
 pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
 pub use learned::{declared_kinds, heading_id, pattern_kind, run_in};
+pub use pointers::{named_labels, section_label};
 pub use statuses::{
     dimension_clauses, is_placeholder, names_whole_subject, stated, status_keys, Reading, Stated, StatusKey,
     StatusWords,

@@ -94,6 +94,9 @@ impl<'r> RunGraph<'r> {
             for at in &record.backlinks {
                 let report = &run.reports[at.report as usize];
                 let Some(Owner::Annotation(a)) = report.mentions[at.index as usize].owner else { continue };
+                if report.annotations[a as usize].own_text {
+                    continue;
+                }
                 if let Some(&from) = index.get(&report.annotations[a as usize].target).filter(|&&from| from != to) {
                     pairs.entry((from, to)).or_default().1 = true;
                 }

@@ -58,6 +58,7 @@ impl Scanner<'_> {
             self.section = Some(section_index);
             self.scan(&inline, self.owner.map(|(o, _)| o), Some(id_range.start + lead..id_range.end + lead));
         } else if let Some(target) = recognise::annotation_target(self.scheme, &title).or(about_row.as_deref()) {
+            let own_text = recognise::annotation_target(self.scheme, &title).is_none();
             self.close_owner(range.start);
             let target = self.record_id(target);
             anchor = self.unique_anchor(format!("on-{}", target.slug()));
@@ -68,6 +69,7 @@ impl Scanner<'_> {
                 body: range.end..range.end,
                 location,
                 section: Some(section_index),
+                own_text,
             });
             self.owner = Some((Owner::annotation(index), level));
             self.section = Some(section_index);
@@ -80,6 +82,7 @@ impl Scanner<'_> {
         let declares = matches!(self.owner, Some((Owner::Declaration(i), _)) if self.parts.declarations[i as usize].section == Some(section_index));
         self.enter_section(level, &title, declares);
         self.parts.sections.push(Section { anchor, level, title, line });
+        self.heading_spans.push(range);
     }
 
     /// `## Title {#custom-id}` keeps its author-chosen anchor.
@@ -106,8 +109,14 @@ impl Scanner<'_> {
         let word = &bold[range.clone()];
         // `**OBJ-03** is the one …` stresses a reference: a run-in declaration carries its
         // label in the bold words, and declares no record a heading of this report declares
-        // (a row may: the run-in is then the record's own text, as a heading would be).
-        let label = recognise::label_around(&bold, range.clone())?;
+        // (a row may: the run-in is then the record's own text, as a heading would be, and
+        // `**DLG-01.** The factory …` needs no label, the row gave it).
+        let label = recognise::label_around(&bold, range.clone());
+        let row_declared = self.row_declared.contains(word);
+        let stop = bold[range.end..].trim();
+        if label.is_none() && (!row_declared || !matches!(stop, "." | ":" | "—" | "–")) {
+            return None;
+        }
         let headed = self
             .parts
             .declarations
@@ -131,7 +140,7 @@ impl Scanner<'_> {
             anchor,
             // A run-in ends with its own stop (`Agent graph assembly.`), which is no part of
             // the label.
-            label: Some(label.trim_end_matches(['.', ':']).to_string()),
+            label: label.map(|label| label.trim_end_matches(['.', ':']).to_string()),
             fields: Vec::new(),
             body: Some(source.start..source.start),
             location: self.line_col(offset),
