@@ -408,6 +408,10 @@ fn measure(case: &Path) -> Measures {
             m.missed.push(format!("reference {from} → {to}"));
         }
     }
+    // `CORPUS_KEEP=1` keeps each case's site to read with `casebook check --explain`.
+    if std::env::var_os("CORPUS_KEEP").is_some() {
+        eprintln!("{}: kept in {}", case.display(), dir.keep().display());
+    }
     m
 }
 

@@ -230,6 +230,9 @@ struct Scanner<'a> {
     pending_limits: Vec<limits::PendingLimit>,
     /// The last section about limits whose prose was noted.
     limits_prose_noted: Option<u32>,
+    /// The last section whose items led by handles, outside any section about limits,
+    /// were noted.
+    handles_noted: Option<Option<u32>>,
     /// The open headings, by level, and whether each is (or is within) a section about
     /// limits: kept as headings come, so no block walks back through the sections.
     heading_stack: Vec<(u8, bool)>,
@@ -298,6 +301,7 @@ impl<'a> Scanner<'a> {
             table_limits: None,
             pending_limits: Vec::new(),
             limits_prose_noted: None,
+            handles_noted: None,
             heading_stack: Vec::new(),
             heading_spans: Vec::new(),
             code: None,
@@ -910,6 +914,8 @@ impl<'a> Scanner<'a> {
                 }
                 _ => {}
             }
+        } else if in_list && self.list_depth == 1 && self.table.is_none() && owner.is_none() {
+            self.handle_item_outside_limits(&inline);
         }
         let conventions = self.conventions;
         let text = inline.text.trim();
@@ -1625,6 +1631,28 @@ mod tests {
         let from_note: Vec<_> = report.mentions.iter().map(|m| (m.target.as_str(), m.owner)).collect();
         // OBJ-03 is no row's: its bold ID declares nothing, and the note on OBJ-01 runs on.
         assert_eq!(from_note, [("OBJ-02", Some(Owner::Declaration(2))), ("OBJ-03", Some(Owner::Declaration(2)))]);
+    }
+
+    #[test]
+    fn a_record_named_by_a_question_is_labelled_by_its_name_and_keeps_the_question() {
+        let (report, _) = parse("### OBJ-04 · Retrieval — which backends run, and how many hits?\n\nText.\n");
+        let record = &report.declarations[0];
+        assert_eq!(record.label.as_deref(), Some("Retrieval"));
+        assert_eq!(&*record.fields[0].name, "Question");
+        assert!(matches!(&record.fields[0].value, Text::Own(q) if &**q == "which backends run, and how many hits?"));
+        let (report, _) = parse("### OBJ-05 · Why does it stop?\n\nText.\n");
+        assert_eq!(report.declarations[0].label.as_deref(), Some("Why does it stop?"), "a question alone is the label");
+    }
+
+    #[test]
+    fn items_led_by_handles_under_a_heading_that_does_not_say_limits_are_noted_once() {
+        let md = "## Residual matters\n\n- **L1.** Nothing was run.\n- **L2.** Tests unread.\n\n\
+                  ## Assets\n\n- OBJ-01 is the store.\n\n## Residual risk\n\n- **L3.** Proxies unread.\n";
+        let (report, diagnostics) = parse(md);
+        let notes: Vec<_> = diagnostics.iter().filter(|d| d.is_not_understood()).map(|d| d.location.line).collect();
+        assert_eq!(notes, [3], "{diagnostics:?}");
+        let handles: Vec<_> = report.limits.iter().map(|l| l.handle.as_str()).collect();
+        assert_eq!(handles, ["L3"], "a heading of residual risk says limits");
     }
 
     #[test]

@@ -26,6 +26,7 @@ static PATH_WITH_LINES: LazyLock<Regex> = LazyLock::new(|| {
             :L?(?P<a>[0-9]+(?:\s*[-–—]\s*L?[0-9]+)?)
           | \#L(?P<b>[0-9]+(?:-L?[0-9]+)?)
           | [,;]?\s*\(?\s*(?:lines?|ll?\.|L)\s*(?P<c>[0-9]+(?:\s*(?:[-–—]|to)\s*L?[0-9]+)?(?:\s*(?:,|and)\s*[0-9]+(?:\s*[-–—]\s*[0-9]+)?)*)
+          | ,?\s+(?P<d>[0-9]+\s*[-–—]\s*[0-9]+)\b
         )",
     )
     .unwrap()
@@ -46,7 +47,7 @@ pub fn caption_path(text: &str, source_named: impl Fn(&str) -> Option<String>) -
     if found.any(|other| other["path"] != *path) {
         return None;
     }
-    let written = caps.name("a").or(caps.name("b")).or(caps.name("c"))?.as_str();
+    let written = caps.name("a").or(caps.name("b")).or(caps.name("c")).or(caps.name("d"))?.as_str();
     let lines = lines_of(written);
     if lines.is_empty() {
         return None;
@@ -70,7 +71,20 @@ pub fn default_source(text: &str) -> Option<String> {
 /// `*Listing 1.* …`, or opening with a caption's word), or it is a short label line.
 pub fn reads_as_caption_before(markdown: &str, text: &str) -> bool {
     let bare = text.trim().trim_end_matches(['*', '_', ' ']);
-    bare.ends_with(':') || set_apart(markdown, text) || label_line(markdown, text)
+    bare.ends_with(':') || set_apart(markdown, text) || label_line(markdown, text) || location_line(text)
+}
+
+/// A line that is only a place: a path with lines and at most a source
+/// (`gpt_researcher/skills/researcher.py:851-862`, `(a.py, lines 31–34)`,
+/// `— a.py, L134–141`), nothing of a sentence around it.
+fn location_line(text: &str) -> bool {
+    let text = text.trim();
+    let Some(found) = PATH_WITH_LINES.find(text).filter(|_| text.chars().count() <= MAX_LABEL_LINE_CHARS) else {
+        return false;
+    };
+    let rest = format!("{} {}", &text[..found.start()], &text[found.end()..]);
+    let rest = SOURCE.replace_all(&rest, "");
+    !rest.chars().any(char::is_alphanumeric)
 }
 
 /// A line that only labels what follows (`**DLG-01** `crew.py`, lines 26–36`): it opens
@@ -170,5 +184,18 @@ mod tests {
         assert!(reads_as_caption_before("*`a.py`, lines 1-2:*", "a.py, lines 1-2:"));
         assert!(reads_as_caption_after("*Listing 2. `a.py`, lines 1-2.*", "Listing 2. a.py, lines 1-2."));
         assert!(!reads_as_caption_after("The loop in a.py:1-2 retries.", "The loop in a.py:1-2 retries."));
+        for line in [
+            "a/b.py:851-862",
+            "(a/b.py, lines 31–34)",
+            "— a/b.py, L134–141",
+            "a.py 162–167",
+            "a.py (L73–79)",
+            "SRC-2 a.py, 82–88",
+        ] {
+            assert!(reads_as_caption_before(line, line), "{line}");
+            assert!(read(line).is_some(), "{line}");
+        }
+        assert!(!reads_as_caption_before("See a.py:1-2", "See a.py:1-2"), "a sentence, however short");
+        assert!(!reads_as_caption_after("a.py:1-2", "a.py:1-2"), "under a block, a bare place introduces the next");
     }
 }

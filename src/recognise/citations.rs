@@ -58,12 +58,13 @@ impl Default for Citations {
     }
 }
 /// A path without a source: with lines (`runtime.py:222-223`), or, without lines, only
-/// when it has a folder (`plugin/exia_seed/pages.py`): `Node.js` or `step.usage` are words.
+/// when it has a folder (`plugin/exia_seed/pages.py`) or a section follows
+/// (`README.md § "Architecture"`): `Node.js` or `step.usage` are words.
 /// (Two alternatives, so that a word with a dot and neither is no match at all: most text
 /// has many.)
 static BARE_CITATION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"(?P<slashed>(?:[A-Za-z0-9_.\-]+/)+{FILE})(?:{TO_LINES}(?P<slashed_lines>{LINES}))?|(?P<plain>{FILE}){TO_LINES}(?P<plain_lines>{LINES})"
+        r#"(?P<slashed>(?:[A-Za-z0-9_.\-]+/)+{FILE})(?:{TO_LINES}(?P<slashed_lines>{LINES}))?|(?P<plain>{FILE}){TO_LINES}(?P<plain_lines>{LINES})|(?P<document>{FILE})[:,]? +(?:§|(?i:section) +["“])"#
     ))
     .unwrap()
 });
@@ -87,11 +88,13 @@ static NEXT_LISTED_PATH: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap()
 });
 /// After `SRC-n` (or its path): a section of the document, `§"Known Limits"`,
-/// `, § “Known Limits”`, `§4.2`, or unquoted words (`§ Permission Levels`), which
-/// [`section_after`] bounds.
+/// `, § “Known Limits”`, `§4.2`, `, section "Key Features"`, or unquoted words after `§`
+/// (`§ Permission Levels`), which [`section_after`] bounds.
 static AFTER_SOURCE_SECTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"^[:,]? +§ ?(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`]))"#)
-        .unwrap()
+    Regex::new(
+        r#"^[:,]? +(?:§ ?|(?P<word>(?i:section|sect?\.) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`]))"#,
+    )
+    .unwrap()
 });
 /// The longest unquoted section read: a heading, not a sentence.
 const MAX_UNQUOTED_SECTION: usize = 100;
@@ -162,7 +165,7 @@ impl Citations {
         // Every citation names a source, or has `path:lines` or a folder: most text has none
         // of these, and is not worth the regular expressions (render asks of every text it
         // links).
-        if !text.contains(':') && !text.contains('/') && !self.token.is_match(text) {
+        if !text.contains([':', '/', '§']) && !self.token.is_match(text) && !text.contains("ection \"") {
             return (Vec::new(), Vec::new());
         }
         let mut unread = Vec::new();
@@ -204,6 +207,22 @@ impl Citations {
                         || !path_starts_at_boundary(text, whole.start())
                         || !path_ends_at_boundary(text, whole.end())
                     {
+                        continue;
+                    }
+                    if let Some(document) = caps.name("document") {
+                        let opened_by = text[..document.start()].chars().next_back();
+                        if let Some((section, end)) = section_after(text, document.end(), opened_by) {
+                            out.push(CitationMatch {
+                                range: document.start()..end,
+                                source_range: None,
+                                source: current_source.clone(),
+                                path: Some(document.as_str().to_string()),
+                                section: Some(section),
+                                lines: Vec::new(),
+                                line_spans: Vec::new(),
+                            });
+                            consumed_to = end;
+                        }
                         continue;
                     }
                     let path = caps.name("slashed").or(caps.name("plain")).expect("one alternative matched");
@@ -344,6 +363,11 @@ fn section_after(text: &str, at: usize, opened_by: Option<char>) -> Option<(Stri
     let c = AFTER_SOURCE_SECTION.captures(&text[at..])?;
     let whole = c.get(0).unwrap();
     let closing = opened_by.and_then(|open| [('[', ']'), ('(', ')')].into_iter().find(|p| p.0 == open));
+    // `SRC-2, section headings are …` is a sentence: after the word, a section is quoted
+    // or numbered.
+    if c.name("word").is_some() && c.name("u").is_some() {
+        return None;
+    }
     let Some(first) = c.name("u") else {
         let section = c.name("q").or(c.name("c")).or(c.name("n")).unwrap();
         // `(SRC-3 § 7. ChatAdapter falls back …)`: a numbered heading whole, to its bracket.
@@ -574,6 +598,17 @@ mod tests {
         let one = |s: &str, p: Option<&str>, section: &str| {
             vec![(Some(s.to_string()), p.map(str::to_string), Some(section.to_string()))]
         };
+        assert_eq!(
+            Citations::default()
+                .find("README.md § \"Architecture\" lists it; Node.js does not.")
+                .into_iter()
+                .map(|c| (c.path, c.section))
+                .collect::<Vec<_>>(),
+            [(Some("README.md".to_string()), Some("Architecture".to_string()))]
+        );
+        assert_eq!(sections("as SRC-2, section \"Key Features\" says"), one("SRC-2", None, "Key Features"));
+        assert_eq!(sections("SRC-3: CHANGELOG.md, section \"1.0.0\"."), one("SRC-3", Some("CHANGELOG.md"), "1.0.0"));
+        assert_eq!(sections("SRC-2, section headings are long"), [(Some("SRC-2".to_string()), None, None)]);
         assert_eq!(
             sections("says so (SRC-2 § ReAct: trajectory-based execution › How history is stored)."),
             one("SRC-2", None, "How history is stored")

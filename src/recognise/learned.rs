@@ -25,12 +25,31 @@ pub(super) static NUMBERED_GRAMMAR: LazyLock<Regex> =
 /// What marks a learned kind of numbered IDs in [`declared_kinds`]' answer: `O#`.
 pub(super) const NUMBERED_MARK: char = '#';
 
+/// The shape of a dotted ID (`T.MEM.1`, `TM.3`): a kind of capitals in one to four dotted
+/// parts, a dot, and a number. Learned only from headings that lead with them.
+pub(super) static DOTTED_GRAMMAR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?P<kind>[A-Z][A-Z0-9]{0,7}(?:\.[A-Z][A-Z0-9]{0,7}){0,3})\.(?P<name>[0-9]{1,4})").unwrap()
+});
+
+/// What marks a learned kind of dotted IDs in [`declared_kinds`]' answer: `T.MEM.`.
+pub(super) const DOTTED_MARK: char = '.';
+
 /// A heading that leads, after its numbering, with a numbered ID and then its label:
 /// `### O1 AgentState`, `### 6.1 H1 — digest, not transcript`.
 static NUMBERED_HEADING: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"^\s*(?:[0-9]+(?:\.[0-9]+)*\.?\s+)?(?P<id>(?P<kind>[A-Z]{1,3})[0-9]{1,3})(?:\s+[—–:·|-]\s+\S|:?\s+\p{Lu})",
     )
+    .unwrap()
+});
+
+/// A heading that leads, after its numbering, with a dotted ID and then its label:
+/// `### T.MEM.1 — Unbounded growth`.
+static DOTTED_HEADING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"^\s*(?:[0-9]+(?:\.[0-9]+)*\.?\s+)?(?P<id>{})(?:\s+[—–:·|-]\s+\S|:?\s+\p{{Lu}})",
+        DOTTED_GRAMMAR.as_str()
+    ))
     .unwrap()
 });
 
@@ -130,7 +149,9 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
             }
             let heading = rest.trim_start_matches('#');
             if let Some(caps) = NUMBERED_HEADING.captures(heading) {
-                numbered.entry(caps["kind"].to_string()).or_default().insert(caps["id"].to_string());
+                numbered.entry(format!("{}{NUMBERED_MARK}", &caps["kind"])).or_default().insert(caps["id"].to_string());
+            } else if let Some(caps) = DOTTED_HEADING.captures(heading) {
+                numbered.entry(format!("{}{DOTTED_MARK}", &caps["kind"])).or_default().insert(caps["id"].to_string());
             }
             (heading, false)
         } else if let Some(rest) = trimmed.strip_prefix('|') {
@@ -150,9 +171,10 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
             }
         }
     }
-    for (kind, ids) in numbered {
-        if ids.len() >= 2 && !scheme.is_kind(&kind) && !scheme.not_ids.contains(&kind) {
-            kinds.insert(format!("{kind}{NUMBERED_MARK}"));
+    for (marked, ids) in numbered {
+        let kind = &marked[..marked.len() - 1];
+        if ids.len() >= 2 && !scheme.is_kind(kind) && !scheme.not_ids.contains(kind) {
+            kinds.insert(marked);
         }
     }
     kinds
@@ -243,6 +265,20 @@ mod tests {
         assert_eq!(ids, ["O1", "O2"]);
         let (_, undeclared) = learned.ids.find_ids_and_undeclared(text);
         assert!(undeclared.is_empty(), "a numbered word of no learned kind is no near miss: {undeclared:?}");
+    }
+
+    #[test]
+    fn dotted_kinds_are_learned_from_two_headings_that_lead_with_them() {
+        let md = "# Threat model\n\n### T.MEM.1 — Unbounded growth\n\n### T.MEM.2 — Self-injection\n\n\
+                  ### 3.1 Python 3.12 Support\n\n### U.S.1 — Alone\n";
+        let kinds = declared_kinds(&scheme(), md, |w| w.starts_with("SRC-"));
+        assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["T.MEM."], "U.S has one heading");
+        let conventions = crate::recognise::Conventions::new(&SiteConfig::default()).unwrap();
+        let learned = conventions.with_learned_kinds(&["T.MEM.".to_string()]);
+        let text = "T.MEM.1 and T.MEM.10 (T.MEM.2.3 is a version); U.S.1 and v1.2 are words.";
+        let ids: Vec<&str> = learned.ids.find_ids(text).into_iter().map(|m| &text[m.range]).collect();
+        assert_eq!(ids, ["T.MEM.1", "T.MEM.10"]);
+        assert_eq!(learned.ids.classify("T.MEM.10").map(|m| m.kind).as_deref(), Some("T.MEM"));
     }
 
     #[test]

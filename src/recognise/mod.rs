@@ -28,8 +28,8 @@ pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
 pub use learned::{declared_kinds, heading_id, pattern_kind, run_in};
 pub use pointers::{named_labels, section_label};
 pub use statuses::{
-    dimension_clauses, is_placeholder, names_whole_subject, stated, status_keys, Reading, Stated, StatusKey,
-    StatusWords,
+    bare_status_keys, dimension_clauses, is_placeholder, names_whole_subject, stated, status_keys, Reading, Stated,
+    StatusKey, StatusWords,
 };
 
 /// The longest ID, in bytes: IDs name folders and URL segments, which file systems cap
@@ -120,22 +120,39 @@ impl Conventions {
 
     /// These conventions, with IDs of `kinds` in the shape a run's reports declare them
     /// ([`declared_kinds`]) read as records of that run; the same when `kinds` adds none.
-    /// A kind written `O#` is of numbered IDs without a hyphen (`O1`, `M7`).
+    /// A kind written `O#` is of numbered IDs without a hyphen (`O1`, `M7`), one written
+    /// `T.MEM.` of dotted IDs (`T.MEM.1`).
     pub fn with_learned_kinds(&self, kinds: &[String]) -> std::borrow::Cow<'_, Conventions> {
-        let kind_of = |k: &String| k.trim_end_matches(learned::NUMBERED_MARK).to_string();
-        let numbered = kinds.iter().any(|k| k.ends_with(learned::NUMBERED_MARK));
+        let shape_of = |k: &String| {
+            if k.ends_with(learned::NUMBERED_MARK) {
+                Shape::Numbered
+            } else if k.ends_with(learned::DOTTED_MARK) {
+                Shape::Dotted
+            } else {
+                Shape::Learned
+            }
+        };
+        let kind_of = |k: &String| k.trim_end_matches([learned::NUMBERED_MARK, learned::DOTTED_MARK]).to_string();
+        let mut shapes: Vec<Shape> = kinds.iter().map(shape_of).collect();
+        // The hyphenated shape is learned with any other.
+        shapes.push(Shape::Learned);
+        shapes.sort_by_key(|shape| *shape as u8);
+        shapes.dedup();
+        shapes.retain(|shape| !self.ids.shapes.contains(shape));
         let new: Vec<String> = kinds.iter().map(kind_of).filter(|k| !self.ids.kinds.contains_key(k.as_str())).collect();
-        if kinds.is_empty() || (new.is_empty() && self.ids.learned && (self.ids.numbered || !numbered)) {
+        if kinds.is_empty() || (new.is_empty() && shapes.is_empty()) {
             return std::borrow::Cow::Borrowed(self);
         }
         let mut conventions = self.clone();
-        if !conventions.ids.learned {
-            conventions.ids.grammars.push(learned::LEARNED_GRAMMAR.clone());
-            conventions.ids.learned = true;
-        }
-        if numbered && !conventions.ids.numbered {
-            conventions.ids.grammars.push(learned::NUMBERED_GRAMMAR.clone());
-            conventions.ids.numbered = true;
+        for shape in shapes {
+            let grammar = match shape {
+                Shape::Learned => &learned::LEARNED_GRAMMAR,
+                Shape::Numbered => &learned::NUMBERED_GRAMMAR,
+                Shape::Dotted => &learned::DOTTED_GRAMMAR,
+                Shape::Configured => continue,
+            };
+            conventions.ids.grammars.push(Regex::clone(grammar));
+            conventions.ids.shapes.push(shape);
         }
         for kind in new {
             conventions.ids.kinds.insert(kind.clone(), kind);
@@ -233,14 +250,25 @@ fn regex_problem(error: &regex::Error) -> String {
 #[derive(Debug, Clone)]
 pub struct IdScheme {
     grammars: Vec<Regex>,
+    /// The shape of each grammar, by index: configured, or learned from the analysis.
+    shapes: Vec<Shape>,
     families: BTreeMap<String, String>,
     kinds: BTreeMap<String, String>,
     /// Kinds (and families) of ID-shaped words that are no IDs (`SHA` of `SHA-256`).
     not_ids: std::collections::BTreeSet<String>,
-    /// True when the learned shape ([`declared_kinds`]) is among the grammars.
-    learned: bool,
-    /// True when the learned numbered shape (`O1`) is too, after the learned shape.
-    numbered: bool,
+}
+
+/// Where a grammar of an [`IdScheme`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// casebook.yaml's (or the default).
+    Configured,
+    /// The hyphenated shape read off the analysis ([`declared_kinds`]): `ED-SEL`.
+    Learned,
+    /// Numbered without a hyphen, learned from headings: `O1`.
+    Numbered,
+    /// Dotted, learned from headings: `T.MEM.1`.
+    Dotted,
 }
 
 /// An ID found in text.
@@ -291,12 +319,11 @@ impl IdScheme {
             grammars.push(regex);
         }
         Ok(IdScheme {
+            shapes: vec![Shape::Configured; grammars.len()],
             grammars,
             families: config.families.clone(),
             kinds: config.kinds.clone(),
             not_ids: config.not_ids.iter().cloned().collect(),
-            learned: false,
-            numbered: false,
         })
     }
 
@@ -317,26 +344,29 @@ impl IdScheme {
 
     fn matches(&self, text: &str, undeclared: bool) -> (Vec<IdMatch>, Vec<IdMatch>) {
         let (mut declared, mut others): (Vec<IdMatch>, Vec<IdMatch>) = (Vec::new(), Vec::new());
-        for (index, grammar) in self.grammars.iter().enumerate() {
-            // The learned shapes are the last grammars, when there are any: the numbered
-            // one (`O1`) after the hyphenated one.
-            let learned_from = self.grammars.len() - usize::from(self.learned) - usize::from(self.numbered);
-            let learned_shape = self.learned && index == learned_from;
-            let numbered_shape = self.numbered && index + 1 == self.grammars.len();
+        for (grammar, shape) in self.grammars.iter().zip(&self.shapes) {
             for caps in grammar.captures_iter(text) {
                 let whole = caps.get(0).expect("group 0 always matches");
                 if whole.len() > MAX_ID_LEN || !at_word_boundary(text, whole.range()) {
                     continue;
                 }
                 let kind = caps.name("kind").map(|m| m.as_str()).unwrap_or_default();
+                // `T.MEM.2.3` is a number with more parts, not `T.MEM.2`.
+                let mut after = text[whole.end()..].chars();
+                if *shape == Shape::Dotted
+                    && after.next() == Some('.')
+                    && after.next().is_some_and(char::is_alphanumeric)
+                {
+                    continue;
+                }
                 // `N-th` is no `N-07`: the learned shape's one-letter kinds need a digit or capitals.
-                if learned_shape && !learned::id_shaped(self, text, whole.range(), kind) {
+                if *shape == Shape::Learned && !learned::id_shaped(self, text, whole.range(), kind) {
                     continue;
                 }
                 let family = caps.name("family").map(|m| m.as_str());
                 let is_id = self.kinds.contains_key(kind) && family.is_none_or(|f| self.families.contains_key(f));
-                // `H2`, `P4`: a numbered word of a kind no heading declared is ordinary.
-                if numbered_shape && !is_id {
+                // `H2`, `P4`, `U.S.1`: a word of a kind no heading declared is ordinary.
+                if matches!(shape, Shape::Numbered | Shape::Dotted) && !is_id {
                     continue;
                 }
                 let list = if is_id {
@@ -546,6 +576,19 @@ pub fn heading_label(rest: &str) -> Option<String> {
 /// the words after the ID (`ED-SEL — Edit-format selection`, `[TC-W01] add() stores`,
 /// `4.2 GR-1: Input guardrail`), or, when none follow it, those before it
 /// (`The logs database (SW-S-history)`), without the punctuation around the ID.
+/// A heading's label that asks its question after a dash (`Retrieval — which search
+/// backends run, and how many hits come back?`): the name before the dash, and the
+/// question. `None` when the label asks nothing so.
+pub fn question_of(label: &str) -> Option<(&str, &str)> {
+    let label = label.trim();
+    if !label.ends_with('?') {
+        return None;
+    }
+    let (name, question) = [" — ", " – ", " - ", ": "].iter().find_map(|dash| label.split_once(dash))?;
+    let name = name.trim();
+    (!name.is_empty() && !name.ends_with('?') && name.split_whitespace().count() <= 8).then(|| (name, question.trim()))
+}
+
 pub fn label_around(text: &str, id: Range<usize>) -> Option<String> {
     const AROUND: &[char] = &[':', '—', '–', '-', '.', '·', '|', ']', ')', '[', '(', '*', '#', ',', ';', '/'];
     let after = text[id.end..].trim().trim_start_matches(|c: char| AROUND.contains(&c) || c.is_whitespace());

@@ -505,6 +505,38 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
     out
 }
 
+/// The sentences of a record's paragraph that are a short key and a status standing
+/// alone (`… both end in the same call. Offered to the model: afforded (to the manager).`):
+/// the key names the dimension though it has no status noun. The status must stand alone
+/// (then a stop, a bracket or the end), so that `The result: absent from the logs` is prose.
+pub fn bare_status_keys(words: &StatusWords, text: &str) -> Vec<StatusKey> {
+    let mut out = Vec::new();
+    for (colon, _) in text.match_indices(": ") {
+        let start = sentence_start_before(text, colon);
+        let key = text[start..colon].trim();
+        let key_words: Vec<&str> = key.split_whitespace().collect();
+        let shaped = key.starts_with(|c: char| c.is_uppercase())
+            && (1..=6).contains(&key_words.len())
+            && key.chars().all(|c| c.is_alphanumeric() || c == ' ' || c == '-' || c == '\'')
+            && !key_words.iter().any(|w| {
+                let w = w.to_lowercase();
+                CLAUSE_WORDS.contains(&w.as_str()) || ["that", "which", "when", "if", "because"].contains(&w.as_str())
+            });
+        if !shaped {
+            continue;
+        }
+        let value_start = colon + 2;
+        let Some((_, len)) = words.at_start(&text[value_start..]) else { continue };
+        let after = text[value_start + len..].trim_start();
+        if !(after.is_empty() || after.starts_with(['(', '.', ';', ','])) {
+            continue;
+        }
+        let value_end = value_start + first_sentence_end(&text[value_start..]);
+        out.push(StatusKey { start, value_start, value_end, names: Some(key.to_string()), of: false });
+    }
+    out
+}
+
 /// A clause of a plain status key's value that states its own dimension's status:
 /// `overall: wired`, `dimension "naming": wired`, `Submodule restriction: wired (…)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -519,10 +551,15 @@ pub struct DimensionClause {
 /// Words that name the whole subject, not a dimension of it: `overall: wired`.
 const WHOLE_SUBJECT: [&str; 4] = ["overall", "general", "in general", "overall status"];
 
-/// True when a dimension's words name the whole subject (`overall`, `(overall)`).
+/// Words that, as the whole of a status's key or column, name the status a threat or a
+/// control has as a whole: `Mitigation status: absent` on a threat.
+const STATUS_OF_WHOLE: [&str; 3] = ["mitigation", "control", "remediation"];
+
+/// True when a dimension's words name the whole subject (`overall`, `(overall)`,
+/// `Mitigation`).
 pub fn names_whole_subject(dimension: &str) -> bool {
     let words = dimension.trim().trim_matches(|c: char| !c.is_alphanumeric());
-    !words.is_empty() && WHOLE_SUBJECT.iter().any(|w| words.eq_ignore_ascii_case(w))
+    !words.is_empty() && WHOLE_SUBJECT.iter().chain(&STATUS_OF_WHOLE).any(|w| words.eq_ignore_ascii_case(w))
 }
 
 /// The clauses of a plain status key's value (`Status: overall: wired; at build: absent
@@ -657,6 +694,15 @@ fn sentence_start_before(text: &str, at: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_key_and_a_status_standing_alone_state_a_finding_mid_paragraph() {
+        let words = StatusWords::new(["absent", "afforded", "wired"].map(String::from), &BTreeMap::new());
+        let text = "Both end in one call. Offered to the model: afforded (to the manager). \
+                    The result: absent from the logs. It is called: wired, they say. Note that x: wired.";
+        let keys: Vec<_> = bare_status_keys(&words, text).into_iter().map(|k| k.names.unwrap()).collect();
+        assert_eq!(keys, ["Offered to the model"], "a status in a phrase, a clause and a long key are prose");
+    }
 
     #[test]
     fn a_status_key_may_name_its_dimension_in_parentheses() {

@@ -5,7 +5,7 @@
 use std::ops::Range;
 
 use super::{Inline, Scanner, ITEM_LEVEL, RUN_IN_LEVEL};
-use crate::model::{Annotation, Declaration, DeclarationForm, Owner, RecordId, Section};
+use crate::model::{Annotation, Declaration, DeclarationForm, Field, Owner, RecordId, Section, Text};
 use crate::recognise;
 
 impl Scanner<'_> {
@@ -44,12 +44,20 @@ impl Scanner<'_> {
             anchor = self.unique_anchor(id.slug());
             let index = self.parts.declarations.len();
             let lead = inline.text.len() - inline.text.trim_start().len();
+            // `RF-04 · Retrieval — which backends run?`: a record named by a question; its
+            // label is the name, and the question is kept as a field.
+            let mut label = recognise::label_around(&title, id_range.clone());
+            let mut fields = Vec::new();
+            if let Some((name, question)) = label.as_deref().and_then(recognise::question_of) {
+                fields.push(Field { name: self.shared("Question"), value: Text::Own(question.into()) });
+                label = Some(name.to_string());
+            }
             self.parts.declarations.push(Declaration {
                 id,
                 form: DeclarationForm::Heading { level },
                 anchor: anchor.clone(),
-                label: recognise::label_around(&title, id_range.clone()),
-                fields: Vec::new(),
+                label,
+                fields,
                 body: Some(range.end..range.end),
                 location,
                 section: Some(section_index),

@@ -590,9 +590,22 @@ impl<'a> Scanner<'a> {
         evidence: Range<usize>,
         field: Option<(&str, usize)>,
     ) -> BlockFindings {
-        let keys = status_keys(&inline.text);
+        let mut keys = status_keys(&inline.text);
         let starts_with_status_key = keys.first().is_some_and(|k| inline.text[..k.start].trim().is_empty());
         let record = self.owner_record(owner);
+        // Within a record's prose, `Offered to the model: afforded (…)` states a finding
+        // too, when it is no field of the record.
+        if record.is_some() && field.is_none() && inline.text.contains(": ") {
+            let bare = recognise::bare_status_keys(self.words, &inline.text);
+            let free: Vec<StatusKey> = bare
+                .into_iter()
+                .filter(|b| !keys.iter().any(|k| k.start < b.value_end && b.start < k.value_end))
+                .collect();
+            if !free.is_empty() {
+                keys.extend(free);
+                keys.sort_by_key(|k| k.start);
+            }
+        }
         let mut found = Vec::new();
         let row = Row {
             subject: Subject::Named(String::new()),

@@ -187,6 +187,28 @@ impl Scanner<'_> {
         );
     }
 
+    /// A top-level item led by a lettered handle (`**L1.** Nothing was executed …`) where
+    /// no heading says limits: likely a list of limits under a heading casebook does not
+    /// read as one. Noted once per section; a record's ID is no handle.
+    pub(super) fn handle_item_outside_limits(&mut self, inline: &Inline) {
+        let Some((handle, _)) = leading_handle(&inline.text) else { return };
+        let lettered = handle.starts_with(|c: char| c.is_ascii_alphabetic());
+        if !lettered || self.scheme.leading_id(inline.text.trim_start_matches(['*', '_', '(', '['])).is_some() {
+            return;
+        }
+        if self.handles_noted == Some(self.section) {
+            return;
+        }
+        self.handles_noted = Some(self.section);
+        let offset = inline.source.as_ref().map_or(0, |s| s.start);
+        self.note(
+            offset,
+            1,
+            format!("a list whose items lead with handles ({handle}, …), as limits do, under a heading that does not say limits"),
+            "if these are the analysis's limits, say so in the heading (`## Limits`, `## Gaps`, `## Residual risk`), or add the heading's words to `conventions.limits.headings` in casebook.yaml",
+        );
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn new_limit(
         &self,
