@@ -126,6 +126,7 @@ impl Default for LimitsConfig {
                 "not verified",
                 "unknowns",
                 "open questions",
+                "open risks",
                 "unanswered",
                 "exclusions",
                 "residual risk",

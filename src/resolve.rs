@@ -493,10 +493,20 @@ fn declare_records(
     records: &mut BTreeMap<RecordId, Draft>,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
+    // A table that names a record a heading declares (a summary matrix, one row per
+    // dimension) is about the record: its rows are entries, never a second declaration.
+    let headed: HashSet<&RecordId> = reports
+        .iter()
+        .flat_map(|r| &r.declarations)
+        .filter(|d| matches!(d.form, DeclarationForm::Heading { .. }))
+        .map(|d| &d.id)
+        .collect();
     for (r, report) in reports.iter().enumerate() {
         for (d, declaration) in report.declarations.iter().enumerate() {
             let at = At::new(r, d);
-            if let Some(existing) = records.get(&declaration.id) {
+            let entry_of_headed =
+                headed.contains(&declaration.id) && matches!(declaration.form, DeclarationForm::TableRow { .. });
+            if let Some(existing) = records.get(&declaration.id).filter(|_| !entry_of_headed) {
                 if let Some(clash) = duplicate_of(existing, declaration, r, reports) {
                     diagnostics.push(
                         Diagnostic::error(Code::DuplicateRecord, report.location(declaration.location), format!("{} is declared twice", declaration.id))
@@ -997,6 +1007,11 @@ mod tests {
         assert_eq!(run.records[&RecordId::new("OBJ-01")].declarations.len(), 2);
         let (_, diagnostics) = resolved(RUN, &[("a", &format!("# R\n\n{table}| OBJ-01 Cache | absent |\n"))]);
         assert_eq!(codes(&diagnostics), [(6, Code::DuplicateRecord)], "twice in one table with the same part");
+        let matrix =
+            "| ID | Dimension | Status |\n|---|---|---|\n| OBJ-01 | overall | wired |\n| OBJ-01 | bounded | absent |\n";
+        let (run, diagnostics) = resolved(RUN, &[("a", &format!("# R\n\n{matrix}\n### OBJ-01 Cache\n\nOne.\n"))]);
+        assert_eq!(codes(&diagnostics), [], "a matrix naming a headed record in two rows is about it");
+        assert_eq!(run.records[&RecordId::new("OBJ-01")].declarations.len(), 3);
     }
 
     #[test]

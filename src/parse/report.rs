@@ -925,6 +925,9 @@ impl<'a> Scanner<'a> {
         let field =
             term.or_else(|| conventions.field(text)).or_else(|| in_list.then(|| conventions.item_key(text)).flatten());
         let states_findings = self.block_findings(&inline, owner, evidence, field);
+        if let (Some((Owner::Declaration(i), ITEM_LEVEL)), Some((key, value_at)), true) = (self.owner, field, in_list) {
+            self.item_names_its_record(i as usize, key, inline.text.trim()[value_at..].trim());
+        }
         if let (Some((Owner::Declaration(i), _)), Some(source), false) = (self.owner, inline.source.clone(), in_list) {
             let text = inline.text.trim();
             if let Some((key, value_at)) = field.filter(|_| !states_findings.starts_with_status_key) {
@@ -958,6 +961,17 @@ impl<'a> Scanner<'a> {
         let declared = cells.first().and_then(|first| self.scheme.leading_id(&first.inline.text).map(|m| (m, first)));
         let Some((m, first)) = declared else {
             let owner = self.owner.map(|(o, _)| o);
+            // `| **Status (drives steps)** | wired |` under `| Field | Value |` in a record's
+            // text: each row is a `Key: value` line of the record.
+            let key_value = matches!(owner, Some(Owner::Declaration(_)))
+                && cells.len() == 2
+                && self.header.len() == 2
+                && recognise::is_key_value_header(&self.header[0], &self.header[1]);
+            if key_value {
+                let line = key_value_line(&cells[0].inline, &cells[1].inline);
+                self.block_text(line, owner, false);
+                return;
+            }
             for cell in &cells {
                 self.scan(&cell.inline, owner, None);
             }
@@ -1172,6 +1186,31 @@ impl<'a> Scanner<'a> {
 /// What a caption attributes to its code block, read from its Markdown as written when
 /// that holds no escapes (`llm/__init__.py` unescaped renders `__init__` as bold, and its
 /// text as `llm/init.py`), else from its text.
+/// A key cell and a value cell read as one `Key: value` line, each run where it is.
+fn key_value_line(key: &Inline, value: &Inline) -> Inline {
+    let mut line = key.clone();
+    line.text = key.text.trim_end().to_string();
+    line.runs.retain(|r| r.text.end <= line.text.len());
+    line.code_spans.retain(|r| r.text.end <= line.text.len());
+    line.links.retain(|l| l.text.end <= line.text.len());
+    line.text.push_str(": ");
+    let shift = line.text.len();
+    line.text.push_str(&value.text);
+    let moved = |r: &TextRun| TextRun { text: r.text.start + shift..r.text.end + shift, source: r.source.clone() };
+    line.runs.extend(value.runs.iter().map(moved));
+    line.code_spans.extend(value.code_spans.iter().map(moved));
+    line.links
+        .extend(value.links.iter().map(|l| Permalink { text: l.text.start + shift..l.text.end + shift, ..l.clone() }));
+    line.footnotes.extend(value.footnotes.iter().cloned());
+    line.breaks.clear();
+    line.term_len = None;
+    line.source = match (&key.source, &value.source) {
+        (Some(k), Some(v)) => Some(k.start..v.end),
+        (k, v) => k.clone().or(v.clone()),
+    };
+    line
+}
+
 fn caption_of(markdown: &str, text: &str) -> Option<recognise::QuotePath> {
     let written = (!markdown.contains('\\')).then(|| recognise::caption_path(markdown, recognise::default_source));
     written.flatten().or_else(|| recognise::caption_path(text, recognise::default_source))
@@ -1653,6 +1692,34 @@ mod tests {
         assert_eq!(notes, [3], "{diagnostics:?}");
         let handles: Vec<_> = report.limits.iter().map(|l| l.handle.as_str()).collect();
         assert_eq!(handles, ["L3"], "a heading of residual risk says limits");
+    }
+
+    #[test]
+    fn a_field_value_table_in_a_record_s_text_is_its_key_value_lines() {
+        let md = "### OBJ-01 · Event loop\n\n| Field | Value |\n|---|---|\n| **Kind** | component |\n\
+                  | **Status** | wired (root controller) |\n| **Status (drives steps)** | wired |\n| **Related** | OBJ-02 |\n";
+        let (report, _) = parse(md);
+        let fields: Vec<_> = report.declarations[0].fields.iter().map(|f| &*f.name).collect();
+        assert_eq!(fields, ["Kind", "Related"]);
+        let findings: Vec<_> = report.findings.iter().map(|f| (&*f.dimension, &*f.status)).collect();
+        assert_eq!(findings, [("", "wired"), ("drives steps", "wired")]);
+        assert_eq!(report.mentions[0].owner, Some(Owner::Declaration(0)));
+    }
+
+    #[test]
+    fn a_numbered_finding_with_its_id_in_brackets_over_a_nested_list_declares_its_record() {
+        let md = "## Findings\n\n1. **The checkpoint is rebuilt each superstep** [OBJ-01]\n   - Subject: Checkpoint snapshot\n\
+                  \x20  - Status: contents written — **wired**\n2. **Writes are cleared after a tick** [OBJ-02]\n   - Status: **wired**\n";
+        let (report, _) = parse(md);
+        let declared: Vec<_> = report.declarations.iter().map(|d| (d.id.as_str(), d.label.as_deref())).collect();
+        assert_eq!(
+            declared,
+            [("OBJ-01", Some("Checkpoint snapshot")), ("OBJ-02", Some("Writes are cleared after a tick"))],
+            "a Subject item names the record"
+        );
+        assert_eq!(&*report.declarations[0].fields[0].name, "Summary");
+        let findings: Vec<_> = report.findings.iter().map(|f| (&*f.dimension, &*f.status)).collect();
+        assert_eq!(findings, [("contents written", "wired"), ("", "wired")]);
     }
 
     #[test]

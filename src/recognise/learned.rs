@@ -135,9 +135,7 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
         if fence.is_some() {
             continue;
         }
-        if let Some(item) =
-            line.strip_prefix("- ").or_else(|| line.strip_prefix("* ")).or_else(|| line.strip_prefix("+ "))
-        {
+        if let Some(item) = top_level_item(line) {
             item_above = Some(item);
             continue;
         }
@@ -150,7 +148,9 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
             let heading = rest.trim_start_matches('#');
             if let Some(caps) = NUMBERED_HEADING.captures(heading) {
                 numbered.entry(format!("{}{NUMBERED_MARK}", &caps["kind"])).or_default().insert(caps["id"].to_string());
-            } else if let Some(caps) = DOTTED_HEADING.captures(heading) {
+            } else if let Some(caps) = DOTTED_HEADING.captures(heading).filter(|c| c["kind"].len() >= 2) {
+                // `C.7 Threats to validity` is an appendix's numbering: a dotted kind has
+                // two letters at least (`T.MEM`, `TM`).
                 numbered.entry(format!("{}{DOTTED_MARK}", &caps["kind"])).or_default().insert(caps["id"].to_string());
             }
             (heading, false)
@@ -180,21 +180,50 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
     kinds
 }
 
-/// Learns the kind of the ID a list item leads with or ends with in parentheses
-/// (`TC-4: Context truncation`, `Context truncation (TC-4)`).
+/// The ID a top-level list item declares by its shape, with its byte range in `item`:
+/// the item is a label and an ID, the ID leading it (`TC-4: Context truncation`) or
+/// closing it in brackets (`Context truncation (TC-4)`, `**The checkpoint is …** [CK-01]`),
+/// no sentence before it. Whether a nested list follows is the caller's to tell.
+pub fn item_id(
+    scheme: &IdScheme,
+    learned_too: bool,
+    item: &str,
+    is_source: impl Fn(&str) -> bool,
+) -> Option<Range<usize>> {
+    if item.chars().count() > MAX_ITEM_CHARS || item.contains(". ") {
+        return None;
+    }
+    let (range, _) = heading_id(scheme, learned_too, item, is_source)?;
+    let leads = !item[..range.start].chars().any(char::is_alphanumeric);
+    let before = item[..range.start].trim_end();
+    let after = item[range.end..].trim();
+    let trails = (after == ")" && before.ends_with('(')) || (after == "]" && before.ends_with('['));
+    (leads || trails).then_some(range)
+}
+
+/// The longest list item that declares a record: a label, or a one-line finding.
+const MAX_ITEM_CHARS: usize = 200;
+
+/// Learns the kind of the ID a list item declares ([`item_id`]).
 fn learn_item(scheme: &IdScheme, item: &str, is_source: impl Fn(&str) -> bool, kinds: &mut BTreeSet<String>) {
     let text = item.trim();
-    let Some((range, _)) = heading_id(scheme, true, text, is_source) else { return };
-    let leads = !text[..range.start].chars().any(char::is_alphanumeric);
-    let trails = text[range.end..].trim() == ")" && text[..range.start].trim_end().ends_with('(');
-    if !(leads || trails) || text.chars().count() > 120 {
-        return;
-    }
+    let Some(range) = item_id(scheme, true, text, is_source) else { return };
     if let Some(caps) = LEARNED_GRAMMAR.captures(&text[range.clone()]) {
         if caps.get(0).is_some_and(|m| m.range() == (0..range.len())) {
             kinds.insert(caps["kind"].to_string());
         }
     }
+}
+
+/// The text of a top-level list item's first line: `- …`, `* …`, `+ …`, `1. …`, `2) …`.
+fn top_level_item(line: &str) -> Option<&str> {
+    if let Some(item) = line.strip_prefix("- ").or_else(|| line.strip_prefix("* ")).or_else(|| line.strip_prefix("+ "))
+    {
+        return Some(item);
+    }
+    let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let rest = &line[digits..];
+    (1..=3).contains(&digits).then(|| rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") "))).flatten()
 }
 
 /// The bold words a paragraph opens with (`**G-01 · Agent graph.** Every run …` →
@@ -270,9 +299,9 @@ mod tests {
     #[test]
     fn dotted_kinds_are_learned_from_two_headings_that_lead_with_them() {
         let md = "# Threat model\n\n### T.MEM.1 — Unbounded growth\n\n### T.MEM.2 — Self-injection\n\n\
-                  ### 3.1 Python 3.12 Support\n\n### U.S.1 — Alone\n";
+                  ### 3.1 Python 3.12 Support\n\n### U.S.1 — Alone\n\n## C.1 Method\n\n## C.2 Threats\n";
         let kinds = declared_kinds(&scheme(), md, |w| w.starts_with("SRC-"));
-        assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["T.MEM."], "U.S has one heading");
+        assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["T.MEM."], "U.S has one heading; C.1 numbers");
         let conventions = crate::recognise::Conventions::new(&SiteConfig::default()).unwrap();
         let learned = conventions.with_learned_kinds(&["T.MEM.".to_string()]);
         let text = "T.MEM.1 and T.MEM.10 (T.MEM.2.3 is a version); U.S.1 and v1.2 are words.";

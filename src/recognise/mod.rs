@@ -25,7 +25,7 @@ pub use captions::{
     caption_path, default_source, info_path, reads_as_caption_after, reads_as_caption_before, set_apart,
 };
 pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
-pub use learned::{declared_kinds, heading_id, pattern_kind, run_in};
+pub use learned::{declared_kinds, heading_id, item_id, pattern_kind, run_in};
 pub use pointers::{named_labels, section_label};
 pub use statuses::{
     bare_status_keys, dimension_clauses, is_placeholder, names_whole_subject, stated, status_keys, Reading, Stated,
@@ -595,6 +595,10 @@ pub fn label_around(text: &str, id: Range<usize>) -> Option<String> {
     let before = text[..id.start].trim_end_matches(|c: char| AROUND.contains(&c) || c.is_whitespace());
     let before_has_words = before.chars().any(char::is_alphabetic);
     let label = if after.chars().any(char::is_alphanumeric) || !before_has_words { after } else { before };
+    // `Observation 1 — The shared turn loop (MGR-LOOP)`: the numbering words are no part
+    // of the label.
+    let label =
+        pointers::after_section_label(label).filter(|rest| rest.chars().any(char::is_alphabetic)).unwrap_or(label);
     heading_label(label)
 }
 
@@ -623,6 +627,15 @@ const ROW_NAME_HEADERS: [&str; 16] = [
 pub fn names_rows(header: &str) -> bool {
     let header = header.trim().to_lowercase();
     ROW_NAME_HEADERS.contains(&header.as_str()) || header.ends_with(" name")
+}
+
+/// True when a table's two columns are a key and its value (`| Field | Value |`,
+/// `| Property | Details |`): each row is a `Key: value` line.
+pub fn is_key_value_header(key: &str, value: &str) -> bool {
+    const KEYS: [&str; 9] = ["", "field", "key", "property", "attribute", "item", "name", "aspect", "fact"];
+    const VALUES: [&str; 7] = ["value", "values", "detail", "details", "description", "content", "entry"];
+    let (key, value) = (key.trim().to_lowercase(), value.trim().to_lowercase());
+    KEYS.contains(&key.as_str()) && VALUES.contains(&value.as_str())
 }
 
 /// The annotation target in a heading `On <ID>`.

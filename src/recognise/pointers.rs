@@ -21,6 +21,13 @@ pub fn section_label(heading: &str) -> Option<String> {
     Some(normalised(&captures[1], &captures[2]))
 }
 
+/// What follows the label a heading leads with and its separator (`Observation 1 — The
+/// shared turn loop` → `The shared turn loop`), when it leads with one.
+pub(super) fn after_section_label(heading: &str) -> Option<&str> {
+    let found = HEADING_LABEL.find(heading)?;
+    Some(heading[found.end()..].trim_start())
+}
+
 /// Every word-and-number pair `text` names, normalised, in order: the caller keeps those
 /// that are labels of sections.
 pub fn named_labels(text: &str) -> impl Iterator<Item = String> + '_ {
@@ -44,6 +51,8 @@ mod tests {
         assert_eq!(section_label("Steps 4 to 6 in brief"), None, "a word and a number inside a title");
         assert_eq!(section_label("Before you start"), None);
         assert_eq!(section_label("Python 3 support"), None, "no separator after the number");
+        assert_eq!(after_section_label("Observation 1 — The shared turn loop"), Some("The shared turn loop"));
+        assert_eq!(after_section_label("Claim 4: Default boundedness"), Some("Default boundedness"));
     }
 
     #[test]

@@ -246,6 +246,15 @@ pub fn is_placeholder(text: &str) -> bool {
 
 /// The statuses `value` states, read as `reading` says (see the module's summary).
 pub fn stated(words: &StatusWords, value: &str, reading: Reading) -> Vec<Stated> {
+    // `● wired`, `– inapplicable`, `✎ claimed`: a legend's symbol before the status word.
+    let marker = status_marker_len(value);
+    if marker > 0 {
+        let mut out = stated(words, &value[marker..], reading);
+        for found in &mut out {
+            found.range = found.range.start + marker..found.range.end + marker;
+        }
+        return out;
+    }
     // Most values state no status: their first clause neither starts with one nor (where a
     // lead is allowed) ends with one. Tell that before reading the whole value.
     let first = value.trim_start();
@@ -274,6 +283,23 @@ pub fn stated(words: &StatusWords, value: &str, reading: Reading) -> Vec<Stated>
         }
     }
     out
+}
+
+/// The length of a symbol (and its spaces) that leads a value before a word: `● `, `– `,
+/// `✎ `, `? `. Brackets, quotes and Markdown's own marks are no such symbol.
+fn status_marker_len(value: &str) -> usize {
+    let text = value.trim_start();
+    let lead = value.len() - text.len();
+    let mut chars = text.char_indices();
+    let Some((_, first)) = chars.next() else { return 0 };
+    let symbol = !first.is_alphanumeric() && !"([{\"'`*_~<&#|\\".contains(first);
+    let after = &text[first.len_utf8()..];
+    let spaced = after.starts_with(' ') && after.trim_start().starts_with(char::is_alphabetic);
+    if symbol && spaced {
+        lead + first.len_utf8() + (after.len() - after.trim_start().len())
+    } else {
+        0
+    }
 }
 
 /// The status of one clause (`range` of `text`), read loosely when `loose` (the first
@@ -466,8 +492,9 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
         return Vec::new();
     }
     // Most text holds none of the nouns: tell without lower-casing it.
-    static NOUNS: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new("(?i)status|finding|conclusion|result|verdict|outcome").unwrap());
+    static NOUNS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new("(?i)status|finding|conclusion|result|verdict|outcome|dimension").unwrap()
+    });
     if !NOUNS.is_match(text) {
         return Vec::new();
     }
@@ -647,6 +674,12 @@ fn key_names(key: &str, written: &str) -> Option<(Option<String>, bool)> {
         return Some((Some(inner.to_string()), false));
     }
     let words: Vec<&str> = key.split_whitespace().collect();
+    // `Dimension "fallback when no handoff": wired`: a key that names its dimension.
+    if words.len() >= 2 && words[0] == "dimension" {
+        let named = written.split_once(char::is_whitespace).map_or("", |(_, rest)| rest.trim());
+        let named = named.trim_matches(['"', '“', '”', '\'', '`']).trim();
+        return (!named.is_empty()).then(|| (Some(named.to_string()), false));
+    }
     let noun = |w: &str| STATUS_NOUNS.contains(&w.trim_matches(|c: char| !c.is_alphanumeric()));
     if words.len() == 1 && noun(words[0]) {
         return Some((None, false));
@@ -694,6 +727,24 @@ fn sentence_start_before(text: &str, at: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_may_name_its_dimension_by_the_word() {
+        let keys = status_keys("Dimension \"fallback when no handoff\": wired (the speaker continues).");
+        assert_eq!(keys.iter().map(|k| k.names.as_deref()).collect::<Vec<_>>(), [Some("fallback when no handoff")]);
+    }
+
+    #[test]
+    fn a_legend_s_symbol_before_a_status_is_no_part_of_it() {
+        let words = StatusWords::new(["absent", "inapplicable", "wired"].map(String::from), &BTreeMap::new());
+        for (value, status, at) in
+            [("● wired", "wired", 4), ("– inapplicable", "inapplicable", 4), ("? absent", "absent", 2)]
+        {
+            let found = stated(&words, value, Reading::Explicit);
+            assert_eq!(found.iter().map(|s| (s.status.as_str(), s.range.start)).collect::<Vec<_>>(), [(status, at)]);
+        }
+        assert!(stated(&words, "- x wired", Reading::KeyValue).is_empty());
+    }
 
     #[test]
     fn a_short_key_and_a_status_standing_alone_state_a_finding_mid_paragraph() {

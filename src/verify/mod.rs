@@ -251,7 +251,30 @@ impl Files<'_> {
                 return Ok((id.to_string(), &self.read[&from_root]));
             }
         }
+        // A quote that names no source, of a file that is not in the default source, is
+        // often in the folder another source is (`SRC-2`, `libs/langgraph`): "paths below
+        // are relative to it". Read so when exactly one such source has the file.
+        if missing && source.is_none() {
+            if let Some(found) = self.in_one_folder_source(id, path) {
+                return Ok((found.0.clone(), &self.read[&found]));
+            }
+        }
         Ok((id.to_string(), &self.read[&in_folder]))
+    }
+
+    /// The one source other than `default` that is a folder of a repository holding
+    /// `path`, and the key of what is there; none when no source or several do.
+    fn in_one_folder_source(&mut self, default: &str, path: &str) -> Option<(String, String)> {
+        let mut holding = Vec::new();
+        for other in self.run.sources.iter().filter(|s| s.id != default && s.path.is_some()) {
+            let Some(Ok(at)) = self.sources.get(other.id.as_str()) else { continue };
+            let full = other.repository_path(path);
+            let key = (other.id.clone(), full.clone());
+            if matches!(self.read.entry(key.clone()).or_insert_with(|| at.entry(&full)), Entry::File(_)) {
+                holding.push(key);
+            }
+        }
+        (holding.len() == 1).then(|| holding.remove(0))
     }
 }
 

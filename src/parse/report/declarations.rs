@@ -169,6 +169,25 @@ impl Scanner<'_> {
         self.list_depth -= 1;
     }
 
+    /// `- Subject: Checkpoint snapshot object` under `1. **The checkpoint is a versioned
+    /// snapshot …** [CK-01]`: a nested item whose key names the record (`Subject`,
+    /// `Name`, `Label`, `Title`) gives its label; the item's own words, a finding in one line,
+    /// are kept as its `Summary`.
+    pub(super) fn item_names_its_record(&mut self, declaration: usize, key: &str, value: &str) {
+        let names = ["subject", "name", "label", "title"].iter().any(|k| key.eq_ignore_ascii_case(k));
+        if !names || value.is_empty() || value.chars().count() > 120 {
+            return;
+        }
+        let summary = self.shared("Summary");
+        let record = &mut self.parts.declarations[declaration];
+        if record.fields.iter().any(|f| f.name == summary) {
+            return;
+        }
+        if let Some(words) = record.label.replace(value.to_string()) {
+            record.fields.push(Field { name: summary, value: Text::Own(words.into()) });
+        }
+    }
+
     /// Where the list nested under a paragraph starts, when one follows it (its next
     /// line that is not blank is an indented item).
     pub(super) fn nested_list_after(&self, inline: &Inline) -> Option<usize> {
@@ -187,8 +206,9 @@ impl Scanner<'_> {
         None
     }
 
-    /// `- Context truncation (MEM-4)` or `- MEM-4: Context truncation`, a top-level item
-    /// whose words are a label and an ID, over a nested list (`status: …`, `where: …`):
+    /// `- Context truncation (MEM-4)`, `- MEM-4: Context truncation` or `1. **A finding
+    /// in one line** [CK-01]`, a top-level item whose words are a label and an ID, over a
+    /// nested list (`status: …`, `where: …`):
     /// the item declares the record, and the nested list, starting at `nested`, is its
     /// body.
     pub(super) fn item_declaration(&mut self, inline: &Inline, nested: usize) {
@@ -196,20 +216,14 @@ impl Scanner<'_> {
             return;
         }
         let text = inline.text.trim();
-        if text.chars().count() > 120 || text.contains(". ") {
-            return;
-        }
         let conventions = self.conventions;
-        let Some((range, _)) = recognise::heading_id(self.scheme, false, text, |w| conventions.is_source(w)) else {
+        let Some(range) = recognise::item_id(self.scheme, false, text, |w| conventions.is_source(w)) else {
             return;
         };
         let word = &text[range.clone()];
-        let leads = !text[..range.start].chars().any(char::is_alphanumeric);
-        let trails = text[range.end..].trim() == ")" && text[..range.start].trim_end().ends_with('(');
         let declared =
             self.row_declared.contains(word) || self.parts.declarations.iter().any(|d| d.id.as_str() == word);
-        let Some(label) = recognise::label_around(text, range.clone()).filter(|_| (leads || trails) && !declared)
-        else {
+        let Some(label) = recognise::label_around(text, range.clone()).filter(|_| !declared) else {
             return;
         };
         let Some(item) = inline.source.clone() else { return };
