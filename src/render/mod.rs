@@ -391,6 +391,8 @@ struct RunShared<'a> {
     pages_left: std::sync::atomic::AtomicUsize,
     highlights: highlight::RunMemo,
     graph: std::sync::Mutex<Option<std::sync::Arc<graph::RunGraph<'a>>>>,
+    /// The run's published records in reading order, made by the first page that asks.
+    reading: std::sync::Mutex<Option<std::sync::Arc<ReadingOrder<'a>>>>,
     /// The site's conventions with the kinds of ID the run's reports declare, when they
     /// add any (`Run::learned_kinds`), made by the first page that asks.
     conventions: std::sync::OnceLock<Option<Conventions>>,
@@ -404,11 +406,48 @@ impl<'a> RunShared<'a> {
         graph.get_or_insert_with(|| std::sync::Arc::new(graph::RunGraph::of(run))).clone()
     }
 
+    /// The reading order of `run`'s published records, made by the first page that asks.
+    fn reading(&self, run: &'a Run) -> std::sync::Arc<ReadingOrder<'a>> {
+        let mut order = self.reading.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        order.get_or_insert_with(|| std::sync::Arc::new(ReadingOrder::of(run))).clone()
+    }
+
     /// Called once per rendered page of the run; the last one gives everything back.
     fn page_done(&self) {
         if self.pages_left.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
             self.highlights.release();
             *self.graph.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+            *self.reading.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        }
+    }
+}
+
+/// A run's published records in the order their first declarations come in its reports,
+/// each with its place: a record page's previous and next without a pass over the run.
+struct ReadingOrder<'a> {
+    records: Vec<&'a Record>,
+    place: HashMap<&'a RecordId, usize>,
+}
+
+impl<'a> ReadingOrder<'a> {
+    fn of(run: &'a Run) -> Self {
+        let mut placed: Vec<((usize, usize), &'a Record)> = run
+            .records
+            .values()
+            .filter(|r| r.is_published())
+            .filter_map(|r| reading_position(r).map(|key| (key, r)))
+            .collect();
+        placed.sort_by_key(|(key, _)| *key);
+        let records: Vec<&'a Record> = placed.into_iter().map(|(_, r)| r).collect();
+        let place = records.iter().enumerate().map(|(i, r)| (&r.id, i)).collect();
+        ReadingOrder { records, place }
+    }
+
+    /// The records just before and after `id`, when it is placed.
+    fn around(&self, id: &RecordId) -> (Option<&'a Record>, Option<&'a Record>) {
+        match self.place.get(id) {
+            Some(&i) => (i.checked_sub(1).map(|p| self.records[p]), self.records.get(i + 1).copied()),
+            None => (None, None),
         }
     }
 }
@@ -1245,23 +1284,15 @@ impl<'a> Renderer<'a> {
     /// The records published before and after `record` in the run's reading order (the
     /// order their first declarations come in the reports), for the record page's
     /// previous and next links; none for an unpublished record.
-    fn neighbours(&self, system: &System, run: &Run, record: &Record) -> minijinja::Value {
-        let Some(here) = reading_position(record).filter(|_| record.is_published()) else {
-            return context! { previous => None::<minijinja::Value>, next => None::<minijinja::Value> };
+    fn neighbours(&self, system: &System, run: &'a Run, record: &Record) -> minijinja::Value {
+        let order = match self.shared.get(&run_key(system, run)) {
+            Some(shared) => shared.reading(run),
+            None => std::sync::Arc::new(ReadingOrder::of(run)),
         };
-        let mut previous: Option<(&Record, (usize, usize))> = None;
-        let mut next: Option<(&Record, (usize, usize))> = None;
-        for other in run.records.values().filter(|r| r.is_published()) {
-            let Some(key) = reading_position(other) else { continue };
-            if key < here && previous.is_none_or(|(_, best)| key > best) {
-                previous = Some((other, key));
-            } else if key > here && next.is_none_or(|(_, best)| key < best) {
-                next = Some((other, key));
-            }
-        }
+        let (previous, next) = order.around(&record.id);
         // The ID and title only: a neighbour's statuses are on its own page.
-        let summary = |found: Option<(&Record, _)>| {
-            found.map(|(r, _)| {
+        let summary = |found: Option<&Record>| {
+            found.map(|r| {
                 context! {
                     id => r.id.to_string(),
                     label => r.title_label().map(str::to_string),
@@ -1695,6 +1726,27 @@ turns = turns[-20:]
 
 --- src/cache.py:10-12
 ";
+
+    #[test]
+    fn records_are_read_in_the_order_their_reports_first_declare_them() {
+        let (run, _) = run_of(
+            RUN,
+            &[
+                ("a", "# A\n\n### OBJ-10 Ten\n\nSee OBJ-99.\n\n### OBJ-02 Two\n\nText.\n"),
+                ("b", "# B\n\n### OBJ-01 One\n\nText.\n"),
+            ],
+        );
+        let order = ReadingOrder::of(&run);
+        let ids: Vec<&str> = order.records.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["OBJ-10", "OBJ-02", "OBJ-01"], "the reports' order, not the IDs'");
+        let around = |id: &str| {
+            let (p, n) = order.around(&RecordId::new(id));
+            (p.map(|r| r.id.as_str()), n.map(|r| r.id.as_str()))
+        };
+        assert_eq!(around("OBJ-02"), (Some("OBJ-10"), Some("OBJ-01")));
+        assert_eq!(around("OBJ-10"), (None, Some("OBJ-02")));
+        assert_eq!(around("OBJ-99"), (None, None), "an unpublished record has no neighbours");
+    }
 
     #[test]
     fn evidence_links_each_quote_and_range_at_the_frozen_revision() {
