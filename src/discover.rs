@@ -162,7 +162,16 @@ fn children(dir: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
     for entry in WalkDir::new(dir).min_depth(1).max_depth(1).sort_by_file_name() {
         match entry {
             Ok(entry) => {
-                if entry.file_name().to_string_lossy().starts_with('.') {
+                let name = entry.file_name().to_string_lossy();
+                if name.starts_with('.') {
+                    // `.draft.md` looks like a report: say it is left out, as any other
+                    // file that is not part of the site is.
+                    if name.len() > ".md".len() && name.ends_with(".md") {
+                        diagnostics.push(ignored(
+                            entry.path(),
+                            "a hidden file (its name starts with a dot) is left out; rename it without the dot to publish it",
+                        ));
+                    }
                     continue;
                 }
                 if entry.path_is_symlink() {
