@@ -1567,12 +1567,19 @@ fn annotation_entries(
         .map(|at| {
             let report = &run.reports[at.report as usize];
             let a = &report.annotations[at.index as usize];
+            // The record's own text kept in a section of its own (`Step 4: …`, an annex) is
+            // shown by that section's title; a note on it (`On OBJ-03`) as a note.
+            let section =
+                a.section.filter(|_| a.own_text).and_then(|s| report.sections.get(s as usize)).map(|s| Link {
+                    name: format!("§ {}", s.title),
+                    url: format!("{}#{}", urls::report(&system.slug, &run.slug, &report.slug), a.anchor),
+                });
             Entry {
                 form: "annotation",
                 at: report_anchor(system, run, at.report as usize, &a.anchor),
                 source: report.source_at(a.location.line),
                 source_url: files.map(|f| f.link(&report.source_path, a.location.line)),
-                section: None,
+                section,
                 part: None,
                 label: None,
                 fields: Vec::new(),
