@@ -111,6 +111,15 @@ impl Staging {
     /// Checks that `output` may be replaced (it is casebook's, or empty, or absent, and it
     /// does not contain the site at `root`) and creates the staging folder beside it.
     pub fn create(output: &Path, root: &Path) -> Result<Self, WriteError> {
+        // An output that is a symbolic link (`public -> /srv/www/site`) is updated through
+        // it: the link's target is what is swapped, and the link keeps pointing at it.
+        let through_link;
+        let output = if fs::symlink_metadata(output).is_ok_and(|m| m.file_type().is_symlink()) {
+            through_link = real_path(&absolute(output));
+            through_link.as_path()
+        } else {
+            output
+        };
         let output_abs = absolute(output);
         // Compared by their real paths: a root reached through a symbolic link into an
         // earlier output is inside that output all the same.
@@ -384,6 +393,20 @@ mod tests {
         let err = Staging::create(&output, &dir.path().join("linked")).unwrap_err();
         assert!(matches!(err, WriteError::ContainsSources(_)), "{err}");
         assert!(output.join("inner").is_dir(), "nothing was removed");
+    }
+
+    #[test]
+    fn an_output_that_is_a_link_is_updated_through_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("site");
+        fs::create_dir_all(root.join("content")).unwrap();
+        let target = dir.path().join("www");
+        let link = dir.path().join("public");
+        write_site(&target, &[file("index.html", "one")], None, &root).unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_site(&link, &[file("index.html", "two")], None, &root).unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link is still a link");
+        assert_eq!(fs::read_to_string(target.join("index.html")).unwrap(), "two", "its target was updated");
     }
 
     #[test]
