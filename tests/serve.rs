@@ -836,3 +836,33 @@ fn many_readers_during_saves_get_whole_pages_of_one_build_each() {
     wait_for_search(&server, &format!("%22save+number+{saves}%22"));
     assert_served_as_built(&server);
 }
+
+/// A client that opens connections and trickles its headers (slowloris) holds none past
+/// the header deadline, and many such clients do not stop the server answering others.
+#[test]
+fn a_client_that_trickles_its_headers_is_dropped_and_others_are_answered() {
+    use std::io::{Read, Write};
+    let server = Server::start();
+    let mut slow: Vec<std::net::TcpStream> = (0..300)
+        .map(|_| {
+            let mut stream = std::net::TcpStream::connect(server.address).unwrap();
+            stream.write_all(b"GET / HTTP/1.1\r\nHost: 127").unwrap();
+            stream
+        })
+        .collect();
+    // More connections than the server holds at once: the rest wait in the backlog, and
+    // are answered once the deadline frees their places.
+    let started = Instant::now();
+    let answered = server.get("/");
+    assert_eq!(answered.status, 200);
+    assert!(started.elapsed() < Duration::from_secs(30), "answered after {:?}", started.elapsed());
+    let first = &mut slow[0];
+    first.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut rest = Vec::new();
+    let waited = Instant::now();
+    let read = first.read_to_end(&mut rest);
+    let timed_out =
+        read.as_ref().is_err_and(|e| matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock));
+    assert!(!timed_out, "the server closed the stalled connection ({:?} waited)", waited.elapsed());
+    assert!(rest.is_empty() || String::from_utf8_lossy(&rest).contains("408"), "no page for half a request");
+}

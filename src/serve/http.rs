@@ -28,6 +28,40 @@ const RELOAD_JS: &str = include_str!("reload.js");
 /// should not make the server allocate without bound).
 const MAX_LIMIT: usize = 1000;
 
+/// The most connections the dev server holds at once; more wait in the backlog until one
+/// closes, so a page that opens thousands cannot exhaust the process's files.
+const MAX_CONNECTIONS: usize = 256;
+/// How long a connection may take to send a request's headers (also between requests on
+/// a kept-alive connection): a client that trickles them is dropped.
+const HEADER_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Answers `listener`'s connections with `router`, at most [`MAX_CONNECTIONS`] at once,
+/// each dropped when its headers take longer than [`HEADER_DEADLINE`]. Live-reload
+/// streams stay open as long as the browser keeps them.
+pub async fn serve_connections(listener: tokio::net::TcpListener, router: Router) -> std::io::Result<()> {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let slot = Arc::clone(&slots).acquire_owned().await.expect("the semaphore is never closed");
+        let (stream, _) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            // A connection reset before it was accepted, or no file descriptor left for
+            // a moment: the server goes on.
+            Err(_) => {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        tokio::spawn(async move {
+            let _slot = slot;
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(HEADER_DEADLINE);
+            // A connection that ends badly (a reset, a deadline missed) concerns only it.
+            let _ = http.serve_connection(hyper_util::rt::TokioIo::new(stream), service).await;
+        });
+    }
+}
+
 /// The routes. Everything that is not the server's own goes to the output folder.
 pub fn router(served: Arc<Served>) -> Router {
     Router::new()

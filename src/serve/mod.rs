@@ -204,7 +204,7 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
     // Tests and scripts read the address from this line (`--port 0` picks a free port).
     say!(out, "casebook: serving http://{bound}{} (Ctrl-C to stop)", served.base_path());
     let _ = std::io::stdout().flush();
-    runtime.block_on(async move { axum::serve(listener, http::router(served)).await }).map_err(ServeError::Server)
+    runtime.block_on(http::serve_connections(listener, http::router(served))).map_err(ServeError::Server)
 }
 
 /// Paths the watcher reported: those a rebuild has not taken yet.
