@@ -41,6 +41,9 @@ pub enum WriteError {
     /// every later build would read the site it wrote as content.
     #[error("the output folder {0} is inside the site's sources ({1}); choose an --output outside content/, themes/ and static/")]
     InsideSources(PathBuf, PathBuf),
+    /// The build cache would be inside the sources: its files would be read as content.
+    #[error("the cache folder {0} is inside the site's sources ({1}); choose a --cache outside content/, themes/ and static/")]
+    CacheInsideSources(PathBuf, PathBuf),
     /// A file of the previous output that a warm build was taking changed under it.
     #[error("{0} went from the previous output while the build was taking it; build again (nothing was replaced)")]
     ChangedDuringBuild(PathBuf),
@@ -102,6 +105,21 @@ fn real_path(path: &Path) -> PathBuf {
     }
 }
 
+/// The folder of the sources (`content/`, `themes/`, `static/` of `real_root`) that
+/// holds `real_path`, if one does.
+fn source_folder_holding(real_path: &Path, real_root: &Path) -> Option<PathBuf> {
+    ["content", "themes", "static"].map(|folder| real_root.join(folder)).into_iter().find(|f| real_path.starts_with(f))
+}
+
+/// Refuses a build cache inside the sources, compared by real paths as the output is.
+pub fn check_cache_folder(cache: &Path, root: &Path) -> Result<(), WriteError> {
+    let (real_cache, real_root) = (real_path(&absolute(cache)), real_path(&absolute(root)));
+    match source_folder_holding(&real_cache, &real_root) {
+        Some(sources) => Err(WriteError::CacheInsideSources(cache.to_path_buf(), sources)),
+        None => Ok(()),
+    }
+}
+
 /// The process id written in a lock file or folder name, if any.
 fn pid_in(text: &str) -> Option<u32> {
     text.trim().rsplit(['-', '\n']).next()?.trim().parse().ok()
@@ -127,10 +145,8 @@ impl Staging {
         if real_root.starts_with(&real_output) {
             return Err(WriteError::ContainsSources(output.to_path_buf()));
         }
-        for sources in ["content", "themes", "static"].map(|folder| real_root.join(folder)) {
-            if real_output.starts_with(&sources) {
-                return Err(WriteError::InsideSources(output.to_path_buf(), sources));
-            }
+        if let Some(sources) = source_folder_holding(&real_output, &real_root) {
+            return Err(WriteError::InsideSources(output.to_path_buf(), sources));
         }
         if output.exists() {
             let empty = fs::read_dir(output).map_err(io_error(output))?.next().is_none();
@@ -393,6 +409,16 @@ mod tests {
         let err = Staging::create(&output, &dir.path().join("linked")).unwrap_err();
         assert!(matches!(err, WriteError::ContainsSources(_)), "{err}");
         assert!(output.join("inner").is_dir(), "nothing was removed");
+    }
+
+    #[test]
+    fn a_cache_inside_the_sources_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("site");
+        fs::create_dir_all(root.join("content")).unwrap();
+        let err = check_cache_folder(&root.join("content/.cache"), &root).unwrap_err();
+        assert!(err.to_string().contains("choose a --cache outside content/"), "{err}");
+        assert!(check_cache_folder(&root.join(".casebook-cache"), &root).is_ok());
     }
 
     #[test]

@@ -235,6 +235,7 @@ pub fn build_watched(options: &BuildOptions, watch: &dyn Watch) -> Result<Outcom
     let progress = Progress { pages_ready: &mut |_| {}, superseded: &|| false, watch };
     match &options.cache {
         Some(dir) => {
+            crate::write::check_cache_folder(dir, &options.root)?;
             let mut warm = crate::cache::Warm::open(dir, &options.output, options.search_index);
             run(options, Kind::Build, &mut warm, &[], progress)
         }
@@ -293,6 +294,7 @@ impl Rebuilder {
             (_, true) => run(&self.options, Kind::InPlace, &mut self.memory, changed, progress),
             // The first build starts from the output and build cache the last left.
             (Some(dir), false) => {
+                crate::write::check_cache_folder(dir, &self.options.root)?;
                 let warm = crate::cache::Warm::open(dir, &self.options.output, self.options.search_index);
                 run(
                     &self.options,
