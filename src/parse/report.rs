@@ -1129,6 +1129,16 @@ impl<'a> Scanner<'a> {
                 let in_container = group.start + m.range.start..group.start + m.range.end;
                 let offset = self.source_offset(inline, in_container).unwrap_or(group_source);
                 let word = &text[m.range.clone()];
+                if m.too_long {
+                    let shown: String = word.chars().take(40).collect();
+                    self.note(
+                        offset,
+                        word.chars().count(),
+                        format!("`{shown}…` is written like a record ID of kind `{}`, but is {} bytes long, over the {} an ID may have", m.kind, word.len(), recognise::MAX_ID_LEN),
+                        "shorten the ID: it names the record's page, a file name",
+                    );
+                    continue;
+                }
                 self.note(
                     offset,
                     word.chars().count(),
@@ -1720,6 +1730,16 @@ mod tests {
         assert_eq!(&*report.declarations[0].fields[0].name, "Summary");
         let findings: Vec<_> = report.findings.iter().map(|f| (&*f.dimension, &*f.status)).collect();
         assert_eq!(findings, [("contents written", "wired"), ("", "wired")]);
+    }
+
+    #[test]
+    fn an_id_longer_than_an_id_may_be_is_noted_not_dropped() {
+        let long = format!("MEM-OBJ-{}", "a".repeat(130));
+        let (report, diagnostics) = parse(&format!("### {long} Too long\n\nText.\n"));
+        assert!(report.declarations.is_empty());
+        let notes: Vec<_> = diagnostics.iter().filter(|d| d.is_not_understood()).map(|d| d.message.clone()).collect();
+        assert_eq!(notes.len(), 1, "{diagnostics:?}");
+        assert!(notes[0].contains("138 bytes long, over the 128"), "{}", notes[0]);
     }
 
     #[test]

@@ -280,6 +280,9 @@ pub struct IdMatch {
     pub kind: String,
     /// The family code (`MEM`), for grammars that have one.
     pub family: Option<String>,
+    /// True for a word of a declared kind that is longer than an ID may be
+    /// ([`MAX_ID_LEN`]): among the undeclared, so that it is noted, never dropped quietly.
+    pub too_long: bool,
 }
 
 /// Why an ID grammar could not be used.
@@ -347,10 +350,17 @@ impl IdScheme {
         for (grammar, shape) in self.grammars.iter().zip(&self.shapes) {
             for caps in grammar.captures_iter(text) {
                 let whole = caps.get(0).expect("group 0 always matches");
-                if whole.len() > MAX_ID_LEN || !at_word_boundary(text, whole.range()) {
+                if !at_word_boundary(text, whole.range()) {
                     continue;
                 }
                 let kind = caps.name("kind").map(|m| m.as_str()).unwrap_or_default();
+                if whole.len() > MAX_ID_LEN {
+                    if undeclared && self.kinds.contains_key(kind) {
+                        let range = whole.range();
+                        others.push(IdMatch { range, kind: kind.to_string(), family: None, too_long: true });
+                    }
+                    continue;
+                }
                 // `T.MEM.2.3` is a number with more parts, not `T.MEM.2`.
                 let mut after = text[whole.end()..].chars();
                 if *shape == Shape::Dotted
@@ -379,7 +389,8 @@ impl IdScheme {
                 } else {
                     continue;
                 };
-                list.push(IdMatch { range: whole.range(), kind: kind.to_string(), family: family.map(str::to_string) });
+                let family = family.map(str::to_string);
+                list.push(IdMatch { range: whole.range(), kind: kind.to_string(), family, too_long: false });
             }
         }
         let ids = without_overlaps(declared);
