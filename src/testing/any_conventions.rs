@@ -1,10 +1,13 @@
 //! The promise of `check --explain`, as a property: a report that mixes the conventions
 //! analysts write in (records declared by headings of every punctuation and by bold
 //! run-ins; statuses as keys, per-dimension clauses, definition lists and list items;
-//! quotes captioned before, after, in the info string or by a path line; citations with
-//! colons, words, permalinks and footnotes; limits as handle lists and tables), with
+//! key–value tables and `Dimension "x":` keys; quotes captioned before, after, in the
+//! info string, by a line that is only a place or by a path line; citations with colons,
+//! words, permalinks and footnotes; limits as handle lists and tables under headings of
+//! several words), with
 //! structure casebook cannot read mixed in (a code block nothing attributes, a status
-//! key whose value is no status, an ID of a kind never declared). Every structure is
+//! key whose value is no status, an ID of a kind never declared, items led by handles
+//! under a heading that does not say limits). Every structure is
 //! either recognised, as written, or listed as not understood at its line.
 
 use proptest::prelude::*;
@@ -42,27 +45,46 @@ struct Plan {
     kind: &'static str,
     records: Vec<RecordPlan>,
     limits_form: u8,
+    limits_heading: usize,
     limits: usize,
+    /// A list led by handles under a heading that does not say limits, to be listed.
+    stray_handles: bool,
 }
+
+const LIMITS_HEADINGS: [&str; 4] =
+    ["Limits of this analysis", "Residual risk and assumptions", "Unanswered questions", "Action items / open risks"];
 
 fn part() -> impl Strategy<Value = Part> {
     prop_oneof![
         (0u8..3, 0..STATUSES.len()).prop_map(|(form, status)| Part::Status { form, status }),
-        (0u8..4, 0..DIMENSIONS.len(), 0..STATUSES.len()).prop_map(|(form, dimension, status)| Part::DimensionStatus {
+        (0u8..6, 0..DIMENSIONS.len(), 0..STATUSES.len()).prop_map(|(form, dimension, status)| Part::DimensionStatus {
             form,
             dimension,
             status
         }),
-        (0u8..4, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Quote { form, file, start }),
+        (0u8..5, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Quote { form, file, start }),
         (0u8..5, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Citation { form, file, start }),
         (0u8..3).prop_map(|kind| Part::Unreadable { kind }),
     ]
 }
 
 fn plan() -> impl Strategy<Value = Plan> {
-    let record = (0u8..5, prop::collection::vec(part(), 0..6)).prop_map(|(form, parts)| RecordPlan { form, parts });
-    (prop::sample::select(vec!["CTL", "MEM", "G", "OBJ"]), prop::collection::vec(record, 1..6), 0u8..2, 1usize..4)
-        .prop_map(|(kind, records, limits_form, limits)| Plan { kind, records, limits_form, limits })
+    let record = (0u8..6, prop::collection::vec(part(), 0..6)).prop_map(|(form, parts)| RecordPlan { form, parts });
+    (
+        prop::sample::select(vec!["CTL", "MEM", "G", "OBJ"]),
+        prop::collection::vec(record, 1..6),
+        (0u8..2, 0..LIMITS_HEADINGS.len()),
+        1usize..4,
+        any::<bool>(),
+    )
+        .prop_map(|(kind, records, (limits_form, limits_heading), limits, stray_handles)| Plan {
+            kind,
+            records,
+            limits_form,
+            limits_heading,
+            limits,
+            stray_handles,
+        })
 }
 
 /// What the written report must yield, each with the line it is written on.
@@ -112,6 +134,7 @@ fn write(plan: &Plan) -> (String, Expected) {
             1 => format!("### [{id}] {label}"),
             2 => format!("### {label} ({id})"),
             3 => format!("### 2.{} {id} — {label}", i + 1),
+            4 => format!("### Observation {} — {label} ({id})", i + 1),
             _ => format!("**{id} · {label}.** The mechanism as the code has it."),
         };
         w.block(&declaration);
@@ -123,7 +146,12 @@ fn write(plan: &Plan) -> (String, Expected) {
             write_part(&mut w, &mut expected, id, part);
         }
     }
-    w.block("## Limits of this analysis");
+    if plan.stray_handles {
+        w.block("## Residual matters");
+        expected.unreadable.push(w.line());
+        w.block("- **Q1.** The proxy was not read.\n- **Q2.** Nor the tests.");
+    }
+    w.block(&format!("## {}", LIMITS_HEADINGS[plan.limits_heading]));
     for n in 1..=plan.limits {
         let handle = if plan.limits_form == 0 { format!("L{n}") } else { format!("G{n}") };
         expected.limits.push(handle.clone());
@@ -164,7 +192,9 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
                 0 => format!("**Component:** the loop\n**Status:** {d}: **{s}**."),
                 1 => format!("{capitalised}\n: **{s}** (as far as read)"),
                 2 => format!("- {d}: **{s}**\n- note: nothing more"),
-                _ => format!("Status ({d}): {s}"),
+                3 => format!("Status ({d}): {s}"),
+                4 => format!("| Field | Value |\n|---|---|\n| **Kind** | component |\n| **Status ({d})** | {s} |"),
+                _ => format!("*Dimension \"{d}\":* {s} (as read)"),
             });
             let dimension = if form == 1 { capitalised } else { d.to_string() };
             expected.findings.push((id, dimension, status_of(status)));
@@ -176,6 +206,7 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
                 0 => w.block(&format!("From {path}, lines {start}–{end} (SRC-1):\n{code}")),
                 1 => w.block(&format!("{code}\n*Source: SRC-1, {path}:L{start}-L{end}*")),
                 2 => w.block(&format!("```python title=\"{path}:{start}-{end}\"\nx = compute()\n```")),
+                3 => w.block(&format!("`{path}` ({start}–{end})\n\n{code}")),
                 _ => w.block(&format!("{code}\n--- {path}:{start}-{end}")),
             }
             expected.quotes.push((id, path.to_string(), start, end));
