@@ -210,18 +210,9 @@ impl Citations {
                         continue;
                     }
                     if let Some(document) = caps.name("document") {
-                        let opened_by = text[..document.start()].chars().next_back();
-                        if let Some((section, end)) = section_after(text, document.end(), opened_by) {
-                            out.push(CitationMatch {
-                                range: document.start()..end,
-                                source_range: None,
-                                source: current_source.clone(),
-                                path: Some(document.as_str().to_string()),
-                                section: Some(section),
-                                lines: Vec::new(),
-                                line_spans: Vec::new(),
-                            });
-                            consumed_to = end;
+                        if let Some(cited) = document_section(text, document.range(), current_source.clone()) {
+                            consumed_to = cited.range.end;
+                            out.push(cited);
                         }
                         continue;
                     }
@@ -246,6 +237,22 @@ impl Citations {
         }
         (out, unread)
     }
+}
+
+/// `README.md § "Architecture"`: the section of the file named at `file` of `text`, of
+/// `source` (the one a bare path inherits), when a section follows the file's name.
+fn document_section(text: &str, file: Range<usize>, source: Option<String>) -> Option<CitationMatch> {
+    let opened_by = text[..file.start].chars().next_back();
+    let (section, end) = section_after(text, file.end, opened_by)?;
+    Some(CitationMatch {
+        range: file.start..end,
+        source_range: None,
+        source,
+        path: Some(text[file].to_string()),
+        section: Some(section),
+        lines: Vec::new(),
+        line_spans: Vec::new(),
+    })
 }
 
 /// The file and lines a link to a forge's page of a file cites, and the revision it is

@@ -44,14 +44,7 @@ impl Scanner<'_> {
             anchor = self.unique_anchor(id.slug());
             let index = self.parts.declarations.len();
             let lead = inline.text.len() - inline.text.trim_start().len();
-            // `RF-04 · Retrieval — which backends run?`: a record named by a question; its
-            // label is the name, and the question is kept as a field.
-            let mut label = recognise::label_around(&title, id_range.clone());
-            let mut fields = Vec::new();
-            if let Some((name, question)) = label.as_deref().and_then(recognise::question_of) {
-                fields.push(Field { name: self.shared("Question"), value: Text::Own(question.into()) });
-                label = Some(name.to_string());
-            }
+            let (label, fields) = self.heading_label(&title, id_range.clone());
             self.parts.declarations.push(Declaration {
                 id,
                 form: DeclarationForm::Heading { level },
@@ -91,6 +84,20 @@ impl Scanner<'_> {
         self.enter_section(level, &title, declares);
         self.parts.sections.push(Section { anchor, level, title, line });
         self.heading_spans.push(range);
+    }
+
+    /// The label of a heading that declares the record at `id` of `title`, and the fields
+    /// its words give: `RF-04 · Retrieval — which backends run?` names the record by a
+    /// question, so its label is the name and the question is kept as a field.
+    fn heading_label(&mut self, title: &str, id: Range<usize>) -> (Option<String>, Vec<Field>) {
+        let label = recognise::label_around(title, id);
+        match label.as_deref().and_then(recognise::question_of) {
+            Some((name, question)) => {
+                let field = Field { name: self.shared("Question"), value: Text::Own(question.into()) };
+                (Some(name.to_string()), vec![field])
+            }
+            None => (label, Vec::new()),
+        }
     }
 
     /// `## Title {#custom-id}` keeps its author-chosen anchor.
