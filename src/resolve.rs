@@ -418,6 +418,8 @@ struct Draft {
     kind: Arc<str>,
     family: Option<Arc<str>>,
     label: Option<String>,
+    /// True when `label` is a heading's: a row's label gives way to it.
+    label_from_heading: bool,
     derived_label: Option<String>,
     publication: Publication,
     declarations: Vec<At>,
@@ -445,6 +447,7 @@ impl Draft {
             kind,
             family,
             label: None,
+            label_from_heading: false,
             derived_label: None,
             publication,
             declarations: Vec::new(),
@@ -522,8 +525,13 @@ fn declare_records(
                 Draft::new(declaration.id.clone(), kind, family, Publication::Published)
             });
             record.declarations.push(at);
-            if record.label.is_none() {
+            // A heading names its record; a row of a table above it (`| REQ-1.1 | After each
+            // run, the messages shall be appended … |`) only describes it.
+            let heading_label =
+                matches!(declaration.form, DeclarationForm::Heading { .. }) && declaration.label.is_some();
+            if record.label.is_none() || (heading_label && !record.label_from_heading) {
                 record.label = declaration.label.clone();
+                record.label_from_heading = heading_label;
             }
             if let DeclarationForm::TableRow { part: Some(part), .. } = &declaration.form {
                 if !record.parts.contains(part) {

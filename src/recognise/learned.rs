@@ -13,9 +13,11 @@ use regex::Regex;
 use super::{at_word_boundary, IdScheme, MAX_ID_LEN};
 
 /// The shape of an ID of a learned kind: a kind code of capitals, a hyphen,
-/// and one or more segments of letters and digits (`ED-SEL`, `TC-W01`, `SW-C-loop`).
-pub(super) static LEARNED_GRAMMAR: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?P<kind>[A-Z]{1,10})-(?P<name>[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*)").unwrap());
+/// and one or more segments of letters and digits (`ED-SEL`, `TC-W01`, `SW-C-loop`),
+/// numbered in parts too (`REQ-1.2`).
+pub(super) static LEARNED_GRAMMAR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?P<kind>[A-Z]{1,10})-(?P<name>[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+|\.[0-9]+)*)").unwrap()
+});
 
 /// The shape of a numbered ID without a hyphen (`O1`, `M7`, `H12`): one to three
 /// capitals and one to three digits. Learned only from headings that lead with them.
@@ -33,6 +35,19 @@ pub(super) static DOTTED_GRAMMAR: LazyLock<Regex> = LazyLock::new(|| {
 
 /// What marks a learned kind of dotted IDs in [`declared_kinds`]' answer: `T.MEM.`.
 pub(super) const DOTTED_MARK: char = '.';
+
+/// The shape of an ID that is one word in capitals (`MSG`, `BUDGET`), each its own kind.
+/// Learned only from headings that announce a record by name (`#### Record MSG — …`).
+pub(super) static WORD_GRAMMAR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?P<kind>[A-Z][A-Z0-9]{1,15})").unwrap());
+
+/// What marks a learned one-word ID in [`declared_kinds`]' answer: `MSG=`.
+pub(super) const WORD_MARK: char = '=';
+
+/// A heading that announces a record by a word in capitals: `Record MSG — Message envelope`.
+static WORD_HEADING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:Record|Entry|Item|Object)\s+(?P<id>[A-Z][A-Z0-9]{1,15})(?:\s+[—–:·|-]\s+\S|\s*$)").unwrap()
+});
 
 /// A heading that leads, after its numbering, with a numbered ID and then its label:
 /// `### O1 AgentState`, `### 6.1 H1 — digest, not transcript`.
@@ -148,6 +163,9 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
             let heading = rest.trim_start_matches('#');
             if let Some(caps) = NUMBERED_HEADING.captures(heading) {
                 numbered.entry(format!("{}{NUMBERED_MARK}", &caps["kind"])).or_default().insert(caps["id"].to_string());
+            } else if let Some(caps) = WORD_HEADING.captures(heading) {
+                // Each word announced is a kind of its own, learned at once.
+                kinds.insert(format!("{}{WORD_MARK}", &caps["id"]));
             } else if let Some(caps) = DOTTED_HEADING.captures(heading).filter(|c| c["kind"].len() >= 2) {
                 // `C.7 Threats to validity` is an appendix's numbering: a dotted kind has
                 // two letters at least (`T.MEM`, `TM`).
@@ -308,6 +326,19 @@ mod tests {
         let ids: Vec<&str> = learned.ids.find_ids(text).into_iter().map(|m| &text[m.range]).collect();
         assert_eq!(ids, ["T.MEM.1", "T.MEM.10"]);
         assert_eq!(learned.ids.classify("T.MEM.10").map(|m| m.kind).as_deref(), Some("T.MEM"));
+    }
+
+    #[test]
+    fn a_record_announced_by_a_word_in_capitals_makes_that_word_an_id() {
+        let md =
+            "# Notes\n\n#### Record MSG — Message envelope\n\n#### Record ENV-POOL — The pool\n\n### JSON output\n";
+        let kinds = declared_kinds(&scheme(), md, |w| w.starts_with("SRC-"));
+        assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["ENV", "MSG="]);
+        let conventions = crate::recognise::Conventions::new(&SiteConfig::default()).unwrap();
+        let learned = conventions.with_learned_kinds(&["MSG=".to_string(), "ENV".to_string()]);
+        let text = "cf. MSG and ENV-POOL; JSON, MSG-X, ENV and MSGS are words.";
+        let ids: Vec<&str> = learned.ids.find_ids(text).into_iter().map(|m| &text[m.range]).collect();
+        assert_eq!(ids, ["MSG", "ENV-POOL"]);
     }
 
     #[test]

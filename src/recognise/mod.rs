@@ -121,26 +121,38 @@ impl Conventions {
     /// These conventions, with IDs of `kinds` in the shape a run's reports declare them
     /// ([`declared_kinds`]) read as records of that run; the same when `kinds` adds none.
     /// A kind written `O#` is of numbered IDs without a hyphen (`O1`, `M7`), one written
-    /// `T.MEM.` of dotted IDs (`T.MEM.1`).
+    /// `T.MEM.` of dotted IDs (`T.MEM.1`), one written `MSG=` the one-word ID `MSG`.
     pub fn with_learned_kinds(&self, kinds: &[String]) -> std::borrow::Cow<'_, Conventions> {
         let shape_of = |k: &String| {
             if k.ends_with(learned::NUMBERED_MARK) {
                 Shape::Numbered
             } else if k.ends_with(learned::DOTTED_MARK) {
                 Shape::Dotted
+            } else if k.ends_with(learned::WORD_MARK) {
+                Shape::Word
             } else {
                 Shape::Learned
             }
         };
-        let kind_of = |k: &String| k.trim_end_matches([learned::NUMBERED_MARK, learned::DOTTED_MARK]).to_string();
+        let kind_of = |k: &String| {
+            k.trim_end_matches([learned::NUMBERED_MARK, learned::DOTTED_MARK, learned::WORD_MARK]).to_string()
+        };
         let mut shapes: Vec<Shape> = kinds.iter().map(shape_of).collect();
         // The hyphenated shape is learned with any other.
         shapes.push(Shape::Learned);
         shapes.sort_by_key(|shape| *shape as u8);
         shapes.dedup();
         shapes.retain(|shape| !self.ids.shapes.contains(shape));
-        let new: Vec<String> = kinds.iter().map(kind_of).filter(|k| !self.ids.kinds.contains_key(k.as_str())).collect();
-        if kinds.is_empty() || (new.is_empty() && shapes.is_empty()) {
+        let is_word = |k: &&String| k.ends_with(learned::WORD_MARK);
+        let new: Vec<String> = kinds
+            .iter()
+            .filter(|k| !is_word(k))
+            .map(kind_of)
+            .filter(|k| !self.ids.kinds.contains_key(k.as_str()))
+            .collect();
+        let new_words: Vec<String> =
+            kinds.iter().filter(is_word).map(kind_of).filter(|w| !self.ids.words.contains(w)).collect();
+        if kinds.is_empty() || (new.is_empty() && new_words.is_empty() && shapes.is_empty()) {
             return std::borrow::Cow::Borrowed(self);
         }
         let mut conventions = self.clone();
@@ -149,6 +161,7 @@ impl Conventions {
                 Shape::Learned => &learned::LEARNED_GRAMMAR,
                 Shape::Numbered => &learned::NUMBERED_GRAMMAR,
                 Shape::Dotted => &learned::DOTTED_GRAMMAR,
+                Shape::Word => &learned::WORD_GRAMMAR,
                 Shape::Configured => continue,
             };
             conventions.ids.grammars.push(Regex::clone(grammar));
@@ -157,6 +170,7 @@ impl Conventions {
         for kind in new {
             conventions.ids.kinds.insert(kind.clone(), kind);
         }
+        conventions.ids.words.extend(new_words);
         std::borrow::Cow::Owned(conventions)
     }
 
@@ -192,10 +206,12 @@ impl Conventions {
     /// it states, never as a record's field.
     pub fn item_key<'t>(&self, text: &'t str) -> Option<(&'t str, usize)> {
         static ITEM_KEY: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"^[\p{L}\p{N}][\p{L}\p{N}()/'’,._-]*(?: [\p{L}\p{N}()/'’,._-]+){0,15}:[ \t]+\S").unwrap()
+            Regex::new(r"^[\p{L}\p{N}][\p{L}\p{N}()/'’,._-]*(?: [\p{L}\p{N}()/'’,._-]+){0,15}(?: ?::|:)[ \t]+\S")
+                .unwrap()
         });
         let found = ITEM_KEY.find(text)?;
-        let key = &text[..text.find(':')?];
+        // `routing fields :: wired`: a double colon is a key's colon too.
+        let key = text[..text.find(':')?].trim_end();
         let value_at = found.end() - text[..found.end()].chars().next_back()?.len_utf8();
         // A key of more than eight words is one only when a status follows it
         // (`- something that raises into it from the memory layer: absent`).
@@ -256,6 +272,9 @@ pub struct IdScheme {
     kinds: BTreeMap<String, String>,
     /// Kinds (and families) of ID-shaped words that are no IDs (`SHA` of `SHA-256`).
     not_ids: std::collections::BTreeSet<String>,
+    /// One-word IDs learned from the analysis (`MSG`): each is an ID, and a kind of its own
+    /// only as that word (`MSG-X` is no ID of it, `TL` of `TL-PUBLISH` no word ID).
+    words: std::collections::BTreeSet<String>,
 }
 
 /// Where a grammar of an [`IdScheme`] comes from.
@@ -269,6 +288,8 @@ enum Shape {
     Numbered,
     /// Dotted, learned from headings: `T.MEM.1`.
     Dotted,
+    /// One word in capitals, each its own kind, learned from headings: `Record MSG — …`.
+    Word,
 }
 
 /// An ID found in text.
@@ -327,6 +348,7 @@ impl IdScheme {
             families: config.families.clone(),
             kinds: config.kinds.clone(),
             not_ids: config.not_ids.iter().cloned().collect(),
+            words: std::collections::BTreeSet::new(),
         })
     }
 
@@ -374,9 +396,12 @@ impl IdScheme {
                     continue;
                 }
                 let family = caps.name("family").map(|m| m.as_str());
-                let is_id = self.kinds.contains_key(kind) && family.is_none_or(|f| self.families.contains_key(f));
+                let is_id = match shape {
+                    Shape::Word => self.words.contains(kind),
+                    _ => self.kinds.contains_key(kind) && family.is_none_or(|f| self.families.contains_key(f)),
+                };
                 // `H2`, `P4`, `U.S.1`: a word of a kind no heading declared is ordinary.
-                if matches!(shape, Shape::Numbered | Shape::Dotted) && !is_id {
+                if matches!(shape, Shape::Numbered | Shape::Dotted | Shape::Word) && !is_id {
                     continue;
                 }
                 let list = if is_id {

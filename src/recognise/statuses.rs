@@ -478,22 +478,23 @@ pub struct StatusKey {
 /// this run: …`).
 const SCOPES: [&str; 5] = ["within", "in", "at", "under", "during"];
 /// What a key may end with to say a status follows.
-const STATUS_NOUNS: [&str; 6] = ["status", "finding", "conclusion", "result", "verdict", "outcome"];
+const STATUS_NOUNS: [&str; 7] = ["status", "finding", "conclusion", "result", "verdict", "outcome", "conformity"];
 /// Words that name nothing before `status`: `The status: …` is a plain status.
 const DETERMINERS: [&str; 7] = ["the", "this", "its", "their", "our", "his", "her"];
 
 /// Every status key that starts a sentence of `text`, in order.
 pub fn status_keys(text: &str) -> Vec<StatusKey> {
     // `Status — overall: wired; …`: a status noun alone, then a dash, leads the text.
-    static DASHED: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\s*(?i:status|finding|conclusion|result|verdict|outcome)\s+[—–-]\s+").unwrap());
+    static DASHED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*(?i:status|finding|conclusion|result|verdict|outcome|conformity)\s+[—–-]\s+").unwrap()
+    });
     let dashed = DASHED.find(text);
     if !text.contains(':') && dashed.is_none() {
         return Vec::new();
     }
     // Most text holds none of the nouns: tell without lower-casing it.
     static NOUNS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new("(?i)status|finding|conclusion|result|verdict|outcome|dimension").unwrap()
+        regex::Regex::new("(?i)status|finding|conclusion|result|verdict|outcome|conformity|dimension").unwrap()
     });
     if !NOUNS.is_match(text) {
         return Vec::new();
@@ -516,14 +517,16 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
             continue;
         }
         let start = sentence_start_before(text, colon);
-        let key = lower[start..colon].trim();
+        // `status :: wired`: a double colon joins a key to its value as one does.
+        let key_end = if text[..colon].ends_with(':') { colon - 1 } else { colon };
+        let key = lower[start..key_end].trim();
         let starts_name = key.chars().next().is_some_and(|c| c.is_alphanumeric() || "(\"“'".contains(c));
         // `Status (runs on resume): absent`: the dimension in parentheses may be long.
         let limit = if dimension_in_parentheses(key).is_some() { 24 } else { 9 };
         if !starts_name || key.len() > 200 || key.split_whitespace().count() > limit {
             continue;
         }
-        let Some((names, of)) = key_names(key, &text[start..colon]) else { continue };
+        let Some((names, of)) = key_names(key, &text[start..key_end]) else { continue };
         let value_start = colon + 1 + (text[colon + 1..].len() - text[colon + 1..].trim_start().len());
         let value_end = value_start + first_sentence_end(&text[value_start..]);
         out.push(StatusKey { start, value_start, value_end, names, of });
@@ -727,6 +730,13 @@ fn sentence_start_before(text: &str, at: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_double_colon_joins_a_key_to_its_value() {
+        let keys = status_keys("status :: wired (reached through MGXEnv)");
+        assert_eq!(keys.len(), 1);
+        assert_eq!((keys[0].names.as_deref(), keys[0].value_start), (None, 10));
+    }
 
     #[test]
     fn a_key_may_name_its_dimension_by_the_word() {

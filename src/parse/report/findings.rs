@@ -265,7 +265,11 @@ impl<'a> Scanner<'a> {
                     _ => Vec::new(),
                 };
                 if keyed.is_empty() {
-                    self.unread_status(&cell.inline, lead, text, row.declares.as_ref().or(row_record(row)), true);
+                    // A `Status` column holds statuses: a short word that is none is likely a
+                    // slip. A `Verdict` or `Result` column may hold the analysis's own scale
+                    // (`Conforms`, `Partially conforms`): only a near miss is one.
+                    let strict = header.trim().to_lowercase().ends_with("status");
+                    self.unread_status(&cell.inline, lead, text, row.declares.as_ref().or(row_record(row)), strict);
                 }
                 for finding in keyed {
                     found.row_statuses.push(finding.status.clone());
@@ -619,6 +623,11 @@ impl<'a> Scanner<'a> {
             table: 0,
             body_row: 0,
         };
+        // `- Written by: upsert_run (REQ-1.1). Status: **wired**.`: in a record's list item
+        // led by a key, a plain status key later on states that key's status.
+        let item_key = field
+            .filter(|_| self.list_depth > 0 && record.is_some() && !starts_with_status_key)
+            .map(|(key, _)| key.to_string());
         for (i, key) in keys.iter().enumerate() {
             let subject = match (&record, key.names.as_deref()) {
                 (Some(id), _) => Subject::Record(id.clone()),
@@ -627,7 +636,8 @@ impl<'a> Scanner<'a> {
             };
             let until = keys.get(i + 1).map_or(inline.text.len(), |next| next.start);
             let statement = self.statement_source(inline, key.start..key.value_end);
-            found.extend(self.key_findings(inline, key, until, &subject, None, &row, statement));
+            let label = item_key.as_deref().filter(|_| key.names.is_none() && !key.of);
+            found.extend(self.key_findings(inline, key, until, &subject, label, &row, statement));
         }
         if let (true, Some(field)) = (keys.is_empty(), field) {
             found = self.key_value_findings(inline, field, record.as_ref(), owner, evidence);
