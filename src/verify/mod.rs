@@ -251,9 +251,10 @@ impl Files<'_> {
                 return Ok((id.to_string(), &self.read[&from_root]));
             }
         }
-        // A quote that names no source, of a file that is not in the default source, is
-        // often in the folder another source is (`SRC-2`, `libs/langgraph`): "paths below
-        // are relative to it". Read so when exactly one such source has the file.
+        // A path that names no source (a quote's, a citation's), of a file that is not in
+        // the default source, is often in the folder another source is (`SRC-2`,
+        // `libs/langgraph`: "paths below are relative to it"). Read so when exactly one
+        // such source has the file.
         if missing && source.is_none() {
             if let Some(found) = self.in_one_folder_source(id, path) {
                 return Ok((found.0.clone(), &self.read[&found]));
