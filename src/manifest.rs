@@ -115,7 +115,7 @@ pub struct FindingEntry {
     pub part: Option<String>,
     /// The statement as written (Markdown).
     pub statement: String,
-    /// How it is written: `status-column`, `dimension-column`, `status-key`, `key-value`.
+    /// How it is written: `status-column`, `dimension-column`, `status-key`, `key-value`, `sentence`.
     pub form: String,
     /// Where it is written.
     pub at: Place,

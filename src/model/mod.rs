@@ -618,6 +618,8 @@ pub enum FindingForm {
     StatusKey,
     /// `Key: <status> …` in a list item or a record's field.
     KeyValue,
+    /// A sentence of a record's prose: `User scoping is *absent*`, the status emphasised.
+    Sentence,
 }
 
 impl FindingForm {
@@ -628,6 +630,7 @@ impl FindingForm {
             FindingForm::DimensionColumn => "dimension-column",
             FindingForm::StatusKey => "status-key",
             FindingForm::KeyValue => "key-value",
+            FindingForm::Sentence => "sentence",
         }
     }
 

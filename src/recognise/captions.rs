@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::citations::LINE_WORDS;
 use super::{parse_line_ranges, QuotePath};
 use crate::model::LineRange;
 
@@ -17,18 +18,20 @@ const MAX_CAPTION_CHARS: usize = 320;
 
 /// A file path with lines, in the forms analysts write: `path:10-12`, `path#L10-L12`,
 /// `path, lines 10–12`, `path L10-12`, `path (lines 10 to 12)`, `path, line 7`.
+/// (`path · lines 10–12` and `path, lignes 10-12` too: a middle dot for a comma, the
+/// word for lines in another language.)
 static PATH_WITH_LINES: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
+    Regex::new(&format!(
         r"(?x)
-        (?P<path>(?:[A-Za-z0-9_.@+-]+/)*[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]*\.[A-Za-z0-9]{1,8})
+        (?P<path>(?:[A-Za-z0-9_.@+-]+/)*[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]*\.[A-Za-z0-9]{{1,8}})
         `?\)?
         (?:
             :L?(?P<a>[0-9]+(?:\s*[-–—]\s*L?[0-9]+)?)
           | \#L(?P<b>[0-9]+(?:-L?[0-9]+)?)
-          | [,;]?\s*\(?\s*(?:lines?|ll?\.|L)\s*(?P<c>[0-9]+(?:\s*(?:[-–—]|to)\s*L?[0-9]+)?(?:\s*(?:,|and)\s*[0-9]+(?:\s*[-–—]\s*[0-9]+)?)*)
+          | \s*[,;·•]?\s*\(?\s*(?:{LINE_WORDS}|ll?\.|L)\s*(?P<c>[0-9]+(?:\s*(?:[-–—]|to)\s*L?[0-9]+)?(?:\s*(?:,|and)\s*[0-9]+(?:\s*[-–—]\s*[0-9]+)?)*)
           | ,?\s+\(?(?P<d>[0-9]+\s*[-–—]\s*[0-9]+)\b
-        )",
-    )
+        )"
+    ))
     .unwrap()
 });
 
@@ -110,8 +113,23 @@ pub fn reads_as_caption_after(markdown: &str, text: &str) -> bool {
 /// True when a paragraph is set apart as a caption: wholly emphasised, `*Listing 1.* …`,
 /// or opening with a caption's word (`Source:`, `Listing`, `Exhibit` …).
 pub fn set_apart(markdown: &str, text: &str) -> bool {
-    const WORDS: [&str; 9] =
-        ["listing", "exhibit", "figure", "source", "quoted", "from", "evidence", "snippet", "excerpt"];
+    // With the words of other languages: `Extrait :` (French), `Auszug` (German),
+    // `Fragmento`, `Extracto` (Spanish).
+    const WORDS: [&str; 13] = [
+        "listing",
+        "exhibit",
+        "figure",
+        "source",
+        "quoted",
+        "from",
+        "evidence",
+        "snippet",
+        "excerpt",
+        "extrait",
+        "auszug",
+        "fragmento",
+        "extracto",
+    ];
     let markdown = markdown.trim();
     let emphasised = markdown.starts_with(['*', '_']) && markdown.trim_end_matches('.').ends_with(['*', '_', ')']);
     let first = text.trim().split(|c: char| !c.is_alphabetic()).next().unwrap_or("").to_lowercase();
@@ -166,6 +184,11 @@ mod tests {
         assert_eq!(read("a.py, lines 3 to 9"), r("a.py", 3, 9, None));
         assert_eq!(read("Quoted from a.py (no lines)"), None);
         assert_eq!(read("a.py:3-4 and b.py:5-6"), None, "two files: no one caption");
+        assert_eq!(
+            read("Excerpt: SRC-1 · `taskweaver/memory/memory.py` · lines 41–51"),
+            r("taskweaver/memory/memory.py", 41, 51, Some("SRC-1"))
+        );
+        assert_eq!(read("Extrait : `langroid/task.py`, lignes 1440-1450"), r("langroid/task.py", 1440, 1450, None));
     }
 
     #[test]
@@ -183,6 +206,7 @@ mod tests {
         assert!(reads_as_caption_before("From `a.py`, lines 1-2:", "From a.py, lines 1-2:"));
         assert!(reads_as_caption_before("*`a.py`, lines 1-2:*", "a.py, lines 1-2:"));
         assert!(reads_as_caption_after("*Listing 2. `a.py`, lines 1-2.*", "Listing 2. a.py, lines 1-2."));
+        assert!(reads_as_caption_before("Extrait : `a.py`, lignes 1-2", "Extrait : a.py, lignes 1-2"));
         assert!(!reads_as_caption_after("The loop in a.py:1-2 retries.", "The loop in a.py:1-2 retries."));
         for line in [
             "a/b.py:851-862",

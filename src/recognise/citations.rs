@@ -38,9 +38,22 @@ const FILE: &str = r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*";
 const SOURCED_PATH: &str = r"(?:(?:[A-Za-z0-9_.\-]+/)*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*|(?:[A-Za-z0-9_.\-]+/)+(?:\*\*/\*|\*\*|\*)?)";
 /// Line ranges: `188, 200, 278-279`, with an en dash (`368–390`) or forges' `L` (`L10-L20`).
 pub(super) const LINES: &str = r"L?[0-9]+(?:[-–]L?[0-9]+)?(?:, ?L?[0-9]+(?:[-–]L?[0-9]+)?)*";
+/// The word for lines, in the languages analyses are written in: `lines`, `lignes`,
+/// `Zeilen`, `líneas` (a macro, so that patterns can be made of it at compile time).
+macro_rules! line_words {
+    () => {
+        r"(?i:lines?|lignes?|zeilen?|l[ií]neas?)"
+    };
+}
+pub(super) const LINE_WORDS: &str = line_words!();
 /// What joins a path to its lines: `:` or `#` (`a.py:3`, `a.py#L3`), or words after a
-/// comma or space (`a.py, lines 3–9`, `a.py line 7`, `setup.cfg, l. 16`, `a.py, L1535`).
-const TO_LINES: &str = r"(?:[:#]|,? (?:lines? |ll?\. ?|L))";
+/// comma, a middle dot or a space (`a.py, lines 3–9`, `a.py line 7`, `setup.cfg, l. 16`,
+/// `a.py, L1535`, `a.py · L3–9`, `a.py, lignes 3-9`).
+const TO_LINES: &str = concat!(r"(?:[:#]|(?:,| [·•])? (?:", line_words!(), r" |ll?\. ?|L))");
+/// What may come between a source and what it cites: a colon (French puts a space before
+/// it) or a comma, or a middle dot or
+/// bullet set off by spaces (`SRC-1 · chatdev/phase.py · L3–9`).
+const AFTER_SOURCE_GAP: &str = r"(?: ?[:,]| [·•])? +";
 
 /// How a site cites its sources: the pattern of its source IDs (`SRC-1`), compiled. The
 /// forms around it (paths, lists, sections) are the same for every site.
@@ -72,13 +85,14 @@ static BARE_CITATION: LazyLock<Regex> = LazyLock::new(|| {
 /// (`tools/forfeit/bin/exit_forfeit:1-5`) is a path when a folder and lines say so.
 static AFTER_SOURCE_PATH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"^[:,]? +(?:(?P<script>(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_\-]+):(?P<script_lines>{LINES})|(?P<path>{SOURCED_PATH})(?:{TO_LINES}(?P<lines>{LINES}))?)"
+        r"^{AFTER_SOURCE_GAP}(?:(?P<script>(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_\-]+):(?P<script_lines>{LINES})|(?P<path>{SOURCED_PATH})(?:{TO_LINES}(?P<lines>{LINES}))?)"
     ))
     .unwrap()
 });
 /// After `SRC-n`, lines of the source itself, in words: `, ll. 278–279`, `: lines 3-9`.
-static AFTER_SOURCE_LINES: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(&format!(r"^[:,]? +(?:lines? |ll?\. ?)(?P<lines>{LINES})\b")).unwrap());
+static AFTER_SOURCE_LINES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(r"^{AFTER_SOURCE_GAP}(?:{LINE_WORDS} |ll?\. ?)(?P<lines>{LINES})\b")).unwrap()
+});
 /// A further path of a list after `SRC-n a.py`: `, b.py`, `; c.py:3-4`, `and d.py`,
 /// also after a parenthesis on the one before (`a.py (run_job), b.py`).
 static NEXT_LISTED_PATH: LazyLock<Regex> = LazyLock::new(|| {
@@ -91,9 +105,9 @@ static NEXT_LISTED_PATH: LazyLock<Regex> = LazyLock::new(|| {
 /// `, § “Known Limits”`, `§4.2`, `, section "Key Features"`, or unquoted words after `§`
 /// (`§ Permission Levels`), which [`section_after`] bounds.
 static AFTER_SOURCE_SECTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r#"^[:,]? +(?:§ ?|(?P<word>(?i:section|sect?\.) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`]))"#,
-    )
+    Regex::new(&format!(
+        r#"^{AFTER_SOURCE_GAP}(?:§ ?|(?P<word>(?i:section|sect?\.) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`]))"#,
+    ))
     .unwrap()
 });
 /// The longest unquoted section read: a heading, not a sentence.
@@ -369,7 +383,8 @@ fn after_source(text: &str, token: Range<usize>) -> (Vec<CitationMatch>, usize, 
 fn section_after(text: &str, at: usize, opened_by: Option<char>) -> Option<(String, usize)> {
     let c = AFTER_SOURCE_SECTION.captures(&text[at..])?;
     let whole = c.get(0).unwrap();
-    let closing = opened_by.and_then(|open| [('[', ']'), ('(', ')')].into_iter().find(|p| p.0 == open));
+    let closing =
+        opened_by.and_then(|open| [('[', ']'), ('(', ')'), ('⟨', '⟩'), ('〈', '〉')].into_iter().find(|p| p.0 == open));
     // `SRC-2, section headings are …` is a sentence: after the word, a section is quoted
     // or numbered.
     if c.name("word").is_some() && c.name("u").is_some() {
@@ -396,7 +411,7 @@ fn section_after(text: &str, at: usize, opened_by: Option<char>) -> Option<(Stri
     let words = match closing {
         Some((_, close)) => &rest[..rest.find(close)?],
         // Unbracketed, a heading ends with its clause.
-        None => &rest[..rest.find([';', ',', '.', '!', '?', ')', ']']).unwrap_or(rest.len())],
+        None => &rest[..rest.find([';', ',', '.', '!', '?', ')', ']', '⟩']).unwrap_or(rest.len())],
     };
     let words = words.trim_end();
     if words.is_empty() || words.len() > MAX_UNQUOTED_SECTION || words.contains(['\n', '§']) {
@@ -498,6 +513,32 @@ mod tests {
         );
         assert_eq!(found("SRC-1 and/or"), vec![(Some("SRC-1".to_string()), None, vec![])]);
         assert_eq!(found("Node.js, Lambda"), vec![], "a capital L is no line");
+    }
+
+    #[test]
+    fn middle_dots_angle_brackets_and_other_languages_words_for_lines() {
+        let read = |text: &str| {
+            Citations::default()
+                .find(text)
+                .into_iter()
+                .map(|c| (c.source, c.path, c.section, c.lines.iter().map(|r| (r.start, r.end)).collect::<Vec<_>>()))
+                .collect::<Vec<_>>()
+        };
+        let s = |v: &str| Some(v.to_string());
+        assert_eq!(
+            read("offset ⟨SRC-1 · chatdev/phase.py · L320–322⟩ then"),
+            [(s("SRC-1"), s("chatdev/phase.py"), None, vec![(320, 322)])]
+        );
+        assert_eq!(
+            read("the layout ⟨SRC-2 · §3. Check your software⟩"),
+            [(s("SRC-2"), None, s("3. Check your software"), vec![])]
+        );
+        assert_eq!(read("⟨SRC-2 · §Co-Reasoning⟩"), [(s("SRC-2"), None, s("Co-Reasoning"), vec![])]);
+        assert_eq!(
+            read("[SRC-2 : langroid/agent/chat_agent.py, lignes 1597-1605]"),
+            [(s("SRC-2"), s("langroid/agent/chat_agent.py"), None, vec![(1597, 1605)])]
+        );
+        assert_eq!(read("src/a.py, Zeilen 3–9"), [(None, s("src/a.py"), None, vec![(3, 9)])]);
     }
 
     #[test]

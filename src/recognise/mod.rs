@@ -19,6 +19,7 @@ mod captions;
 mod citations;
 mod learned;
 mod pointers;
+mod sentences;
 mod statuses;
 
 pub use captions::{
@@ -27,6 +28,7 @@ pub use captions::{
 pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
 pub use learned::{declared_kinds, heading_id, item_id, pattern_kind, run_in};
 pub use pointers::{named_labels, section_label};
+pub use sentences::{copula_statuses, CopulaStatus};
 pub use statuses::{
     bare_status_keys, dimension_clauses, is_placeholder, names_whole_subject, stated, status_keys, Reading, Stated,
     StatusKey, StatusWords,
@@ -206,8 +208,10 @@ impl Conventions {
     /// it states, never as a record's field.
     pub fn item_key<'t>(&self, text: &'t str) -> Option<(&'t str, usize)> {
         static ITEM_KEY: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"^[\p{L}\p{N}][\p{L}\p{N}()/'’,._-]*(?: [\p{L}\p{N}()/'’,._-]+){0,15}(?: ?::|:)[ \t]+\S")
-                .unwrap()
+            Regex::new(
+                r"^[\p{L}\p{N}][\p{L}\p{N}()/'’,._-]*(?: [\p{L}\p{N}()/'’,._-]+){0,15}[ \u{a0}\u{202f}]?::?[ \t]+\S",
+            )
+            .unwrap()
         });
         let found = ITEM_KEY.find(text)?;
         // `routing fields :: wired`: a double colon is a key's colon too.
@@ -530,7 +534,10 @@ pub fn language_for_path(path: &str) -> Option<&'static str> {
 /// The start of `Key: value`, up to the value's first character (the rest of a paragraph
 /// need not be read: the key has no colon, so it ends at the first one).
 static FIELD: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\p{Lu}[\p{L}\p{N}()/'’-]*(?: [\p{L}\p{N}()/'’-]+){0,3}:[ \t]+\S").unwrap());
+    // A space may come before the colon, as French sets it (`Statut : wired`).
+    LazyLock::new(|| {
+        Regex::new(r"^\p{Lu}[\p{L}\p{N}()/'’-]*(?: [\p{L}\p{N}()/'’-]+){0,3}[ \u{a0}\u{202f}]?:[ \t]+\S").unwrap()
+    });
 
 /// Words that start sentences, never field names: `The cache gives ranking: …` is prose.
 const SENTENCE_STARTS: [&str; 22] = [
@@ -575,7 +582,7 @@ pub fn field(text: &str) -> Option<(&str, usize)> {
         return None;
     }
     let start = FIELD.find(text)?;
-    let key = &text[..text.find(':')?];
+    let key = text[..text.find(':')?].trim_end();
     // The value starts at the last character matched.
     let value_at = start.end() - text[..start.end()].chars().next_back()?.len_utf8();
     let first = key.split([' ', '-']).next().unwrap_or(key);

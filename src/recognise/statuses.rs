@@ -117,7 +117,7 @@ const CONNECTORS: [&str; 52] = [
 /// More words that may follow a status (`implemented within`, `absent without`).
 const MORE_CONNECTORS: [&str; 6] = ["while", "whenever", "with", "within", "without", "yet"];
 /// Words that undo a status in a lead: `nothing observed` does not state `observed`.
-const NEGATIONS: [&str; 10] =
+pub(super) const NEGATIONS: [&str; 10] =
     ["not", "no", "nothing", "never", "neither", "nor", "none", "without", "hardly", "cannot"];
 /// Words that open a clause of a sentence, never a name.
 const SENTENCE_OPENERS: [&str; 14] = [
@@ -368,7 +368,7 @@ fn clause_status(
 
 /// True when what follows a status lets it conclude: nothing, punctuation, a
 /// parenthesis or dash, or a connecting word (any adverb in `-ly` among them).
-fn concludes(rest: &str) -> bool {
+pub(super) fn concludes(rest: &str) -> bool {
     let Some(first) = rest.chars().next() else { return true };
     if !first.is_whitespace() {
         return !first.is_alphanumeric();
@@ -384,7 +384,7 @@ fn concludes(rest: &str) -> bool {
 }
 
 /// The text in parentheses at the start of `rest`, if any.
-fn parenthesised(rest: &str) -> Option<String> {
+pub(super) fn parenthesised(rest: &str) -> Option<String> {
     let inner = rest.trim_start().strip_prefix('(')?;
     let mut depth = 1;
     for (i, c) in inner.char_indices() {
@@ -478,7 +478,9 @@ pub struct StatusKey {
 /// this run: …`).
 const SCOPES: [&str; 5] = ["within", "in", "at", "under", "during"];
 /// What a key may end with to say a status follows.
-const STATUS_NOUNS: [&str; 7] = ["status", "finding", "conclusion", "result", "verdict", "outcome", "conformity"];
+/// (And French `statut`, `constat`.)
+const STATUS_NOUNS: [&str; 9] =
+    ["status", "finding", "conclusion", "result", "verdict", "outcome", "conformity", "statut", "constat"];
 /// Words that name nothing before `status`: `The status: …` is a plain status.
 const DETERMINERS: [&str; 7] = ["the", "this", "its", "their", "our", "his", "her"];
 
@@ -494,7 +496,8 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
     }
     // Most text holds none of the nouns: tell without lower-casing it.
     static NOUNS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new("(?i)status|finding|conclusion|result|verdict|outcome|conformity|dimension").unwrap()
+        regex::Regex::new("(?i)status|finding|conclusion|result|verdict|outcome|conformity|dimension|statut|constat")
+            .unwrap()
     });
     if !NOUNS.is_match(text) {
         return Vec::new();
@@ -516,7 +519,7 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
         if !text[colon + 1..].starts_with([' ', '\t']) {
             continue;
         }
-        let start = sentence_start_before(text, colon);
+        let start = key_start_before(text, colon);
         // `status :: wired`: a double colon joins a key to its value as one does.
         let key_end = if text[..colon].ends_with(':') { colon - 1 } else { colon };
         let key = lower[start..key_end].trim();
@@ -542,7 +545,7 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
 pub fn bare_status_keys(words: &StatusWords, text: &str) -> Vec<StatusKey> {
     let mut out = Vec::new();
     for (colon, _) in text.match_indices(": ") {
-        let start = sentence_start_before(text, colon);
+        let start = key_start_before(text, colon);
         let key = text[start..colon].trim();
         let key_words: Vec<&str> = key.split_whitespace().collect();
         let shaped = key.starts_with(|c: char| c.is_uppercase())
@@ -579,7 +582,9 @@ pub struct DimensionClause {
 }
 
 /// Words that name the whole subject, not a dimension of it: `overall: wired`.
-const WHOLE_SUBJECT: [&str; 4] = ["overall", "general", "in general", "overall status"];
+/// (And French: `Statut d'ensemble`, `en général`.)
+const WHOLE_SUBJECT: [&str; 8] =
+    ["overall", "general", "in general", "overall status", "d'ensemble", "d’ensemble", "général", "en général"];
 
 /// Words that, as the whole of a status's key or column, name the status a threat or a
 /// control has as a whole: `Mitigation status: absent` on a threat.
@@ -664,7 +669,7 @@ fn key_value_clauses(value: &str) -> Vec<Range<usize>> {
 
 /// Words that make what comes before `status` a clause, not a name (`The cache is keyed
 /// by status: …`).
-const CLAUSE_WORDS: [&str; 19] = [
+pub(super) const CLAUSE_WORDS: [&str; 19] = [
     "is", "are", "was", "were", "be", "by", "has", "have", "had", "does", "do", "did", "can", "will", "would",
     "should", "may", "might", "must",
 ];
@@ -687,6 +692,17 @@ fn key_names(key: &str, written: &str) -> Option<(Option<String>, bool)> {
     if words.len() == 1 && noun(words[0]) {
         return Some((None, false));
     }
+    let after_noun = || written.split_once(char::is_whitespace).map_or("", |(_, rest)| rest.trim());
+    // `Statut d'ensemble : wired`: the noun, then words that name the whole subject.
+    if noun(words[0]) && names_whole_subject(after_noun()) {
+        return Some((None, false));
+    }
+    // `Verdict · written by: wired`, `Status — read back: absent`: the noun, a separator,
+    // then the dimension.
+    if noun(words[0]) && words.len() >= 3 && ["·", "•", "—", "–", "-", "|", "/"].contains(&words[1]) {
+        let named = after_noun().split_once(char::is_whitespace).map_or("", |(_, rest)| rest.trim());
+        return (!named.is_empty()).then(|| (Some(named.to_string()), false));
+    }
     if noun(words[0]) && words.len() >= 3 && ["of", "for", "on"].contains(&words[1]) {
         let after: Vec<&str> = written.split_whitespace().skip(2).collect();
         return Some((Some(after.join(" ")).filter(|n| !n.is_empty()), true));
@@ -708,17 +724,36 @@ fn key_names(key: &str, written: &str) -> Option<(Option<String>, bool)> {
     None
 }
 
-/// The dimension of a key `Status (dimension)`, in its words as written.
+/// The dimension of a key `Status (dimension)` or `Status [dimension]`, in its words as
+/// written.
 fn dimension_in_parentheses(key: &str) -> Option<&str> {
     let key = key.trim();
-    let open = key.find('(')?;
+    let open = key.find(['(', '['])?;
+    let close = if key[open..].starts_with('(') { ')' } else { ']' };
     let noun = key[..open].trim().to_ascii_lowercase();
-    let inner = key[open + 1..].strip_suffix(')')?.trim();
-    (STATUS_NOUNS.contains(&noun.as_str()) && !inner.is_empty() && !inner.contains(['(', ')'])).then_some(inner)
+    let inner = key[open + 1..].strip_suffix(close)?.trim();
+    (STATUS_NOUNS.contains(&noun.as_str()) && !inner.is_empty() && !inner.contains(['(', ')', '[', ']']))
+        .then_some(inner)
+}
+
+/// Where the key whose colon is at byte `at` of `text` starts: its sentence's start, or,
+/// in a line of keys and values set apart by middle dots or bars (`Labels: core ·
+/// Priority: P1 · Status: wired`), the last separator after an earlier key's colon (so
+/// `Verdict · read back: wired` keeps its whole key).
+fn key_start_before(text: &str, at: usize) -> usize {
+    let start = sentence_start_before(text, at);
+    let segment = &text[start..at];
+    let cut = [" · ", " • ", " | "]
+        .iter()
+        .filter_map(|separator| {
+            segment.rmatch_indices(separator).find(|(i, _)| segment[..*i].contains(':')).map(|(i, s)| i + s.len())
+        })
+        .max();
+    start + cut.unwrap_or(0)
 }
 
 /// The start of the sentence that holds byte `at` of `text`.
-fn sentence_start_before(text: &str, at: usize) -> usize {
+pub(super) fn sentence_start_before(text: &str, at: usize) -> usize {
     for (i, c) in text[..at].char_indices().rev() {
         if matches!(c, '.' | '!' | '?') && is_boundary_before(text, i + 1, at) {
             return i + 1 + (text[i + 1..at].len() - text[i + 1..at].trim_start().len());
@@ -736,6 +771,17 @@ mod tests {
         let keys = status_keys("status :: wired (reached through MGXEnv)");
         assert_eq!(keys.len(), 1);
         assert_eq!((keys[0].names.as_deref(), keys[0].value_start), (None, 10));
+    }
+
+    #[test]
+    fn keys_set_off_by_brackets_middle_dots_or_french_spacing() {
+        let names = |text: &str| status_keys(text).into_iter().map(|k| k.names).collect::<Vec<_>>();
+        assert_eq!(names("Status [timeout]: absent (only an interrupt)"), [Some("timeout".to_string())]);
+        assert_eq!(names("Verdict · written by: WIRED (by every phase)"), [Some("written by".to_string())]);
+        assert_eq!(names("Labels: memory, core · Assignee: @rk · Priority: P1 · Status: wired (default)"), [None]);
+        assert_eq!(names("Statut d'ensemble : wired (sur les deux chemins)"), [None]);
+        let keys = status_keys("Labels: memory · Status: wired");
+        assert_eq!(&"Labels: memory · Status: wired"[keys[0].start..keys[0].value_start], "Status: ");
     }
 
     #[test]

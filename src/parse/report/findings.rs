@@ -640,7 +640,11 @@ impl<'a> Scanner<'a> {
             found.extend(self.key_findings(inline, key, until, &subject, label, &row, statement));
         }
         if let (true, Some(field)) = (keys.is_empty(), field) {
-            found = self.key_value_findings(inline, field, record.as_ref(), owner, evidence);
+            found = self.key_value_findings(inline, field, record.as_ref(), owner, evidence.clone());
+        }
+        if let Some(id) = &record {
+            let more = self.sentence_findings(inline, id, &keys, &found, owner, evidence);
+            found.extend(more);
         }
         if !found.is_empty() {
             let anchor = self.block_anchor(inline, &found[0]);
@@ -650,6 +654,53 @@ impl<'a> Scanner<'a> {
             }
         }
         BlockFindings { starts_with_status_key }
+    }
+
+    /// The findings a record's prose states in sentences (`User scoping is *absent*.`),
+    /// where the status word is emphasised, outside the status keys and findings
+    /// already read.
+    fn sentence_findings(
+        &mut self,
+        inline: &Inline,
+        record: &RecordId,
+        keys: &[StatusKey],
+        found: &[Finding],
+        owner: Option<Owner>,
+        evidence: Range<usize>,
+    ) -> Vec<Finding> {
+        if !inline.text.contains(['i', 'a', 'w', 's']) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for copula in recognise::copula_statuses(self.words, &inline.text) {
+            let at = copula.stated.range.clone();
+            if keys.iter().any(|k| k.start <= at.start && at.start < k.value_end) {
+                continue;
+            }
+            let Some(source) = self.source_offset(inline, at.clone()) else { continue };
+            // The word as written, between emphasis marks (`*absent*`, `**absent**`).
+            let written = self.md.get(source..source + at.len()) == Some(&inline.text[at.clone()]);
+            let emphasised = written
+                && self.md[..source].ends_with(['*', '_'])
+                && self.md[source + at.len()..].starts_with(['*', '_']);
+            let location = self.line_col(source);
+            if !emphasised || found.iter().chain(&out).any(|f| f.location == location) {
+                continue;
+            }
+            let statement = Text::of(self.md, self.statement_source(inline, copula.sentence.clone()));
+            out.push(self.make_finding(FindingParts {
+                subject: Subject::Record(record.clone()),
+                dimension: copula.dimension,
+                stated: &copula.stated,
+                part: None,
+                statement,
+                form: FindingForm::Sentence,
+                source,
+                owner,
+                evidence: evidence.clone(),
+            }));
+        }
+        out
     }
 
     /// The findings of a `Key: value` paragraph whose value concludes with a status (a

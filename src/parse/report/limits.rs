@@ -50,6 +50,28 @@ fn leading_handle(text: &str) -> Option<(String, &str)> {
     (!rest.is_empty()).then(|| (token.to_string(), rest))
 }
 
+/// True when a heading speaks of the analysis itself (`limits of this review`, `what our
+/// audit did not cover`), not of the system it is about.
+fn names_the_analysis(title: &str) -> bool {
+    const WORKS: [&str; 12] = [
+        "review",
+        "analysis",
+        "audit",
+        "report",
+        "run",
+        "study",
+        "assessment",
+        "evaluation",
+        "export",
+        "investigation",
+        "inspection",
+        "work",
+    ];
+    let words: Vec<String> =
+        title.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+    words.windows(2).any(|pair| ["this", "our"].contains(&pair[0].as_str()) && WORKS.contains(&pair[1].as_str()))
+}
+
 /// A header that names a column of handles.
 fn is_handle_header(header: &str) -> bool {
     matches!(header.trim().to_lowercase().as_str(), "" | "#" | "id" | "no" | "no." | "n°" | "nr" | "handle")
@@ -68,7 +90,10 @@ impl Scanner<'_> {
         // A level-one heading is the report's title: one about `context limits` is not
         // wholly a list of its own limits.
         let says = level > 1 && LimitWords::holds(&self.conventions.limits.headings, title);
-        self.heading_stack.push((level, !declares && (around || says)));
+        // `## TWV-299 · Not looked at (limits of this review)`: a record's heading that
+        // says it holds the analysis's own limits does.
+        let own = says && names_the_analysis(title);
+        self.heading_stack.push((level, (!declares && (around || says)) || own));
     }
 
     /// A paragraph of a section about limits: a limit when it opens with a handle
@@ -265,6 +290,19 @@ mod tests {
     use super::{is_handle, leading_handle};
     use crate::model::{Diagnostic, LimitKind};
     use crate::parse::report::tests::parse;
+
+    #[test]
+    fn a_record_s_heading_that_holds_the_analysis_s_own_limits_does() {
+        let (report, _) = parse(
+            "# R\n\n## TWV-299 · Not looked at (limits of this review)\n\n- **L1.** Nothing ran.\n\n\
+             ## OBJ-07 Limitation register\n\n- **L2.** An entry of the system's register.\n\n\
+             ## 8. Limites\n\n- **L3** — Les tests n'ont pas été lus.\n",
+        );
+        let limits: Vec<_> = report.limits.iter().map(|l| l.handle.as_str()).collect();
+        assert_eq!(limits, ["L1", "L3"]);
+        assert!(super::names_the_analysis("What our audit did not cover"));
+        assert!(!super::names_the_analysis("Context limits in this agent"));
+    }
 
     #[test]
     fn a_list_led_by_limitations_and_a_handle_column_are_limits() {
