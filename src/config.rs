@@ -132,6 +132,13 @@ impl Default for LimitsConfig {
                 "residual risk",
                 "assumptions",
                 "not looked at",
+                "n't look",
+                "did not look",
+                "n't read",
+                "did not read",
+                "n't check",
+                "n't cover",
+                "n't inspect",
                 // The same in French, German and Spanish.
                 "limites",
                 "lacunes",

@@ -605,7 +605,7 @@ impl<'a> Scanner<'a> {
             }
             TagEnd::TableHead => {
                 self.in_table_head = false;
-                self.header_is_status = self.header.iter().map(|h| findings::is_status_header(h)).collect();
+                self.header_is_status = findings::status_columns(&self.header);
                 self.table_limits = self.limit_columns();
             }
             TagEnd::TableRow => {

@@ -48,8 +48,8 @@ macro_rules! line_words {
 pub(super) const LINE_WORDS: &str = line_words!();
 /// What joins a path to its lines: `:` or `#` (`a.py:3`, `a.py#L3`), or words after a
 /// comma, a middle dot or a space (`a.py, lines 3–9`, `a.py line 7`, `setup.cfg, l. 16`,
-/// `a.py, L1535`, `a.py · L3–9`, `a.py, lignes 3-9`).
-const TO_LINES: &str = concat!(r"(?:[:#]|(?:,| [·•])? (?:", line_words!(), r" |ll?\. ?|L))");
+/// `a.py, L1535`, `a.py · L3–9`, `a.py, lignes 3-9`, `a.py · Z. 3–9`: German `Zeile`).
+const TO_LINES: &str = concat!(r"(?:[:#]|(?:,| [·•])? (?:", line_words!(), r" |ll?\. ?|Z\. ?|L))");
 /// What may come between a source and what it cites: a colon (French puts a space before
 /// it) or a comma, or a middle dot or
 /// bullet set off by spaces (`SRC-1 · chatdev/phase.py · L3–9`).
@@ -91,7 +91,7 @@ static AFTER_SOURCE_PATH: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// After `SRC-n`, lines of the source itself, in words: `, ll. 278–279`, `: lines 3-9`.
 static AFTER_SOURCE_LINES: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"^{AFTER_SOURCE_GAP}(?:{LINE_WORDS} |ll?\. ?)(?P<lines>{LINES})\b")).unwrap()
+    Regex::new(&format!(r"^{AFTER_SOURCE_GAP}(?:{LINE_WORDS} |ll?\. ?|Z\. ?)(?P<lines>{LINES})\b")).unwrap()
 });
 /// A further path of a list after `SRC-n a.py`: `, b.py`, `; c.py:3-4`, `and d.py`,
 /// also after a parenthesis on the one before (`a.py (run_job), b.py`).
@@ -102,11 +102,12 @@ static NEXT_LISTED_PATH: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap()
 });
 /// After `SRC-n` (or its path): a section of the document, `§"Known Limits"`,
-/// `, § “Known Limits”`, `§4.2`, `, section "Key Features"`, or unquoted words after `§`
+/// `, § “Known Limits”`, `§4.2`, `, section "Key Features"`, `Abschnitt „News“`, `section « FAQ »`,
+/// or unquoted words after `§`
 /// (`§ Permission Levels`), which [`section_after`] bounds.
 static AFTER_SOURCE_SECTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"^{AFTER_SOURCE_GAP}(?:§ ?|(?P<word>(?i:section|sect?\.) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`]))"#,
+        r#"^{AFTER_SOURCE_GAP}(?:§ ?|(?P<word>(?i:section|sect?\.|abschnitt|kapitel|sección|apartado) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|„(?P<g>[^“”]+)[“”]|« ?(?P<f>[^»]+?) ?»|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`]))"#,
     ))
     .unwrap()
 });
@@ -391,7 +392,7 @@ fn section_after(text: &str, at: usize, opened_by: Option<char>) -> Option<(Stri
         return None;
     }
     let Some(first) = c.name("u") else {
-        let section = c.name("q").or(c.name("c")).or(c.name("n")).unwrap();
+        let section = c.name("q").or(c.name("c")).or(c.name("g")).or(c.name("f")).or(c.name("n")).unwrap();
         // `(SRC-3 § 7. ChatAdapter falls back …)`: a numbered heading whole, to its bracket.
         if let (Some(number), Some((_, close))) = (c.name("n"), closing) {
             let rest = &text[at + number.end()..];
@@ -539,6 +540,12 @@ mod tests {
             [(s("SRC-2"), s("langroid/agent/chat_agent.py"), None, vec![(1597, 1605)])]
         );
         assert_eq!(read("src/a.py, Zeilen 3–9"), [(None, s("src/a.py"), None, vec![(3, 9)])]);
+        assert_eq!(
+            read("[SRC-1 · qwen_agent/agent.py · Z. 212–237]"),
+            [(s("SRC-1"), s("qwen_agent/agent.py"), None, vec![(212, 237)])]
+        );
+        assert_eq!(read("[SRC-2 · Abschnitt „FAQ › Tools?“]"), [(s("SRC-2"), None, s("FAQ › Tools?"), vec![])]);
+        assert_eq!(read("(SRC-2, section « Limites »)"), [(s("SRC-2"), None, s("Limites"), vec![])]);
     }
 
     #[test]

@@ -173,7 +173,9 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
             }
             (heading, false)
         } else if let Some(rest) = trimmed.strip_prefix('|') {
-            (rest.split('|').next().unwrap_or(""), false)
+            // An ID-first row: the ID leads its first cell (`| reached in IM-channel runs |`
+            // names a dimension, and teaches no kind).
+            (rest.split('|').next().unwrap_or(""), true)
         } else if let Some(bold) = run_in(trimmed) {
             (bold, true)
         } else {
@@ -294,7 +296,7 @@ mod tests {
 
     #[test]
     fn kinds_are_read_from_headings_and_first_cells_outside_code() {
-        let md = "# SWE-agent — Review\n\n### ED-SEL — Selection\n\n```\n### FAKE-1 not a heading\n```\n\n| ID | What |\n|---|---|\n| GIT-AUTO | commits |\n| 3 | HO-2 in a later cell |\n\nText about TXT-1.\n";
+        let md = "# SWE-agent — Review\n\n### ED-SEL — Selection\n\n```\n### FAKE-1 not a heading\n```\n\n| ID | What |\n|---|---|\n| GIT-AUTO | commits |\n| 3 | HO-2 in a later cell |\n| reached in IM-channel runs | a dimension |\n\nText about TXT-1.\n";
         let kinds = declared_kinds(&scheme(), md, |w| w.starts_with("SRC-"));
         assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["ED", "GIT"]);
     }

@@ -93,7 +93,8 @@ impl LimitWords {
 
     /// True when `text` holds one of `words`, case aside.
     pub fn holds(words: &[String], text: &str) -> bool {
-        let text = text.to_lowercase();
+        // `didn’t` is `didn't`.
+        let text = text.to_lowercase().replace('’', "'");
         words.iter().any(|w| text.contains(w.as_str()))
     }
 }
@@ -213,6 +214,25 @@ impl Conventions {
             )
             .unwrap()
         });
+        // `- key composition as documented ("…", [SRC-6 § "x"]): **claimed**`: an aside in
+        // parentheses may close the key, when a status follows.
+        static ASIDE_KEY: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r"^(?P<key>[\p{L}\p{N}][\p{L}\p{N}/'’,._-]*(?: [\p{L}\p{N}/'’,._-]+){0,15}) ?\((?:[^()]|\([^()]*\)){1,300}\)[ \u{a0}\u{202f}]?::?[ \t]+\S")
+                .unwrap()
+        });
+        // A short aside (`read-only flag (value edits): wired`) is part of the key; one that
+        // quotes or cites is not.
+        let cites = |aside: &regex::Captures<'_>| {
+            let whole = aside.get(0).unwrap().as_str();
+            whole[aside.name("key").unwrap().end()..].contains(['"', '“', '[', '§'])
+        };
+        if let Some(aside) = ASIDE_KEY.captures(text).filter(cites) {
+            let whole = aside.get(0).unwrap();
+            let value_at = whole.end() - text[..whole.end()].chars().next_back()?.len_utf8();
+            if self.statuses.at_start(&text[value_at..]).is_some() {
+                return self.unless_it_names_something((aside.name("key").unwrap().as_str().trim_end(), value_at));
+            }
+        }
         let found = ITEM_KEY.find(text)?;
         // `routing fields :: wired`: a double colon is a key's colon too.
         let key = text[..text.find(':')?].trim_end();
@@ -646,7 +666,7 @@ pub fn label_around(text: &str, id: Range<usize>) -> Option<String> {
 }
 
 /// Headers of a table's column that names what each row is: its records' labels.
-const ROW_NAME_HEADERS: [&str; 16] = [
+const ROW_NAME_HEADERS: [&str; 28] = [
     "name",
     "label",
     "title",
@@ -663,6 +683,19 @@ const ROW_NAME_HEADERS: [&str; 16] = [
     "hypothesis",
     "claim",
     "requirement",
+    // The same in French, German and Spanish.
+    "nom",
+    "libellé",
+    "intitulé",
+    "titre",
+    "objet",
+    "bezeichnung",
+    "titel",
+    "gegenstand",
+    "komponente",
+    "nombre",
+    "título",
+    "etiqueta",
 ];
 
 /// True when a column headed `header` names what each row is (`Control`, `Name`,
@@ -675,8 +708,37 @@ pub fn names_rows(header: &str) -> bool {
 /// True when a table's two columns are a key and its value (`| Field | Value |`,
 /// `| Property | Details |`): each row is a `Key: value` line.
 pub fn is_key_value_header(key: &str, value: &str) -> bool {
-    const KEYS: [&str; 9] = ["", "field", "key", "property", "attribute", "item", "name", "aspect", "fact"];
-    const VALUES: [&str; 7] = ["value", "values", "detail", "details", "description", "content", "entry"];
+    // (And `Feld | Wert`, `Champ | Valeur`, `Campo | Valor`.)
+    const KEYS: [&str; 14] = [
+        "",
+        "field",
+        "key",
+        "property",
+        "attribute",
+        "item",
+        "name",
+        "aspect",
+        "fact",
+        "feld",
+        "eigenschaft",
+        "champ",
+        "propriété",
+        "campo",
+    ];
+    const VALUES: [&str; 12] = [
+        "value",
+        "values",
+        "detail",
+        "details",
+        "description",
+        "content",
+        "entry",
+        "wert",
+        "angabe",
+        "valeur",
+        "valor",
+        "beschreibung",
+    ];
     let (key, value) = (key.trim().to_lowercase(), value.trim().to_lowercase());
     KEYS.contains(&key.as_str()) && VALUES.contains(&value.as_str())
 }
@@ -827,6 +889,18 @@ pub fn slugify(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_item_s_key_may_close_with_an_aside_that_quotes_or_cites() {
+        let conventions = Conventions::new(&crate::config::SiteConfig::default()).unwrap();
+        let key = |text: &'static str| conventions.item_key(text).map(|(k, at)| (k, &text[at..]));
+        assert_eq!(
+            key("key composition as documented (\"the options\", [SRC-6 § \"Cache\"]): claimed"),
+            Some(("key composition as documented", "claimed"))
+        );
+        assert_eq!(key("read-only flag (value edits): wired"), Some(("read-only flag (value edits)", "wired")));
+        assert_eq!(key("écriture : wired (à chaque réponse)"), Some(("écriture", "wired (à chaque réponse)")));
+    }
 
     #[test]
     fn underscores_inside_a_path_are_no_emphasis() {

@@ -553,7 +553,9 @@ pub fn bare_status_keys(words: &StatusWords, text: &str) -> Vec<StatusKey> {
             && key.chars().all(|c| c.is_alphanumeric() || c == ' ' || c == '-' || c == '\'')
             && !key_words.iter().any(|w| {
                 let w = w.to_lowercase();
-                CLAUSE_WORDS.contains(&w.as_str()) || ["that", "which", "when", "if", "because"].contains(&w.as_str())
+                // (`by` names an agent after a participle: `Written by: wired`.)
+                (CLAUSE_WORDS.contains(&w.as_str()) && w != "by")
+                    || ["that", "which", "when", "if", "because"].contains(&w.as_str())
             });
         if !shaped {
             continue;
@@ -782,6 +784,15 @@ mod tests {
         assert_eq!(names("Statut d'ensemble : wired (sur les deux chemins)"), [None]);
         let keys = status_keys("Labels: memory · Status: wired");
         assert_eq!(&"Labels: memory · Status: wired"[keys[0].start..keys[0].value_start], "Status: ");
+    }
+
+    #[test]
+    fn a_bare_key_may_name_who_does_it() {
+        let words = StatusWords::new(["wired", "uninspected"].map(String::from), &BTreeMap::new());
+        let text = "Overall: wired. Written by: wired (once per run). Honoured by the search backends: uninspected.";
+        let names: Vec<_> = bare_status_keys(&words, text).into_iter().map(|k| k.names.unwrap()).collect();
+        assert_eq!(names, ["Overall", "Written by", "Honoured by the search backends"]);
+        assert!(bare_status_keys(&words, "The cache is keyed by status: wired.").is_empty());
     }
 
     #[test]

@@ -159,9 +159,30 @@ pub(super) fn is_status_header(header: &str) -> bool {
     STATUS_HEADERS.iter().any(|noun| header.ends_with(noun))
 }
 
+/// Headers of the column of a table of dimensions that concludes on each: a status
+/// column, whose header names no dimension of its own.
+const CONCLUDING: [&str; 8] =
+    ["finding", "conclusion", "assessment", "befund", "bewertung", "constat", "évaluation", "evaluación"];
+
+/// Which columns of a table whose header is `header` state statuses: those
+/// [`is_status_header`] says so of, and, in a table of dimensions (`| Dimension | Finding |`,
+/// `| Aspect | Assessment |`), the column that concludes on each.
+pub(super) fn status_columns(header: &[Arc<str>]) -> Vec<bool> {
+    let per_dimension = header
+        .first()
+        .is_some_and(|h| matches!(h.trim().to_lowercase().as_str(), "dimension" | "aspect" | "dimensions" | "aspects"));
+    header
+        .iter()
+        .map(|h| is_status_header(h) || (per_dimension && CONCLUDING.contains(&h.trim().to_lowercase().as_str())))
+        .collect()
+}
+
 /// The dimension a status column names: its header without `status` (`Operation`).
 fn status_column_dimension(header: &str) -> &str {
     let header = header.trim();
+    if CONCLUDING.contains(&header.to_lowercase().as_str()) {
+        return "";
+    }
     let noun = STATUS_HEADERS.iter().find(|noun| header.to_lowercase().ends_with(*noun)).map_or(0, |n| n.len());
     header[..header.len() - noun].trim()
 }
@@ -965,6 +986,21 @@ mod tests {
         assert_eq!(consolidation.evidence, 0..1, "the row's citation is its evidence");
         assert_eq!((consolidation.location.line, consolidation.location.col), (3, 19));
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    }
+
+    #[test]
+    fn a_table_of_dimensions_concludes_in_its_finding_column() {
+        let (report, _) = parse(
+            "# R\n\n### OBJ-01 · State\n\n| Dimension | Finding |\n|---|---|\n| persisted | **wired** — through the saver |\n\
+             | documented shape | **claimed** — six fields |\n\n## Other\n\n| Item | Finding |\n|---|---|\n| cache | kept in memory |\n",
+        );
+        let found: Vec<_> =
+            findings(&report).into_iter().map(|(_, dimension, status, ..)| (dimension, status)).collect();
+        assert_eq!(
+            found,
+            [("persisted".to_string(), "wired".to_string()), ("documented shape".to_string(), "claimed".to_string())],
+            "a Finding column outside a table of dimensions is prose"
+        );
     }
 
     #[test]
