@@ -161,16 +161,7 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
                 continue;
             }
             let heading = rest.trim_start_matches('#');
-            if let Some(caps) = NUMBERED_HEADING.captures(heading) {
-                numbered.entry(format!("{}{NUMBERED_MARK}", &caps["kind"])).or_default().insert(caps["id"].to_string());
-            } else if let Some(caps) = WORD_HEADING.captures(heading) {
-                // Each word announced is a kind of its own, learned at once.
-                kinds.insert(format!("{}{WORD_MARK}", &caps["id"]));
-            } else if let Some(caps) = DOTTED_HEADING.captures(heading).filter(|c| c["kind"].len() >= 2) {
-                // `C.7 Threats to validity` is an appendix's numbering: a dotted kind has
-                // two letters at least (`T.MEM`, `TM`).
-                numbered.entry(format!("{}{DOTTED_MARK}", &caps["kind"])).or_default().insert(caps["id"].to_string());
-            }
+            learn_heading_shapes(heading, &mut numbered, &mut kinds);
             (heading, false)
         } else if let Some(rest) = trimmed.strip_prefix('|') {
             // An ID-first row: the ID leads its first cell (`| reached in IM-channel runs |`
@@ -198,6 +189,25 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
         }
     }
     kinds
+}
+
+/// The shapes without a hyphen a heading leads with: a numbered ID (`O1`), counted by
+/// kind in `numbered` (a kind needs two); a word announced as a record (`Record MSG`),
+/// learned at once; a dotted ID (`T.MEM.1`), counted.
+fn learn_heading_shapes(
+    heading: &str,
+    numbered: &mut std::collections::BTreeMap<String, BTreeSet<String>>,
+    kinds: &mut BTreeSet<String>,
+) {
+    if let Some(caps) = NUMBERED_HEADING.captures(heading) {
+        numbered.entry(format!("{}{NUMBERED_MARK}", &caps["kind"])).or_default().insert(caps["id"].to_string());
+    } else if let Some(caps) = WORD_HEADING.captures(heading) {
+        kinds.insert(format!("{}{WORD_MARK}", &caps["id"]));
+    } else if let Some(caps) = DOTTED_HEADING.captures(heading).filter(|c| c["kind"].len() >= 2) {
+        // `C.7 Threats to validity` is an appendix's numbering: a dotted kind has two
+        // letters at least (`T.MEM`, `TM`).
+        numbered.entry(format!("{}{DOTTED_MARK}", &caps["kind"])).or_default().insert(caps["id"].to_string());
+    }
 }
 
 /// The ID a top-level list item declares by its shape, with its byte range in `item`:
