@@ -243,3 +243,86 @@ fn the_length_check_sees_a_long_function_and_its_reason() {
     let short = "fn g() {\n    x();\n}\n";
     assert!(long_functions("a.rs", short).is_empty());
 }
+
+/// What a code name written in backticks in docs/architecture.md names, if it exists: a
+/// file or folder of the repository (`src/render/record.rs`, `.ci/test`), a module path
+/// (`render::record`), an item and its module (`pipeline::run`, `Run::records`), or a type,
+/// trait or other item of `src/` (`SourceTree`). Words that are no code names (commands,
+/// placeholders, Rust's own types) are skipped.
+fn code_name_exists(name: &str, repo: &Path, items: &BTreeSet<String>, modules: &BTreeSet<String>) -> Option<bool> {
+    let name = name.trim_end_matches("()").trim_end_matches('!');
+    // (Commands, placeholders and routes, `/api/search`, are no code names.)
+    if name.contains(['<', ' ', '*', '=', '#', '"']) || name.starts_with(['-', '/']) {
+        return None;
+    }
+    // A file or folder named alone (`load.rs`, `report/`) on the line of its folder.
+    let alone = name.trim_end_matches('/');
+    if !alone.contains('/') && (name.ends_with(".rs") || name.ends_with('/')) {
+        let in_repo = repo.join(alone).exists() || repo.join("tests").join(alone).exists();
+        return Some(modules.contains(alone.trim_end_matches(".rs")) || in_repo);
+    }
+    if name.contains('/') || name.ends_with(".md") || name.starts_with('.') {
+        let path = name.trim_end_matches('/');
+        let candidates = [repo.join(path), repo.join("src").join(path), repo.join("tests").join(path)];
+        return Some(candidates.iter().any(|p| p.exists()));
+    }
+    if name.contains("::") {
+        let segments: Vec<&str> = name.split("::").collect();
+        return Some(segments.iter().all(|s| modules.contains(*s) || items.contains(*s)));
+    }
+    let is_item = name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if is_item {
+        const STD: [&str; 8] = ["BTreeMap", "HashMap", "Vec", "String", "Option", "Result", "Arc", "PathBuf"];
+        return (!STD.contains(&name)).then(|| items.contains(name));
+    }
+    None
+}
+
+/// The names `src/` defines: items (`struct X`, `fn x`, `enum`, `trait`, `type`, `const`,
+/// `static`, macros, enum variants and fields are not told apart from words, so every
+/// identifier is taken) and its modules (files and folders).
+fn names_in_src(src: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut items = BTreeSet::new();
+    let mut modules = BTreeSet::new();
+    for file in rust_files(src) {
+        let relative = file.strip_prefix(src).unwrap();
+        for part in relative.iter() {
+            let part = part.to_string_lossy();
+            modules.insert(part.trim_end_matches(".rs").to_string());
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut word = String::new();
+        for c in text.chars().chain(std::iter::once(' ')) {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                word.push(c);
+            } else if !word.is_empty() {
+                items.insert(std::mem::take(&mut word));
+            }
+        }
+    }
+    (items, modules)
+}
+
+#[test]
+fn every_code_name_in_the_architecture_map_exists() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(repo.join("docs/architecture.md")).unwrap();
+    let words = doc.split_whitespace().count();
+    assert!(words <= 1_500, "docs/architecture.md is a map of one screen: {words} words, at most 1,500");
+    let (items, modules) = names_in_src(&repo.join("src"));
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for (i, span) in doc.split('`').enumerate() {
+        if i % 2 == 0 {
+            continue;
+        }
+        match code_name_exists(span, repo, &items, &modules) {
+            Some(true) => checked += 1,
+            Some(false) => missing.push(span.to_string()),
+            None => {}
+        }
+    }
+    assert!(checked > 50, "the check reads the map's names: {checked}");
+    assert!(missing.is_empty(), "docs/architecture.md names what does not exist: {missing:?}");
+}
