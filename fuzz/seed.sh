@@ -12,7 +12,7 @@ out=${1:-corpus}
 mapfile -t markdown < <(cd "$root" && find content tests/sites src/init -name '*.md' -type f | LC_ALL=C sort)
 mapfile -t yaml < <(cd "$root" && find content tests/sites src/init -name '*.yaml' -type f | LC_ALL=C sort)
 
-for target in config report recognise site; do
+for target in config report recognise site query request redirects; do
   mkdir -p "$out/$target"
 done
 
@@ -69,6 +69,40 @@ for grammar in "${grammars[@]}"; do
   printf '%s\nSee MEM-OBJ-raw and OBJ-03 (SRC-1 session.py:278-279); On OBJ-04\n' "$grammar" | emit recognise
 done
 
-for target in config report recognise site; do
+# Redirects: every redirects.yaml of the content and the test cases.
+while IFS= read -r file; do
+  emit redirects <"$root/$file"
+done < <(cd "$root" && find content tests -name 'redirects.yaml' -type f | LC_ALL=C sort)
+
+# Queries: the forms the search page and the CLI take (words, IDs, fields, phrases,
+# operators, groups), one per seed; a second line is a status to filter by.
+queries=(
+  'memory' 'OBJ-02' 'MEM-OBJ-raw' 'summary AND history' '"compacted history"' 'kind:OBJ'
+  'label:(raw OR summary) -compact' 'session.py' 'hist*' 'status:wired' $'memory\nwired'
+  '((a OR b) AND (c OR (d AND e)))' 'text:"oldest turns"~2' 'title:[a TO z]' '+must -not'
+)
+for query in "${queries[@]}"; do
+  printf '%b' "$query" | emit query
+done
+
+# Requests: raw HTTP/1.1 as a browser sends them to the dev server.
+requests=(
+  'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n'
+  'GET /fuzz/run-1/ HTTP/1.1\r\nHost: 127.0.0.1:1111\r\n\r\n'
+  'GET /fuzz/run-1/records/OBJ-02.html HTTP/1.1\r\nHost: localhost\r\nAccept-Encoding: gzip\r\n\r\n'
+  'GET /api/search?q=memory&status=wired&limit=5 HTTP/1.1\r\nHost: localhost\r\nSec-Fetch-Site: same-origin\r\n\r\n'
+  'GET /api/search?q=%28%28a%29%29 HTTP/1.1\r\nHost: localhost\r\nOrigin: http://localhost\r\n\r\n'
+  'GET /__casebook/status HTTP/1.1\r\nHost: localhost\r\n\r\n'
+  'GET /__casebook/reload.js HTTP/1.1\r\nHost: [::1]:8000\r\n\r\n'
+  'GET /../secret.txt HTTP/1.1\r\nHost: localhost\r\n\r\n'
+  'GET /fuzz/%2e%2e/%2e%2e/secret.txt HTTP/1.1\r\nHost: localhost\r\n\r\n'
+  'GET /fuzz HTTP/1.1\r\nHost: evil.example\r\n\r\n'
+  'HEAD /search/ HTTP/1.1\r\nHost: localhost\r\n\r\nGET /sitemap.xml HTTP/1.1\r\nHost: localhost\r\n\r\n'
+)
+for request in "${requests[@]}"; do
+  printf '%b' "$request" | emit request
+done
+
+for target in config report recognise site query request redirects; do
   echo "$target: $(find "$out/$target" -type f | wc -l) seeds"
 done

@@ -374,7 +374,7 @@ fn feed(
 /// rule that leads every record's own address to its place on its run's page of records;
 /// with `status_pages: per-system`, the one that leads every system's status's address to
 /// its place on the system's page of statuses.
-fn netlify_redirects(
+pub fn netlify_redirects(
     redirects: &[Redirect],
     base: &str,
     record_pages: RecordPages,

@@ -285,8 +285,12 @@ fn redirect_problem(field: &'static str, value: &str) -> Option<(&'static str, S
     }
     let is_url = value.contains("://") || value.to_ascii_lowercase().starts_with("http");
     if field == "to" && is_url {
-        let parsed =
-            url::Url::parse(value).ok().filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+        // Written as it is, so it must also read as a URL to a host: `https:/x` parses
+        // (leniently, as https://x/) but a host would not take it as one.
+        let parsed = url::Url::parse(value)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+            .filter(|_| value.starts_with("http://") || value.starts_with("https://"));
         return parsed.is_none().then(|| {
             (
                 field,
@@ -495,6 +499,18 @@ pub fn read_text(path: &Path, limit_mib: u64) -> Result<String, Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_redirect_target_is_a_site_path_or_a_url_written_in_full() {
+        for fine in ["/lab/", "https://example.org/moved/", "http://example.org"] {
+            assert!(redirect_problem("to", fine).is_none(), "{fine}");
+        }
+        // `https:/x` and `HTTPS://x` parse, leniently, but are written into `_redirects` as
+        // they are, where a host would not read them as URLs.
+        for bad in ["https:/example.org", "HTTPS://example.org/", "https://", "ftp://example.org/", "lab/"] {
+            assert!(redirect_problem("to", bad).is_some(), "{bad}");
+        }
+    }
 
     #[test]
     fn a_nul_is_read_as_the_replacement_character() {

@@ -113,6 +113,20 @@ pub struct Served {
 }
 
 impl Served {
+    /// What the HTTP side needs to answer from an output folder already built, with no
+    /// build thread behind it: for driving [`http::router`] without a server (the fuzz
+    /// target of requests). `searcher` answers `/api/search`.
+    pub fn over_output(output: PathBuf, searcher: Option<Searcher>) -> Self {
+        Served {
+            output,
+            base_path: RwLock::new("/".into()),
+            searcher: RwLock::new(searcher.map(Arc::new)),
+            status: latest::channel(Arc::new(BuildStatus::initial())).0,
+            events: tokio::sync::broadcast::channel(EVENTS_KEPT).0,
+            allowed_hosts: Vec::new(),
+        }
+    }
+
     /// Makes `status` the current one and sends it to every open page.
     fn announce(&self, status: BuildStatus) {
         let status = Arc::new(status);
@@ -141,14 +155,9 @@ pub fn serve(options: ServeOptions) -> Result<(), ServeError> {
     let root = root.canonicalize().unwrap_or(root);
     let output = std::path::absolute(&options.build.output).unwrap_or_else(|_| options.build.output.clone());
     let mut builds = Builds::new(options.build.clone(), root.clone(), pool);
-    let (status, _) = latest::channel(Arc::new(BuildStatus::initial()));
     let served = Arc::new(Served {
-        output: output.clone(),
-        base_path: RwLock::new("/".into()),
-        searcher: RwLock::new(None),
-        status,
-        events: tokio::sync::broadcast::channel(EVENTS_KEPT).0,
         allowed_hosts: options.allowed_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
+        ..Served::over_output(output.clone(), None)
     });
     // Diagnostics name files relative to the root as it was given (`content/…` for `.`).
     let log = Log {
