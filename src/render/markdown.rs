@@ -471,7 +471,10 @@ pub fn code_block_html(
         None => highlight::highlight(code, language.as_deref()).into(),
     };
     let lang_attr = language.as_deref().map(|l| format!(" data-lang=\"{}\"", escape(l))).unwrap_or_default();
-    let pre = format!("<pre class=\"code\"{lang_attr}><code>{highlighted}</code></pre>");
+    // Focusable: a long line scrolls sideways, and a reader without a mouse must be able
+    // to scroll it (WCAG 2.1.1; axe's scrollable-region-focusable). The page needs no
+    // script to tell which blocks scroll, so every block is a stop.
+    let pre = format!("<pre class=\"code\" tabindex=\"0\"{lang_attr}><code>{highlighted}</code></pre>");
     let Some(quote) = quote else {
         return format!("{pre}\n");
     };
