@@ -132,6 +132,7 @@ impl Default for LimitsConfig {
                 "residual risk",
                 "assumptions",
                 "not looked at",
+                "blind spot",
                 "n't look",
                 "did not look",
                 "n't read",

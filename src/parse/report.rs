@@ -524,8 +524,16 @@ impl<'a> Scanner<'a> {
             // may declare the record the nested list describes.
             Tag::List(_) if self.list_depth > 0 && !self.inline.text.trim().is_empty() => {
                 let inline = std::mem::take(&mut self.inline);
+                // `- WAIT Limits :limits:` over a nested list: an outline's section of limits.
+                let title = recognise::outline_title(inline.text.trim());
+                let of_limits = title.len() < 60
+                    && LimitWords::holds(&self.conventions.limits.headings, title)
+                    && self.scheme.find_ids(title).is_empty();
                 self.item_declaration(&inline, range.start);
                 self.block_text(inline, self.owner.map(|(o, _)| o), true);
+                if of_limits && self.limits_list.is_none() {
+                    self.limits_list = Some(self.list_depth);
+                }
             }
             _ => self.flush_inline(),
         }
@@ -851,8 +859,14 @@ impl<'a> Scanner<'a> {
     /// A code block, once what follows it is known: a quote when a caption, its info
     /// string or a `--- path` line names the file it quotes; else a place listed as not
     /// understood, since it may be evidence that lost its source.
-    fn code_block_done(&mut self, code: PendingCode) {
-        let Some(path) = code.attributed else {
+    fn code_block_done(&mut self, mut code: PendingCode) {
+        // `# SRC-2 a.py L3–9` as the block's own first line names what it quotes, whatever a
+        // paragraph before it cites (`… the token count [SRC-2 a.py L412]:`).
+        if let Some((path, at)) = recognise::first_line_path(&code.code) {
+            code.code.drain(..at);
+            code.attributed = Some(path);
+        }
+        let Some(mut path) = code.attributed else {
             let first_line = self.line_text(code.offset).trim_end().to_string();
             self.note_line(
                 code.offset,
@@ -862,6 +876,14 @@ impl<'a> Scanner<'a> {
             );
             return;
         };
+        // Copied with a viewer's gutter of line numbers: the code is what follows the gutter,
+        // and the gutter gives the lines where nothing else does.
+        if let Some((body, lines)) = recognise::without_gutter(&code.code) {
+            code.code = body;
+            if path.lines.is_empty() {
+                path.lines = vec![lines];
+            }
+        }
         let language = code.language.or_else(|| recognise::language_for_path(&path.path).map(str::to_string));
         let location = self.line_col(code.offset);
         let owner = code.owner.or_else(|| {
@@ -905,8 +927,11 @@ impl<'a> Scanner<'a> {
         let evidence = cited_from..self.parts.citations.len();
         let in_limits_list = in_list && self.limits_list.is_some();
         if self.table.is_none() && (self.in_limits_section() || in_limits_list) {
+            // The items of the list of limits: the top level's, or those nested under an
+            // outline's item `- Limits` (`limits_list` is the depth the list opened at).
+            let item_depth = self.limits_list.map_or(1, |depth| depth + 1);
             match in_list {
-                true if self.list_depth == 1 => {
+                true if self.list_depth == item_depth => {
                     self.limit_item(&inline, mentioned_from..self.parts.mentions.len(), evidence.clone())
                 }
                 false if !inline.text.trim().is_empty() => {

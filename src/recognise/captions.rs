@@ -107,7 +107,15 @@ const MAX_LABEL_LINE_CHARS: usize = 160;
 /// True when a paragraph after a code block reads as its caption: set apart as one, and
 /// not ending with a colon (`Evidence E3 — a.py, L4-9:` introduces the next block).
 pub fn reads_as_caption_after(markdown: &str, text: &str) -> bool {
-    !text.trim().trim_end_matches(['*', '_', ' ']).ends_with(':') && set_apart(markdown, text)
+    !text.trim().trim_end_matches(['*', '_', ' ']).ends_with(':') && (set_apart(markdown, text) || aside_place(text))
+}
+
+/// A place in brackets on a line of its own (`(a/b.py, lines 35–42)`): under a block, it
+/// says where the block is from (a bare place there introduces the next block).
+fn aside_place(text: &str) -> bool {
+    let text = text.trim().trim_end_matches('.');
+    let bracketed = (text.starts_with('(') && text.ends_with(')')) || (text.starts_with('[') && text.ends_with(']'));
+    bracketed && location_line(text)
 }
 
 /// True when a paragraph is set apart as a caption: wholly emphasised, `*Listing 1.* …`,
@@ -134,6 +142,41 @@ pub fn set_apart(markdown: &str, text: &str) -> bool {
     let emphasised = markdown.starts_with(['*', '_']) && markdown.trim_end_matches('.').ends_with(['*', '_', ')']);
     let first = text.trim().split(|c: char| !c.is_alphabetic()).next().unwrap_or("").to_lowercase();
     emphasised || WORDS.contains(&first.as_str())
+}
+
+/// The path and lines a code block's own first line names, when it is a comment that is
+/// only a place (`# SRC-2 swarms/structs/agent.py L4096–4105`, `// a.ts:3-9`), and where
+/// the code after it starts.
+pub fn first_line_path(code: &str) -> Option<(QuotePath, usize)> {
+    let end = code.find('\n').map_or(code.len(), |i| i + 1);
+    let line = code[..end].trim();
+    let comment = ["#", "//", "--", ";", "/*", "<!--", "%"].iter().find(|m| line.starts_with(*m))?;
+    let place = line[comment.len()..].trim_end_matches("*/").trim_end_matches("-->").trim();
+    if !location_line(place) {
+        return None;
+    }
+    caption_path(place, default_source).map(|path| (path, end))
+}
+
+/// A block copied with a viewer's gutter of line numbers (`  412 |     def run(self):`):
+/// the code without the gutter, and the first and last numbers, when every line but blank
+/// ones has one.
+pub fn without_gutter(code: &str) -> Option<(String, LineRange)> {
+    static GUTTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(?P<n>[0-9]{1,7}) [|│](?: |$)").unwrap());
+    let mut out = String::with_capacity(code.len());
+    let mut numbers = Vec::new();
+    for line in code.lines() {
+        if line.trim().is_empty() {
+            out.push('\n');
+            continue;
+        }
+        let found = GUTTER.captures(line)?;
+        numbers.push(found["n"].parse::<u32>().ok()?);
+        out.push_str(&line[found.get(0).unwrap().end()..]);
+        out.push('\n');
+    }
+    let (first, last) = (*numbers.first()?, *numbers.last()?);
+    (numbers.windows(2).all(|w| w[0] < w[1])).then_some((out, LineRange { start: first, end: last }))
 }
 
 /// The path and lines an info string gives after its language: `path=src/a.rs
@@ -192,6 +235,22 @@ mod tests {
     }
 
     #[test]
+    fn a_block_s_first_comment_may_name_the_place_and_a_gutter_the_lines() {
+        let code = "# SRC-2 swarms/structs/agent.py L4096–4105\n 4096 |     elif n > 1:\n 4097 |         x = 1\n\n 4099 | y()\n";
+        let (path, at) = first_line_path(code).unwrap();
+        assert_eq!(
+            (path.path.as_str(), path.source.as_deref(), path.lines[0].start),
+            ("swarms/structs/agent.py", Some("SRC-2"), 4096)
+        );
+        let (body, lines) = without_gutter(&code[at..]).unwrap();
+        assert_eq!(body, "    elif n > 1:\n        x = 1\n\ny()\n");
+        assert_eq!((lines.start, lines.end), (4096, 4099));
+        assert!(first_line_path("# the loop below retries, see a.py:3-4\nx = 1\n").is_none(), "a comment, not a place");
+        assert!(without_gutter("x = 1\n 12 | y\n").is_none(), "every line has its number");
+        assert!(without_gutter(" 12 | a\n 11 | b\n").is_none(), "numbers that go up");
+    }
+
+    #[test]
     fn info_strings_that_name_the_file() {
         let q = info_path("rust path=crates/goose/src/agents/agent.rs lines=397-405").unwrap();
         assert_eq!((q.path.as_str(), q.lines[0].start, q.lines[0].end), ("crates/goose/src/agents/agent.rs", 397, 405));
@@ -221,5 +280,10 @@ mod tests {
         }
         assert!(!reads_as_caption_before("See a.py:1-2", "See a.py:1-2"), "a sentence, however short");
         assert!(!reads_as_caption_after("a.py:1-2", "a.py:1-2"), "under a block, a bare place introduces the next");
+        let aside = "(`e2b/sandbox/signature.py`, lines 35–42)";
+        assert!(
+            reads_as_caption_after(aside, "(e2b/sandbox/signature.py, lines 35–42)"),
+            "a place in brackets does not"
+        );
     }
 }

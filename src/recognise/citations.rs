@@ -107,7 +107,7 @@ static NEXT_LISTED_PATH: LazyLock<Regex> = LazyLock::new(|| {
 /// (`§ Permission Levels`), which [`section_after`] bounds.
 static AFTER_SOURCE_SECTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"^{AFTER_SOURCE_GAP}(?:§ ?|(?P<word>(?i:section|sect?\.|abschnitt|kapitel|sección|apartado) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|„(?P<g>[^“”]+)[“”]|« ?(?P<f>[^»]+?) ?»|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`]))"#,
+        r#"^{AFTER_SOURCE_GAP}(?:§ ?|(?P<word>(?i:section|sect?\.|abschnitt|kapitel|sección|apartado) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|„(?P<g>[^“”]+)[“”]|« ?(?P<f>[^»]+?) ?»|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`\p{{So}}]))"#,
     ))
     .unwrap()
 });
@@ -546,6 +546,7 @@ mod tests {
         );
         assert_eq!(read("[SRC-2 · Abschnitt „FAQ › Tools?“]"), [(s("SRC-2"), None, s("FAQ › Tools?"), vec![])]);
         assert_eq!(read("(SRC-2, section « Limites »)"), [(s("SRC-2"), None, s("Limites"), vec![])]);
+        assert_eq!(read("(SRC-3 · §💡 Features)"), [(s("SRC-3"), None, s("💡 Features"), vec![])]);
     }
 
     #[test]

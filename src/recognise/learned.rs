@@ -15,8 +15,11 @@ use super::{at_word_boundary, IdScheme, MAX_ID_LEN};
 /// The shape of an ID of a learned kind: a kind code of capitals, a hyphen,
 /// and one or more segments of letters and digits (`ED-SEL`, `TC-W01`, `SW-C-loop`),
 /// numbered in parts too (`REQ-1.2`).
+/// An ID may have a namespace of capitals before a slash (`ODR/GR-01`): it is part of the
+/// ID, not of the kind.
 pub(super) static LEARNED_GRAMMAR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?P<kind>[A-Z]{1,10})-(?P<name>[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+|\.[0-9]+)*)").unwrap()
+    Regex::new(r"(?:[A-Z][A-Z0-9]{1,9}/)?(?P<kind>[A-Z]{1,10})-(?P<name>[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+|\.[0-9]+)*)")
+        .unwrap()
 });
 
 /// The shape of a numbered ID without a hyphen (`O1`, `M7`, `H12`): one to three
@@ -224,11 +227,34 @@ pub fn item_id(
         return None;
     }
     let (range, _) = heading_id(scheme, learned_too, item, is_source)?;
-    let leads = !item[..range.start].chars().any(char::is_alphanumeric);
+    // `DONE ODR/GR-01 …`: an outline's keyword of state comes before the ID.
+    let keyword = org_keyword_len(item);
+    let leads = range.start >= keyword && !item[keyword..range.start].chars().any(char::is_alphanumeric);
     let before = item[..range.start].trim_end();
     let after = item[range.end..].trim();
     let trails = (after == ")" && before.ends_with('(')) || (after == "]" && before.ends_with('['));
     (leads || trails).then_some(range)
+}
+
+/// The length of the keyword of state an outline item opens with (`TODO `, `DONE `,
+/// `WAIT `), org-mode's habit, or 0.
+fn org_keyword_len(item: &str) -> usize {
+    const KEYWORDS: [&str; 10] =
+        ["TODO", "DONE", "WAIT", "WAITING", "NEXT", "LATER", "HOLD", "CANCELLED", "CANCELED", "STARTED"];
+    let word = item.split_whitespace().next().unwrap_or("");
+    if !KEYWORDS.contains(&word) {
+        return 0;
+    }
+    let after = &item[item.find(word).unwrap_or(0) + word.len()..];
+    item.len() - after.trim_start().len()
+}
+
+/// An outline item's title without its keyword of state and its tags: `WAIT Limits
+/// :limits:` is `Limits`.
+pub fn outline_title(item: &str) -> &str {
+    static TAGS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s+:(?:[\p{L}\p{N}_@#%]+:)+\s*$").unwrap());
+    let item = &item[org_keyword_len(item)..];
+    TAGS.find(item).map_or(item, |tags| &item[..tags.start()]).trim()
 }
 
 /// The longest list item that declares a record: a label, or a one-line finding.
@@ -309,6 +335,24 @@ mod tests {
         let md = "# SWE-agent — Review\n\n### ED-SEL — Selection\n\n```\n### FAKE-1 not a heading\n```\n\n| ID | What |\n|---|---|\n| GIT-AUTO | commits |\n| 3 | HO-2 in a later cell |\n| reached in IM-channel runs | a dimension |\n\nText about TXT-1.\n";
         let kinds = declared_kinds(&scheme(), md, |w| w.starts_with("SRC-"));
         assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["ED", "GIT"]);
+    }
+
+    #[test]
+    fn an_outline_s_items_declare_with_a_keyword_before_and_tags_after() {
+        let md = "# Outline\n\n- DONE ODR/GR-01 Top-level pipeline :flow:\n  - STATUS: wired\n\n- TODO Coverage :coverage:\n  - [x] read\n";
+        let kinds = declared_kinds(&scheme(), md, |w| w.starts_with("SRC-"));
+        assert_eq!(kinds.into_iter().collect::<Vec<_>>(), ["GR"]);
+        let conventions = crate::recognise::Conventions::new(&SiteConfig::default()).unwrap();
+        let learned = conventions.with_learned_kinds(&["GR".to_string()]);
+        let item = "DONE ODR/GR-01 Top-level pipeline :flow:memory:";
+        let range = item_id(&learned.ids, true, item, |w| w.starts_with("SRC-")).unwrap();
+        assert_eq!(&item[range.clone()], "ODR/GR-01", "the namespace is part of the ID");
+        assert_eq!(crate::recognise::label_around(item, range).as_deref(), Some("Top-level pipeline"));
+        assert_eq!(outline_title("WAIT Limits :limits:"), "Limits");
+        assert_eq!(outline_title("Limits of this run"), "Limits of this run");
+        let text = "see src/GR-01.md and ODR/GR-02";
+        let ids: Vec<&str> = learned.ids.find_ids(text).into_iter().map(|m| &text[m.range]).collect();
+        assert_eq!(ids, ["GR-01", "ODR/GR-02"], "a lower-case folder is no namespace");
     }
 
     #[test]

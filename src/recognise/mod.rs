@@ -23,10 +23,11 @@ mod sentences;
 mod statuses;
 
 pub use captions::{
-    caption_path, default_source, info_path, reads_as_caption_after, reads_as_caption_before, set_apart,
+    caption_path, default_source, first_line_path, info_path, reads_as_caption_after, reads_as_caption_before,
+    set_apart, without_gutter,
 };
 pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
-pub use learned::{declared_kinds, heading_id, item_id, pattern_kind, run_in};
+pub use learned::{declared_kinds, heading_id, item_id, outline_title, pattern_kind, run_in};
 pub use pointers::{named_labels, section_label};
 pub use sentences::{copula_statuses, CopulaStatus};
 pub use statuses::{
@@ -630,6 +631,9 @@ pub fn label_and_part(rest: &str) -> (Option<String>, Option<String>) {
 
 /// The label in a heading or first cell after the ID: separators and spaces trimmed.
 pub fn heading_label(rest: &str) -> Option<String> {
+    // `… pipeline :flow:memory:`: an outline's tags close the line; they are no part of it.
+    static TAGS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s+:(?:[\p{L}\p{N}_@#%]+:)+\s*$").unwrap());
+    let rest = TAGS.find(rest).map_or(rest, |tags| &rest[..tags.start()]);
     let label = rest.trim().trim_start_matches([':', '—', '–', '-', '.']).trim();
     let label = label.split_whitespace().collect::<Vec<_>>().join(" ");
     (!label.is_empty()).then_some(label)

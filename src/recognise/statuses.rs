@@ -699,6 +699,11 @@ fn key_names(key: &str, written: &str) -> Option<(Option<String>, bool)> {
     if noun(words[0]) && names_whole_subject(after_noun()) {
         return Some((None, false));
     }
+    // `Status, envd version gate: implemented`: the noun, a comma, then the dimension.
+    if words.len() >= 2 && words[0].ends_with(',') && noun(words[0]) {
+        let named = after_noun();
+        return Some((Some(named.to_string()), false));
+    }
     // `Verdict · written by: wired`, `Status — read back: absent`: the noun, a separator,
     // then the dimension.
     if noun(words[0]) && words.len() >= 3 && ["·", "•", "—", "–", "-", "|", "/"].contains(&words[1]) {
@@ -782,6 +787,11 @@ mod tests {
         assert_eq!(names("Verdict · written by: WIRED (by every phase)"), [Some("written by".to_string())]);
         assert_eq!(names("Labels: memory, core · Assignee: @rk · Priority: P1 · Status: wired (default)"), [None]);
         assert_eq!(names("Statut d'ensemble : wired (sur les deux chemins)"), [None]);
+        assert_eq!(
+            names("Status, envd version gate: implemented (old templates)"),
+            [Some("envd version gate".to_string())]
+        );
+        assert_eq!(names("Status, overall: uninspected."), [None]);
         let keys = status_keys("Labels: memory · Status: wired");
         assert_eq!(&"Labels: memory · Status: wired"[keys[0].start..keys[0].value_start], "Status: ");
     }

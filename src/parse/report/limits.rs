@@ -292,6 +292,15 @@ mod tests {
     use crate::parse::report::tests::parse;
 
     #[test]
+    fn an_outline_item_of_limits_holds_its_nested_items_as_limits() {
+        let (report, _) = parse(
+            "# R\n\n- DONE OBJ-01 A gate :flow:\n  - STATUS: wired\n\n- WAIT Limits :limits:\n  - L1 :: The handler was not read.\n  - L2 :: No run was made.\n\n- Other\n  - L3 :: not a limit\n",
+        );
+        let limits: Vec<_> = report.limits.iter().map(|l| (l.handle.as_str(), l.text.as_str())).collect();
+        assert_eq!(limits, [("L1", "The handler was not read."), ("L2", "No run was made.")]);
+    }
+
+    #[test]
     fn a_record_s_heading_that_holds_the_analysis_s_own_limits_does() {
         let (report, _) = parse(
             "# R\n\n## TWV-299 · Not looked at (limits of this review)\n\n- **L1.** Nothing ran.\n\n\
