@@ -757,9 +757,20 @@ impl<'a> Scanner<'a> {
         let markdown = inline.source.clone().map_or("", |s| &self.md[s]);
         if let Some(mut code) = self.quote_candidate.take() {
             // A block captioned above takes no caption from below: that is the next
-            // block's (`**Listing 2.** …` between two listings).
+            // block's (`**Listing 2.** …` between two listings); so is a caption on the line
+            // right above the next block's fence.
+            let touches_next_block = inline.source.as_ref().is_some_and(|s| {
+                // The paragraph's range may or may not hold its own line's end.
+                let mut rest = &self.md[s.end..];
+                if !self.md[..s.end].ends_with('\n') {
+                    rest = rest.trim_start_matches([' ', '\t', '\r']);
+                    rest = rest.strip_prefix('\n').unwrap_or(rest);
+                }
+                let rest = rest.trim_start_matches(' ');
+                rest.starts_with("```") || rest.starts_with("~~~")
+            });
             let under = self.conventions.citations.quote_path(&inline.text).or_else(|| {
-                (!code.captioned && recognise::reads_as_caption_after(markdown, &inline.text))
+                (!code.captioned && !touches_next_block && recognise::reads_as_caption_after(markdown, &inline.text))
                     .then(|| caption_of(markdown, &inline.text))
                     .flatten()
             });

@@ -1,10 +1,12 @@
 //! The promise of `check --explain`, as a property: a report that mixes the conventions
 //! analysts write in (records declared by headings of every punctuation and by bold
 //! run-ins; statuses as keys, per-dimension clauses, definition lists and list items;
-//! key–value tables and `Dimension "x":` keys; quotes captioned before, after, in the
-//! info string, by a line that is only a place or by a path line; citations with colons,
-//! words, permalinks and footnotes; limits as handle lists and tables under headings of
-//! several words), with
+//! key–value tables and `Dimension "x":` keys, dimensions in brackets, after a middle dot or
+//! a comma, French spacing, a metadata line and a table of dimensions; quotes captioned
+//! before, after, in the info string, by a line that is only a place, by a path line, by
+//! the block's own first line over a gutter, with middle dots, or by a place in brackets
+//! under the block; citations with colons, words, middle dots, permalinks and footnotes;
+//! limits as handle lists and tables under headings of several words and languages), with
 //! structure casebook cannot read mixed in (a code block nothing attributes, a status
 //! key whose value is no status, an ID of a kind never declared, items led by handles
 //! under a heading that does not say limits). Every structure is
@@ -51,19 +53,26 @@ struct Plan {
     stray_handles: bool,
 }
 
-const LIMITS_HEADINGS: [&str; 4] =
-    ["Limits of this analysis", "Residual risk and assumptions", "Unanswered questions", "Action items / open risks"];
+const LIMITS_HEADINGS: [&str; 7] = [
+    "Limits of this analysis",
+    "Residual risk and assumptions",
+    "Unanswered questions",
+    "Action items / open risks",
+    "Closing: what we didn't look at",
+    "Blind spots",
+    "8. Limites",
+];
 
 fn part() -> impl Strategy<Value = Part> {
     prop_oneof![
-        (0u8..3, 0..STATUSES.len()).prop_map(|(form, status)| Part::Status { form, status }),
-        (0u8..6, 0..DIMENSIONS.len(), 0..STATUSES.len()).prop_map(|(form, dimension, status)| Part::DimensionStatus {
+        (0u8..4, 0..STATUSES.len()).prop_map(|(form, status)| Part::Status { form, status }),
+        (0u8..11, 0..DIMENSIONS.len(), 0..STATUSES.len()).prop_map(|(form, dimension, status)| Part::DimensionStatus {
             form,
             dimension,
             status
         }),
-        (0u8..5, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Quote { form, file, start }),
-        (0u8..5, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Citation { form, file, start }),
+        (0u8..8, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Quote { form, file, start }),
+        (0u8..7, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Citation { form, file, start }),
         (0u8..3).prop_map(|kind| Part::Unreadable { kind }),
     ]
 }
@@ -180,6 +189,7 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
             w.block(&match form {
                 0 => format!("Status: **{s}** (on the default path)"),
                 1 => format!("Overall status: **{s}**"),
+                2 => format!("**Labels:** `core` · **Priority:** P1 · **Status:** {s} (default config)"),
                 _ => format!("*Status* — overall: **{s}**."),
             });
             expected.findings.push((id, String::new(), status_of(status)));
@@ -194,7 +204,12 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
                 2 => format!("- {d}: **{s}**\n- note: nothing more"),
                 3 => format!("Status ({d}): {s}"),
                 4 => format!("| Field | Value |\n|---|---|\n| **Kind** | component |\n| **Status ({d})** | {s} |"),
-                _ => format!("*Dimension \"{d}\":* {s} (as read)"),
+                5 => format!("*Dimension \"{d}\":* {s} (as read)"),
+                6 => format!("- **Status [{d}]:** **{s}** (as read)"),
+                7 => format!("- Verdict · {d}: **{}** (as read)", s.to_uppercase()),
+                8 => format!("Status, {d}: **{s}** (as read)."),
+                9 => format!("- **{d}** : {s} (tel que lu)"),
+                _ => format!("| Dimension | Finding |\n|---|---|\n| {d} | **{s}** — as read |"),
             });
             let dimension = if form == 1 { capitalised } else { d.to_string() };
             expected.findings.push((id, dimension, status_of(status)));
@@ -207,7 +222,13 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
                 1 => w.block(&format!("{code}\n*Source: SRC-1, {path}:L{start}-L{end}*")),
                 2 => w.block(&format!("```python title=\"{path}:{start}-{end}\"\nx = compute()\n```")),
                 3 => w.block(&format!("`{path}` ({start}–{end})\n\n{code}")),
-                _ => w.block(&format!("{code}\n--- {path}:{start}-{end}")),
+                4 => w.block(&format!("{code}\n--- {path}:{start}-{end}")),
+                5 => w.block(&format!(
+                    "```python\n# SRC-1 {path} L{start}–{end}\n {start} | x = compute()\n {} | y = x + 1\n {end} | return y\n```",
+                    start + 1
+                )),
+                6 => w.block(&format!("*Excerpt: SRC-1 · `{path}` · lines {start}–{end}*\n{code}")),
+                _ => w.block(&format!("The loop, as the notes have it:\n\n{code}\n\n(`{path}`, lines {start}–{end})")),
             }
             expected.quotes.push((id, path.to_string(), start, end));
         }
@@ -220,6 +241,8 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
                 3 => w.block(&format!(
                     "The loop stops [there](https://github.com/o/r/blob/{REVISION}/{path}#L{start}-L{end})."
                 )),
+                5 => w.block(&format!("The loop stops there ⟨SRC-1 · {path} · L{start}–{end}⟩.")),
+                6 => w.block(&format!("Die Schleife endet dort [SRC-1 · {path} · Z. {start}–{end}].")),
                 _ => {
                     let label = w.footnotes.len() + 1;
                     w.block(&format!("The loop stops there.[^{label}]"));
