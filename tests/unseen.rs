@@ -136,6 +136,13 @@ fn each_record_page_shows_its_findings_and_every_citation_of_its_text() {
     // The report links the code span as parse read it.
     let report = built.page(&format!("{RUN}capabilities/"));
     assert!(report.contains(&format!("<a class=\"cite external\" href=\"{blob}/src/tools/format.rs#L3-L9\" rel=\"noopener noreferrer\"><code>src/tools/format.rs:3–9</code></a>")));
+    // A quote whose first line names its place, over a gutter of line numbers: a figure
+    // like a `--- path` quote, its code without the gutter, its path linked to the lines.
+    let link = report.find(&format!("href=\"{blob}/src/tools/review.rs#L45-L46\"")).expect("the quote's place, linked");
+    let figure = &report[report[..link].rfind("<figure class=\"quote\">").expect("in a quote's figure")..link];
+    assert!(!figure.contains("</figure>"), "the link is the figure's own: {figure}");
+    assert!(figure.contains("Ok"), "its code: {figure}");
+    assert!(!report.contains("45 |") && !report.contains("// SRC-1 src/tools/review.rs"), "no gutter, no place line");
     // `Distinct from CAP-2: …` is a sentence with a reference, not a field.
     assert!(cap2.contains("Distinct from <mark>CAP-2</mark>: it reads the diff and never writes."), "a backlink");
 }
@@ -173,7 +180,7 @@ fn what_only_looks_like_a_convention_is_prose_and_noted() {
         .filter(|d| d.severity == casebook::model::Severity::Note)
         .map(|d| format!("{}:{} {}", d.location.line, d.location.col, d.code))
         .collect();
-    assert_eq!(notes, ["21:5 derived-title", "67:7 not-understood"]);
+    assert_eq!(notes, ["21:5 derived-title", "75:7 not-understood"]);
     assert_eq!(built.outcome.summary.as_ref().unwrap().not_understood, 1);
     // The limitations table numbers its rows: they are anchored by their handles.
     assert!(report.contains("id=\"L1\"") && report.contains("id=\"L2\""));

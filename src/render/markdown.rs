@@ -341,6 +341,14 @@ impl<'l, 'm> Rewrite<'l, 'm> {
             i += 1;
         }
         let (quote, next) = quote_path_after(events, i + 1, &self.linker.conventions.citations);
+        if quote.is_none() {
+            // A quote `parse` attributed otherwise (a caption, its info string, its own first
+            // line over a gutter) is shown as one too: its path, linked, and its verdict.
+            if let Some((path, quoted)) = parsed_quote(&code, self.linker.run) {
+                self.out.push(Event::Html(code_block_html(&quoted, language, Some(&path), self.linker).into()));
+                return next;
+            }
+        }
         self.out.push(Event::Html(code_block_html(&code, language, quote.as_ref(), self.linker).into()));
         next
     }
@@ -453,6 +461,18 @@ fn quote_path_after(
         Some(path) => (Some(path), j + 1),
         None => (None, at),
     }
+}
+
+/// The quote of `run` that a code block is, by its code as written (or without the
+/// first line naming its place, and a gutter of line numbers, as `parse` reads it): its
+/// place, and the code it quotes.
+fn parsed_quote(code: &str, run: &Run) -> Option<(recognise::QuotePath, String)> {
+    let after_place = recognise::first_line_path(code).map_or(code, |(_, at)| &code[at..]);
+    let quoted = recognise::without_gutter(after_place).map_or_else(|| after_place.to_string(), |(body, _)| body);
+    let quote = run.reports.iter().flat_map(|r| &r.quotes).find(|q| q.code == quoted)?;
+    let path =
+        recognise::QuotePath { source: quote.source.clone(), path: quote.path.clone(), lines: quote.lines.clone() };
+    Some((path, quoted))
 }
 
 /// A highlighted code block; a quote also gets its path, linked to the file at the
