@@ -252,9 +252,13 @@ fn org_keyword_len(item: &str) -> usize {
 /// An outline item's title without its keyword of state and its tags: `WAIT Limits
 /// :limits:` is `Limits`.
 pub fn outline_title(item: &str) -> &str {
+    without_tags(&item[org_keyword_len(item)..]).trim()
+}
+
+/// `text` without the tags an outline closes a line with (`… pipeline :flow:memory:`).
+pub(super) fn without_tags(text: &str) -> &str {
     static TAGS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s+:(?:[\p{L}\p{N}_@#%]+:)+\s*$").unwrap());
-    let item = &item[org_keyword_len(item)..];
-    TAGS.find(item).map_or(item, |tags| &item[..tags.start()]).trim()
+    TAGS.find(text).map_or(text, |tags| &text[..tags.start()])
 }
 
 /// The longest list item that declares a record: a label, or a one-line finding.

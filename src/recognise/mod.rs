@@ -632,8 +632,7 @@ pub fn label_and_part(rest: &str) -> (Option<String>, Option<String>) {
 /// The label in a heading or first cell after the ID: separators and spaces trimmed.
 pub fn heading_label(rest: &str) -> Option<String> {
     // `… pipeline :flow:memory:`: an outline's tags close the line; they are no part of it.
-    static TAGS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s+:(?:[\p{L}\p{N}_@#%]+:)+\s*$").unwrap());
-    let rest = TAGS.find(rest).map_or(rest, |tags| &rest[..tags.start()]);
+    let rest = learned::without_tags(rest);
     let label = rest.trim().trim_start_matches([':', '—', '–', '-', '.']).trim();
     let label = label.split_whitespace().collect::<Vec<_>>().join(" ");
     (!label.is_empty()).then_some(label)
