@@ -5,6 +5,7 @@
 //! Content is untrusted: every event goes through the one policy of [`crate::markup`],
 //! and all text is escaped by pulldown-cmark or by [`escape`].
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Tag, TagEnd};
@@ -31,6 +32,21 @@ pub struct Linker<'a> {
     /// What verification found of the run's quotes, when it ran: each quote's caption
     /// says it.
     pub(super) verdicts: Option<&'a crate::model::RunVerification>,
+    /// The run's quotes by their code, made once for the run's pages, if shared.
+    pub(super) quotes_by_code: Option<&'a QuotesByCode<'a>>,
+}
+
+/// A run's quotes by their code: the first of the run's reports to quote a code is the
+/// one a code block of that code is shown as.
+pub(super) type QuotesByCode<'a> = HashMap<&'a str, &'a crate::model::Quote>;
+
+/// [`QuotesByCode`] of `run`, in one pass over its quotes.
+pub(super) fn quotes_by_code(run: &Run) -> QuotesByCode<'_> {
+    let mut by_code = QuotesByCode::new();
+    for quote in run.reports.iter().flat_map(|r| &r.quotes) {
+        by_code.entry(quote.code.as_str()).or_insert(quote);
+    }
+    by_code
 }
 
 /// A link to a record's page.
@@ -344,7 +360,7 @@ impl<'l, 'm> Rewrite<'l, 'm> {
         if quote.is_none() {
             // A quote `parse` attributed otherwise (a caption, its info string, its own first
             // line over a gutter) is shown as one too: its path, linked, and its verdict.
-            if let Some((path, quoted)) = parsed_quote(&code, self.linker.run) {
+            if let Some((path, quoted)) = parsed_quote(&code, self.linker) {
                 self.out.push(Event::Html(code_block_html(&quoted, language, Some(&path), self.linker).into()));
                 return next;
             }
@@ -466,10 +482,14 @@ fn quote_path_after(
 /// The quote of `run` that a code block is, by its code as written (or without the
 /// first line naming its place, and a gutter of line numbers, as `parse` reads it): its
 /// place, and the code it quotes.
-fn parsed_quote(code: &str, run: &Run) -> Option<(recognise::QuotePath, String)> {
+fn parsed_quote(code: &str, linker: &Linker<'_>) -> Option<(recognise::QuotePath, String)> {
     let after_place = recognise::first_line_path(code).map_or(code, |(_, at)| &code[at..]);
     let quoted = recognise::without_gutter(after_place).map_or_else(|| after_place.to_string(), |(body, _)| body);
-    let quote = run.reports.iter().flat_map(|r| &r.quotes).find(|q| q.code == quoted)?;
+    let quote = match linker.quotes_by_code {
+        Some(by_code) => *by_code.get(quoted.as_str())?,
+        // Only a page rendered on its own (tests) has no run to share the map with.
+        None => linker.run.reports.iter().flat_map(|r| &r.quotes).find(|q| q.code == quoted)?,
+    };
     let path =
         recognise::QuotePath { source: quote.source.clone(), path: quote.path.clone(), lines: quote.lines.clone() };
     Some((path, quoted))

@@ -397,6 +397,8 @@ struct RunShared<'a> {
     /// The site's conventions with the kinds of ID the run's reports declare, when they
     /// add any (`Run::learned_kinds`), made by the first page that asks.
     conventions: std::sync::OnceLock<Option<Conventions>>,
+    /// The run's quotes by their code, made by the first page that asks.
+    quotes_by_code: std::sync::OnceLock<markdown::QuotesByCode<'a>>,
 }
 
 impl<'a> RunShared<'a> {
@@ -523,7 +525,7 @@ impl<'a> Renderer<'a> {
         self.verification?.runs.get(&(system.slug.clone(), run.slug.clone()))
     }
 
-    fn linker<'b>(&'b self, system: &'b System, run: &'b Run) -> Linker<'b> {
+    fn linker<'b>(&'b self, system: &'b System, run: &'a Run) -> Linker<'b> {
         let learned = self.shared.get(&run_key(system, run)).and_then(|shared| {
             let made =
                 shared.conventions.get_or_init(|| match self.conventions.with_learned_kinds(&run.learned_kinds) {
@@ -539,6 +541,10 @@ impl<'a> Renderer<'a> {
             record_pages: self.site.record_pages,
             highlights: self.shared.get(&run_key(system, run)).map(|shared| &shared.highlights),
             verdicts: self.verdicts(system, run),
+            quotes_by_code: self
+                .shared
+                .get(&run_key(system, run))
+                .map(|shared| shared.quotes_by_code.get_or_init(|| markdown::quotes_by_code(run))),
         }
     }
 
@@ -743,7 +749,7 @@ impl<'a> Renderer<'a> {
     }
 
     /// The findings of `system` without a published record that state status `index`.
-    fn finding_listings(&self, system: &System, index: usize) -> Vec<FindingView> {
+    fn finding_listings(&self, system: &'a System, index: usize) -> Vec<FindingView> {
         let status = &self.site.statuses[index];
         system
             .runs
@@ -811,7 +817,7 @@ impl<'a> Renderer<'a> {
     }
 
     /// One system's records and findings with one status.
-    fn system_status(&self, system: &System, index: usize) -> minijinja::Value {
+    fn system_status(&self, system: &'a System, index: usize) -> minijinja::Value {
         let status = &self.site.statuses[index];
         let records = self.status_listings(system, index);
         let findings = self.finding_listings(system, index);
@@ -832,7 +838,7 @@ impl<'a> Renderer<'a> {
 
     /// One system's records and findings by every status it has, on one page
     /// (`status_pages: per-system`): each status at the anchor its own page's folder names.
-    fn system_statuses(&self, system: &System) -> minijinja::Value {
+    fn system_statuses(&self, system: &'a System) -> minijinja::Value {
         let tally = Tally::of(system.runs.iter().map(|r| &**r));
         let statuses: Vec<SystemStatusSection> = statuses_tallied(self.site, &tally)
             .into_iter()
@@ -909,7 +915,7 @@ impl<'a> Renderer<'a> {
 
     /// A finding, with where it is written, for a listing of findings (run and status
     /// pages): what it is about, and in which report.
-    fn finding_view(&self, system: &System, run: &Run, at: At, finding: &crate::model::Finding) -> FindingView {
+    fn finding_view(&self, system: &System, run: &'a Run, at: At, finding: &crate::model::Finding) -> FindingView {
         let mut view = self.record_finding_view(system, run, at, finding);
         if let crate::model::Subject::Record(id) = &finding.subject {
             let label = run.records.get(id).and_then(|r| r.title_label());
@@ -932,7 +938,13 @@ impl<'a> Renderer<'a> {
 
     /// A finding as its record's page shows it: its status on its dimension, what the
     /// analysis says there, and the section where it is written (the subject is the page's).
-    fn record_finding_view(&self, system: &System, run: &Run, at: At, finding: &crate::model::Finding) -> FindingView {
+    fn record_finding_view(
+        &self,
+        system: &System,
+        run: &'a Run,
+        at: At,
+        finding: &crate::model::Finding,
+    ) -> FindingView {
         let report = &run.reports[at.report as usize];
         let subject = match &finding.subject {
             crate::model::Subject::Named(name) => name.clone(),
@@ -1050,7 +1062,7 @@ impl<'a> Renderer<'a> {
     }
 
     /// Findings without a published record, by status in the site's order.
-    fn finding_groups(&self, system: &System, run: &Run) -> Vec<FindingGroup> {
+    fn finding_groups(&self, system: &System, run: &'a Run) -> Vec<FindingGroup> {
         let mut groups: Vec<FindingGroup> = Vec::new();
         for status in &self.site.statuses {
             let findings: Vec<FindingView> = run
@@ -1127,7 +1139,7 @@ impl<'a> Renderer<'a> {
         }
     }
 
-    fn report(&self, system: &System, run: &Run, report: &Report) -> minijinja::Value {
+    fn report(&self, system: &System, run: &'a Run, report: &Report) -> minijinja::Value {
         let linker = self.linker(system, run);
         let mut declared: Vec<Link> = Vec::new();
         for d in &report.declarations {
@@ -1415,6 +1427,7 @@ turns = turns[-20:]
             record_pages: Default::default(),
             highlights: None,
             verdicts: None,
+            quotes_by_code: None,
         };
         let record = &run.records[&RecordId::new("OBJ-01")];
         let evidence = evidence_views(&run, record, &linker, None);
@@ -1453,6 +1466,7 @@ turns = turns[-20:]
             record_pages: Default::default(),
             highlights: None,
             verdicts: None,
+            quotes_by_code: None,
         };
         let html = markdown::render_fragment("See SRC-1 src/__init__.py:3 and __stressed__ words.", &linker);
         assert!(html.contains("src/__init__.py:3</a>"), "{html}");
@@ -1473,6 +1487,7 @@ turns = turns[-20:]
             record_pages: Default::default(),
             highlights: None,
             verdicts: None,
+            quotes_by_code: None,
         };
         let blob = "https://github.com/o/r/blob/5954a07d464feeaf6c311a9fa5ca2e54200a6794";
         let html = markdown::render_fragment(
@@ -1500,6 +1515,7 @@ turns = turns[-20:]
             record_pages: Default::default(),
             highlights: None,
             verdicts: None,
+            quotes_by_code: None,
         };
         let sources = source_views(&run, &linker);
         let trees: Vec<(&str, &str, Option<&str>)> =
