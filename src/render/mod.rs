@@ -5,12 +5,21 @@
 //! Pages: home, system, run, report, record (published or not), the status index and
 //! one page per status (a count per system) and, per system, one page per status it
 //! carries (the records). A status page never lists every record of a large site.
+//!
+//! Each scope's pages are built in its own module (`site`, `system`, `run`, `report`,
+//! `record`, `changes`) by functions over the [`Renderer`], which holds what every page
+//! shares (the site, templates, assets, per-run memos) and the views several scopes show
+//! (badges, findings, record summaries, breadcrumbs).
 
 mod changes;
 mod graph;
 mod highlight;
 pub mod markdown;
 mod record;
+mod report;
+mod run;
+mod site;
+mod system;
 mod theme;
 mod verdicts;
 pub mod views;
@@ -488,17 +497,17 @@ impl<'a> Renderer<'a> {
                     search_script => self.assets.get("search.js").cloned().unwrap_or_default(),
                 },
             ),
-            Job::Home => ("home.html", self.home()),
-            Job::Statuses => ("statuses.html", self.statuses()),
-            Job::Status(i) => ("status.html", self.status(*i)),
-            Job::System(system) => ("system.html", self.system(system)),
-            Job::SystemStatus(system, i) => ("system-status.html", self.system_status(system, *i)),
-            Job::SystemStatuses(system) => ("system-statuses.html", self.system_statuses(system)),
-            Job::Run(system, run) => ("run.html", self.run(system, run)),
-            Job::Report(system, run, r) => ("report.html", self.report(system, run, &run.reports[*r])),
-            Job::Record(system, run, record) => ("record.html", self.record(system, run, record)),
-            Job::RunRecords(system, run) => ("records.html", self.run_records(system, run)),
-            Job::Changes(system, from, to) => ("changes.html", self.changes(system, from, to)),
+            Job::Home => ("home.html", site::home(self)),
+            Job::Statuses => ("statuses.html", site::statuses_page(self)),
+            Job::Status(i) => ("status.html", site::status_page(self, *i)),
+            Job::System(system) => ("system.html", system::page(self, system)),
+            Job::SystemStatus(system, i) => ("system-status.html", system::status_page(self, system, *i)),
+            Job::SystemStatuses(system) => ("system-statuses.html", system::statuses_page(self, system)),
+            Job::Run(system, run) => ("run.html", run::page(self, system, run)),
+            Job::Report(system, run, r) => ("report.html", report::page(self, system, run, &run.reports[*r])),
+            Job::Record(system, run, record) => ("record.html", record::page(self, system, run, record)),
+            Job::RunRecords(system, run) => ("records.html", run::records_page(self, system, run)),
+            Job::Changes(system, from, to) => ("changes.html", changes::page(self, system, from, to)),
         };
         let url = job.url(self.site);
         let html = self.env.get_template(template)?.render(context! { site => self.site_view(), ..ctx })?;
@@ -610,282 +619,9 @@ impl<'a> Renderer<'a> {
         self.site.systems.iter().flat_map(|s| s.runs.iter().map(|r| &**r))
     }
 
-    fn home(&self) -> minijinja::Value {
-        let records = self.all_runs().flat_map(|r| r.published_records()).count();
-        let findings: usize =
-            self.all_runs().map(|r| r.reports.iter().map(|rep| rep.findings.len()).sum::<usize>()).sum();
-        let statuses = self.status_counts(self.all_runs(), None, &|name| urls::status(name));
-        let shown: Vec<&str> = statuses.iter().filter(|s| s.count + s.findings > 0).map(|s| s.name.as_str()).collect();
-        let kinds = self.kinds_by_system();
-        // Past a dozen systems, a section per system and a column per system make a wall:
-        // a row per system instead, its runs on its own page.
-        let (system_rows, kind_columns, kinds) = if self.site.systems.len() > SYSTEMS_IN_FULL {
-            let (rows, columns) = self.system_rows(kinds);
-            (rows, columns, Vec::new())
-        } else {
-            (Vec::new(), Vec::new(), kinds)
-        };
-        context! {
-            title => self.site.title.clone(),
-            systems => self.site.systems.iter().map(|s| self.system_summary(s)).collect::<Vec<_>>(),
-            system_rows => system_rows,
-            kind_columns => kind_columns,
-            side_by_side => self.side_by_side(&shown),
-            side_by_side_statuses => statuses.iter().filter(|s| shown.contains(&s.name.as_str())).collect::<Vec<_>>(),
-            kinds => kinds,
-            statuses => statuses,
-            records => records,
-            findings => findings,
-        }
-    }
-
-    /// Each system's runs, lens by lens, with the records and findings of each status in
-    /// `shown`: where the systems differ, at a glance. Each cell links to the system's
-    /// list of that status.
-    fn side_by_side(&self, shown: &[&str]) -> Vec<SideBySideRow> {
-        let mut rows = Vec::new();
-        for system in &self.site.systems {
-            let mut lenses: BTreeMap<Option<&String>, Vec<&Run>> = BTreeMap::new();
-            for run in &system.runs {
-                lenses.entry(run.lens.as_ref()).or_default().push(run);
-            }
-            for (lens, runs) in lenses {
-                let url = |name: &str| self.system_status_url(system, name);
-                let mut cells = self.status_counts(runs.into_iter(), None, &url);
-                cells.retain(|c| shown.contains(&c.name.as_str()));
-                rows.push(SideBySideRow {
-                    system: Link { name: system.name.clone(), url: urls::system(&system.slug) },
-                    lens: lens.cloned(),
-                    cells,
-                });
-            }
-        }
-        rows
-    }
-
-    /// A row per system, with its counts of `kinds` (a row per kind, a count per system)
-    /// as columns.
-    fn system_rows(&self, kinds: Vec<KindRow>) -> (Vec<SystemRow>, Vec<KindColumn>) {
-        let columns =
-            kinds.iter().map(|k| KindColumn { kind: k.kind.clone(), kind_name: k.kind_name.clone() }).collect();
-        let mut counts: Vec<std::vec::IntoIter<KindCell>> = kinds.into_iter().map(|k| k.counts.into_iter()).collect();
-        let rows = self
-            .site
-            .systems
-            .iter()
-            .map(|system| {
-                let shown = system.runs.len().saturating_sub(SystemRow::RUNS_SHOWN);
-                SystemRow {
-                    system: Link { name: system.name.clone(), url: urls::system(&system.slug) },
-                    runs: system.runs[shown..]
-                        .iter()
-                        .map(|run| Link { name: run.name.clone(), url: urls::run(&system.slug, &run.slug) })
-                        .collect(),
-                    more_runs: shown,
-                    records: system.runs.iter().map(|run| run.published_records().count()).sum(),
-                    findings: system.runs.iter().flat_map(|run| &run.reports).map(|report| report.findings.len()).sum(),
-                    kinds: counts.iter_mut().map(|column| column.next().expect("a count per system")).collect(),
-                }
-            })
-            .collect();
-        (rows, columns)
-    }
-
-    /// Per kind of record, how many each system publishes.
-    fn kinds_by_system(&self) -> Vec<KindRow> {
-        let mut kinds: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        for (i, system) in self.site.systems.iter().enumerate() {
-            for record in system.runs.iter().flat_map(|r| r.published_records()) {
-                kinds.entry(&*record.kind).or_insert_with(|| vec![0; self.site.systems.len()])[i] += 1;
-            }
-        }
-        kinds
-            .into_iter()
-            .map(|(kind, counts)| KindRow {
-                kind: kind.to_string(),
-                kind_name: self.site.kinds.get(kind).cloned(),
-                counts: counts
-                    .into_iter()
-                    .zip(&self.site.systems)
-                    .map(|(count, system)| KindCell { count, url: urls::search_filtered(&system.name, kind) })
-                    .collect(),
-            })
-            .collect()
-    }
-
-    fn statuses(&self) -> minijinja::Value {
-        context! {
-            title => "Findings by status",
-            breadcrumbs => vec![Link { name: self.site.title.clone(), url: urls::home() }],
-            statuses => self.status_counts(self.all_runs(), None, &|name| urls::status(name)),
-        }
-    }
-
-    /// The records of `system` that carry status `index`, with what the status is on.
-    fn status_listings(&self, system: &System, index: usize) -> Vec<StatusListing> {
-        let status = &self.site.statuses[index];
-        let mut listings = Vec::new();
-        for run in &system.runs {
-            for record in run.published_records() {
-                let claims: Vec<_> = run.findings_of(record).filter(|f| *f.status == *status.name).collect();
-                if claims.is_empty() {
-                    continue;
-                }
-                let detail = claims
-                    .iter()
-                    .map(|c| claim_detail(&c.dimension, c.qualifier.as_deref(), c.part.as_deref()))
-                    .filter(|d| !d.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                listings.push(StatusListing {
-                    run: run.name.clone(),
-                    run_url: urls::run(&system.slug, &run.slug),
-                    record: self.record_summary(system, run, record),
-                    detail,
-                });
-            }
-        }
-        listings
-    }
-
-    /// The findings of `system` without a published record that state status `index`.
-    fn finding_listings(&self, system: &'a System, index: usize) -> Vec<FindingView> {
-        let status = &self.site.statuses[index];
-        system
-            .runs
-            .iter()
-            .flat_map(|run| {
-                run.findings_without_record()
-                    .filter(|(_, f)| *f.status == *status.name)
-                    .map(|(at, f)| self.finding_view(system, run, at, f))
-                    .collect::<Vec<_>>()
-            })
-            .collect()
-    }
-
-    /// A status across the site: how many records and findings of each system carry it,
-    /// each count leading to that system's list (so the page stays small however large
-    /// the site).
-    fn status(&self, index: usize) -> minijinja::Value {
-        let status = &self.site.statuses[index];
-        let subjects_shown = if self.site.systems.len() > SYSTEMS_IN_FULL { 0 } else { SUBJECTS_SHOWN };
-        let systems: Vec<SystemStatusCount> = self
-            .site
-            .systems
-            .iter()
-            .map(|system| {
-                let tally = Tally::of(system.runs.iter().map(|r| &**r));
-                let findings = tally.findings.get(status.name.as_str()).copied().unwrap_or(0);
-                // A few subjects are named here; the system's page lists them all.
-                let subjects: Vec<Link> = system
-                    .runs
-                    .iter()
-                    .flat_map(|run| {
-                        run.subjects.iter().filter_map(move |subject| {
-                            let at = *subject.findings.iter().find(|at| *run.finding(**at).status == *status.name)?;
-                            Some((run, subject, at))
-                        })
-                    })
-                    .take(subjects_shown)
-                    .map(|(run, subject, at)| Link {
-                        name: subject.name.clone(),
-                        url: self.finding_url(system, run, at, run.finding(at)),
-                    })
-                    .collect();
-                SystemStatusCount {
-                    system: system.name.clone(),
-                    system_url: urls::system(&system.slug),
-                    count: tally.records.get(status.name.as_str()).copied().unwrap_or(0),
-                    findings,
-                    more_subjects: findings - subjects.len(),
-                    subjects,
-                    url: self.system_status_url(system, &status.name),
-                }
-            })
-            .filter(|s| s.count + s.findings > 0)
-            .collect();
-        let tally = Tally::of(self.all_runs());
-        context! {
-            title => format!("Status: {}", status.name),
-            breadcrumbs => vec![
-                Link { name: self.site.title.clone(), url: urls::home() },
-                Link { name: "Statuses".into(), url: urls::statuses() },
-            ],
-            status => self.status_count(status, &tally, urls::status(&status.name)),
-            systems => systems,
-        }
-    }
-
-    /// One system's records and findings with one status.
-    fn system_status(&self, system: &'a System, index: usize) -> minijinja::Value {
-        let status = &self.site.statuses[index];
-        let records = self.status_listings(system, index);
-        let findings = self.finding_listings(system, index);
-        let tally = Tally::of(system.runs.iter().map(|r| &**r));
-        context! {
-            title => format!("{}: {}", system.name, status.name),
-            breadcrumbs => vec![
-                Link { name: self.site.title.clone(), url: urls::home() },
-                Link { name: system.name.clone(), url: urls::system(&system.slug) },
-                Link { name: format!("Status: {}", status.name), url: urls::status(&status.name) },
-            ],
-            system => Link { name: system.name.clone(), url: urls::system(&system.slug) },
-            status => self.status_count(status, &tally, urls::status(&status.name)),
-            records => records,
-            findings => findings,
-        }
-    }
-
-    /// One system's records and findings by every status it has, on one page
-    /// (`status_pages: per-system`): each status at the anchor its own page's folder names.
-    fn system_statuses(&self, system: &'a System) -> minijinja::Value {
-        let tally = Tally::of(system.runs.iter().map(|r| &**r));
-        let statuses: Vec<SystemStatusSection> = statuses_tallied(self.site, &tally)
-            .into_iter()
-            .map(|index| {
-                let status = &self.site.statuses[index];
-                SystemStatusSection {
-                    anchor: format!("{}/", slugify(&status.name)),
-                    status: self.status_count(status, &tally, urls::status(&status.name)),
-                    records: self.status_listings(system, index),
-                    findings: self.finding_listings(system, index),
-                }
-            })
-            .collect();
-        context! {
-            title => format!("{}: by status", system.name),
-            breadcrumbs => vec![
-                Link { name: self.site.title.clone(), url: urls::home() },
-                Link { name: system.name.clone(), url: urls::system(&system.slug) },
-            ],
-            system => Link { name: system.name.clone(), url: urls::system(&system.slug) },
-            statuses => statuses,
-        }
-    }
-
     /// Where a system's records with status `name` are listed (`status_pages`).
     fn system_status_url(&self, system: &System, name: &str) -> String {
         urls::system_status_shown(self.site.status_pages, &system.slug, name)
-    }
-
-    fn system(&self, system: &System) -> minijinja::Value {
-        let mut statuses =
-            self.status_counts(system.runs.iter().map(|r| &**r), None, &|name| self.system_status_url(system, name));
-        statuses.retain(|s| s.count + s.findings > 0);
-        let changes: Vec<Link> = changes::pairs(system)
-            .into_iter()
-            .map(|(from, to)| Link {
-                name: format!("{} → {}", from.name, to.name),
-                url: urls::changes(&system.slug, &from.slug, &to.slug),
-            })
-            .collect();
-        context! {
-            title => system.name.clone(),
-            breadcrumbs => vec![Link { name: self.site.title.clone(), url: urls::home() }],
-            system => self.system_summary(system),
-            statuses => statuses,
-            changes => changes,
-        }
     }
 
     /// The badge of a status on a dimension.
@@ -1003,133 +739,6 @@ impl<'a> Renderer<'a> {
         crumbs
     }
 
-    fn run(&self, system: &System, run: &'a Run) -> minijinja::Value {
-        let linker = self.linker(system, run);
-        let published: Vec<&Record> = run.published_records().collect();
-        context! {
-            title => format!("{} — {}", system.name, run.name),
-            breadcrumbs => self.breadcrumbs(system, None),
-            system => Link { name: system.name.clone(), url: urls::system(&system.slug) },
-            run => context! {
-                name => run.name.clone(),
-                revision => run.revision.clone(),
-                revision_url => system.repository.as_ref().and_then(|r| urls::repository_file(r.as_str(), run.revision.as_str(), "", None)),
-                date => run.date.clone(),
-                lens => run.lens.clone(),
-                applicability_ends => run.applicability_ends.clone(),
-                verification => self.verdicts(system, run).map(|v| {
-                    let mut counts = crate::model::VerificationCounts::default();
-                    counts.add(v);
-                    context! { quotes => counts.quotes_phrase(), citations => counts.citations_phrase() }
-                }),
-                vocabulary => self.status_counts(std::iter::once(run), Some(&run.vocabulary), &|name| urls::status(name)),
-                summary => self.run_summary(system, run),
-            },
-            reports => report_summaries(system, run),
-            sources => source_views(run, &linker),
-            matrix => self.status_matrix(run, &published),
-            records => published.iter().map(|r| self.record_summary(system, run, r)).collect::<Vec<_>>(),
-            finding_groups => self.finding_groups(system, run),
-            limit_groups => limit_groups(system, run, &linker),
-            graph => self.run_graph(system, run),
-            unpublished => self.unpublished_groups(system, run, &linker),
-        }
-    }
-
-    /// Per kind of published record: how many records hold each status of the run's
-    /// vocabulary, and how many hold none.
-    fn status_matrix(&self, run: &Run, published: &[&Record]) -> Vec<MatrixRow> {
-        let mut matrix: BTreeMap<&str, MatrixRow> = BTreeMap::new();
-        for record in published {
-            let row = matrix.entry(&*record.kind).or_insert_with(|| MatrixRow {
-                kind: record.kind.to_string(),
-                kind_name: self.site.kinds.get(&*record.kind).cloned().unwrap_or_default(),
-                counts: vec![0; run.vocabulary.len()],
-                none: 0,
-                total: 0,
-            });
-            row.total += 1;
-            for (i, status) in run.vocabulary.iter().enumerate() {
-                if record.statuses.iter().any(|s| **s == **status) {
-                    row.counts[i] += 1;
-                }
-            }
-            if record.statuses.is_empty() {
-                row.none += 1;
-            }
-        }
-        matrix.into_values().collect()
-    }
-
-    /// Findings without a published record, by status in the site's order.
-    fn finding_groups(&self, system: &System, run: &'a Run) -> Vec<FindingGroup> {
-        let mut groups: Vec<FindingGroup> = Vec::new();
-        for status in &self.site.statuses {
-            let findings: Vec<FindingView> = run
-                .subjects
-                .iter()
-                .flat_map(|subject| subject.findings.iter().filter(|at| *run.finding(**at).status == *status.name))
-                .map(|at| self.finding_view(system, run, *at, run.finding(*at)))
-                .collect();
-            if !findings.is_empty() {
-                let count = run.subjects.iter().filter(|s| s.statuses.iter().any(|n| **n == *status.name)).count();
-                groups.push(FindingGroup {
-                    status: self.badge(&status.name, "", None, None),
-                    subjects: count,
-                    findings,
-                });
-            }
-        }
-        groups
-    }
-
-    /// Each unpublished set with the records referenced from it, each with where it is
-    /// first referenced.
-    fn unpublished_groups(&self, system: &System, run: &Run, linker: &Linker<'_>) -> Vec<UnpublishedGroup> {
-        let unpublished_ref = |r: &Record| {
-            let first = r.backlinks.first().or(r.annotations.first());
-            let (first, first_at) = match first {
-                Some(at) if !r.backlinks.is_empty() => {
-                    let m = &run.reports[at.report as usize].mentions[at.index as usize];
-                    (
-                        self.section_link(system, run, at.report as usize, m.section),
-                        run.reports[at.report as usize].source_at(m.location.line),
-                    )
-                }
-                Some(at) => {
-                    let a = run.annotation(*at);
-                    (
-                        self.section_link(system, run, at.report as usize, a.section),
-                        run.reports[at.report as usize].source_at(a.location.line),
-                    )
-                }
-                None => (Link { name: String::new(), url: String::new() }, String::new()),
-            };
-            UnpublishedRef {
-                id: r.id.to_string(),
-                url: urls::record_shown(self.site.record_pages, &system.slug, &run.slug, &r.id),
-                references: r.backlinks.len(),
-                first,
-                first_at,
-            }
-        };
-        run.unpublished
-            .iter()
-            .enumerate()
-            .map(|(i, set)| UnpublishedGroup {
-                name: set.name.clone(),
-                patterns: set.ids.clone(),
-                note_html: set.note.as_deref().map(|n| render_inline(n, linker)),
-                records: run
-                    .records
-                    .values()
-                    .filter(|r| r.publication == Publication::Unpublished(i))
-                    .map(unpublished_ref)
-                    .collect(),
-            })
-            .collect()
-    }
-
     fn section_link(&self, system: &System, run: &Run, report: usize, section: Option<u32>) -> Link {
         let r = &run.reports[report];
         let base = urls::report(&system.slug, &run.slug, &r.slug);
@@ -1138,72 +747,7 @@ impl<'a> Renderer<'a> {
             None => Link { name: r.title.clone(), url: base },
         }
     }
-
-    fn report(&self, system: &System, run: &'a Run, report: &Report) -> minijinja::Value {
-        let linker = self.linker(system, run);
-        let mut declared: Vec<Link> = Vec::new();
-        for d in &report.declarations {
-            if !declared.iter().any(|l| l.name == d.id.as_str()) {
-                declared.push(Link { name: d.id.to_string(), url: format!("#{}", d.anchor) });
-            }
-        }
-        context! {
-            title => report.title.clone(),
-            code => true,
-            breadcrumbs => self.breadcrumbs(system, Some(run)),
-            report => context! {
-                title => report.title.clone(),
-                report_type => report.report_type.clone(),
-                schema => report.schema.clone(),
-                original => report.original.clone(),
-                file => report.source_path.clone(),
-                file_url => self.site.source_url.as_ref().map(|f| f.link(&report.source_path, 1)),
-                html => render_report(report, &linker),
-                toc => report.sections.iter().filter(|s| s.level <= 3).map(|s| TocEntry { anchor: s.anchor.to_string(), title: s.title.clone(), level: s.level }).collect::<Vec<_>>(),
-                declared => declared,
-            },
-            run => context! { name => run.name.clone(), revision => run.revision.clone(), url => urls::run(&system.slug, &run.slug) },
-        }
-    }
-
-    fn record(&self, system: &System, run: &'a Run, record: &Record) -> minijinja::Value {
-        context! {
-            title => match record.title_label() { Some(l) => format!("{} — {l}", record.id), None => record.id.to_string() },
-            code => true,
-            breadcrumbs => self.breadcrumbs(system, Some(run)),
-            record => self.record_view(system, run, record),
-            run => context! { name => run.name.clone(), revision => run.revision.clone(), url => urls::run(&system.slug, &run.slug) },
-        }
-    }
-
-    /// All the records of a run on one page: the published ones in reading order (by
-    /// where each is first declared), then the unpublished ones the reports refer to.
-    fn run_records(&self, system: &System, run: &'a Run) -> minijinja::Value {
-        let mut records: Vec<&Record> = run.records.values().collect();
-        // Stable: unpublished records keep the map's ID order.
-        records.sort_by_key(|r| (!r.is_published(), if r.is_published() { reading_position(r) } else { None }));
-        let unpublished = records.iter().filter(|r| !r.is_published()).count();
-        context! {
-            title => format!("Records of {}", run.name),
-            code => true,
-            breadcrumbs => self.breadcrumbs(system, Some(run)),
-            records => records.iter().map(|r| self.record_view(system, run, r)).collect::<Vec<_>>(),
-            unpublished => unpublished,
-            run => context! { name => run.name.clone(), revision => run.revision.clone(), url => urls::run(&system.slug, &run.slug) },
-        }
-    }
-
-    /// The picture of the run's most linked records, when any links.
-    fn run_graph(&self, system: &System, run: &'a Run) -> Option<GraphView> {
-        let graph = self.shared.get(&run_key(system, run))?.graph(run);
-        let selection = graph.overview(graph::RUN_NODES)?;
-        let title = format!("The records of {} and their links", run.name);
-        let description = graph_description(&selection);
-        let drawing = graph::Drawing { id: "run", title: &title, description: &description };
-        Some(graph::view(&graph, &selection, &drawing, &|r| urls::record_below_run(self.site.record_pages, &r.id)))
-    }
 }
-
 /// What a graph's picture shows, in words (its SVG description).
 fn graph_description(selection: &graph::Selection) -> String {
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -1223,41 +767,7 @@ fn graph_description(selection: &graph::Selection) -> String {
 }
 
 /// The run page's list of reports.
-fn report_summaries(system: &System, run: &Run) -> Vec<ReportSummary> {
-    run.reports
-        .iter()
-        .map(|report| ReportSummary {
-            title: report.title.clone(),
-            url: urls::report(&system.slug, &run.slug, &report.slug),
-            report_type: report.report_type.clone(),
-            records: report.declarations.iter().map(|d| &d.id).collect::<std::collections::BTreeSet<_>>().len(),
-            quotes: report.quotes.len(),
-        })
-        .collect()
-}
-
 /// The run page's source register, each entry linked to its tree at its revision.
-fn source_views(run: &Run, linker: &Linker<'_>) -> Vec<SourceView> {
-    run.sources
-        .iter()
-        .map(|s| {
-            let revision = s.revision.clone().unwrap_or_else(|| run.revision.clone());
-            SourceView {
-                id: s.id.clone(),
-                anchor: markdown::source_anchor(&s.id),
-                title: s.title.clone(),
-                repository: s.repository.clone(),
-                tree_url: s.repository.as_ref().and_then(|r| {
-                    urls::repository_file(r.as_str(), revision.as_str(), s.path.as_deref().unwrap_or(""), None)
-                }),
-                revision,
-                path: s.path.clone(),
-                note_html: s.note.as_deref().map(|n| render_inline(n, linker)),
-            }
-        })
-        .collect()
-}
-
 /// A link to an anchor in one of the run's reports.
 fn report_anchor(system: &System, run: &Run, report: usize, anchor: &str) -> Link {
     let r = &run.reports[report];
@@ -1292,28 +802,6 @@ fn limit_view(system: &System, run: &Run, report: usize, limit: &Limit, linker: 
 }
 
 /// The run page's "What this run did not establish": each report's limits.
-fn limit_groups(system: &System, run: &Run, linker: &Linker<'_>) -> Vec<LimitGroup> {
-    run.reports
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| !r.limits.is_empty())
-        .map(|(i, r)| {
-            let (coverage, limitations): (Vec<&Limit>, Vec<&Limit>) =
-                r.limits.iter().partition(|l| l.kind == LimitKind::Coverage);
-            let views =
-                |limits: Vec<&Limit>| limits.into_iter().map(|l| limit_view(system, run, i, l, linker)).collect();
-            let limitations: Vec<LimitView> = views(limitations);
-            LimitGroup {
-                report: Link { name: r.title.clone(), url: urls::report(&system.slug, &run.slug, &r.slug) },
-                has_prevents: limitations.iter().any(|l| l.prevents_html.is_some()),
-                has_resolves: limitations.iter().any(|l| l.resolves_html.is_some()),
-                limitations,
-                coverage: views(coverage),
-            }
-        })
-        .collect()
-}
-
 /// True when a finding's statement says more than its key, statuses and qualifiers, which
 /// a findings table shows anyway: `implemented`, `implemented (listing) / absent (content
 /// index)` and `Operation conclusion status: wired` say no more.
@@ -1336,22 +824,7 @@ fn says_more(statement: &str, statuses: &[crate::model::Status]) -> bool {
 }
 
 /// `dimension: qualifier (part)` for a status claim, empty when there is nothing to add.
-fn claim_detail(dimension: &str, qualifier: Option<&str>, part: Option<&str>) -> String {
-    let mut out = dimension.to_string();
-    if let Some(q) = qualifier {
-        out = if out.is_empty() { q.to_string() } else { format!("{out}, {q}") };
-    }
-    if let Some(p) = part {
-        out = if out.is_empty() { format!("part: {p}") } else { format!("{out} (part: {p})") };
-    }
-    out
-}
-
 /// Escapes a citing sentence and marks each occurrence of `id`.
-fn mark(sentence: &str, id: &str) -> String {
-    escape(sentence).replace(&escape(id), &format!("<mark>{}</mark>", escape(id)))
-}
-
 /// Markdown outside any run (a system summary): no record links, under the one policy
 /// for untrusted content; a single paragraph without its `<p>`.
 fn render_plain_markdown(text: &str) -> String {
@@ -1368,6 +841,7 @@ fn render_plain_markdown(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::record::evidence_views;
+    use super::run::{report_summaries, source_views};
     use super::*;
     use crate::model::{RecordId, Slug};
     use crate::testing::{conventions, run_of};

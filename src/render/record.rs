@@ -12,112 +12,115 @@ use super::*;
 use crate::model::{At, DeclarationForm, Owner, Publication, Record, RecordId, RecordPages, Run, SourceUrl, System};
 use crate::urls;
 
-impl<'a> Renderer<'a> {
-    /// A record as its page shows it.
-    pub(super) fn record_view(&self, system: &System, run: &'a Run, record: &Record) -> minijinja::Value {
-        let linker = self.linker(system, run);
-        let references: Vec<RecordSummary> = record
-            .references
-            .iter()
-            .filter_map(|id| run.records.get(id))
-            .map(|r| self.record_summary(system, run, r))
-            .collect();
-        let backlinks: Vec<BacklinkView> =
-            record.backlinks.iter().map(|at| self.backlink(system, run, record, *at)).collect();
-        let unpublished = match &record.publication {
-            Publication::Unpublished(set) => run.unpublished.get(*set).map(|s| {
-                context! { name => s.name.clone(), note_html => s.note.as_deref().map(|n| render_inline(n, &linker)) }
-            }),
-            Publication::Published => None,
-        };
-        context! {
-                anchor => (self.site.record_pages == RecordPages::PerRun).then(|| urls::record_file(&record.id)),
-                id => record.id.to_string(),
-                label => record.label.clone(),
-                derived_label => record.derived_label.clone(),
-                kind => record.kind.to_string(),
-                kind_name => self.site.kinds.get(&*record.kind).cloned(),
-                family => record.family.as_deref().map(str::to_string),
-                family_name => record.family.as_deref().and_then(|f| self.site.families.get(f).cloned()),
-                unpublished => unpublished,
-                findings => record.findings.iter().map(|at| self.record_finding_view(system, run, *at, run.finding(*at))).collect::<Vec<_>>(),
-                meanings => record.statuses.iter().map(|s| self.badge(s, "", None, None)).collect::<Vec<_>>(),
-                parts => record.parts.clone(),
-                entries => declaration_entries(system, run, record, &linker, self.site.source_url.as_ref()),
-                annotations => annotation_entries(system, run, record, &linker, self.site.source_url.as_ref()),
-                evidence => evidence_views(run, record, &linker, self.verdicts(system, run)),
-                references => references,
-                backlinks => backlinks,
-                limits => limits_of(system, run, record, &linker),
-                // On a run's page of records they follow one another already.
-                neighbours => (self.site.record_pages == RecordPages::Separate).then(|| self.neighbours(system, run, record)),
-                graph => self.record_graph(system, run, record),
-        }
+/// A record as its page shows it.
+pub(super) fn record_view<'a>(
+    renderer: &Renderer<'a>,
+    system: &System,
+    run: &'a Run,
+    record: &Record,
+) -> minijinja::Value {
+    let linker = renderer.linker(system, run);
+    let references: Vec<RecordSummary> = record
+        .references
+        .iter()
+        .filter_map(|id| run.records.get(id))
+        .map(|r| renderer.record_summary(system, run, r))
+        .collect();
+    let backlinks: Vec<BacklinkView> =
+        record.backlinks.iter().map(|at| backlink(renderer, system, run, record, *at)).collect();
+    let unpublished = match &record.publication {
+        Publication::Unpublished(set) => run.unpublished.get(*set).map(|s| {
+            context! { name => s.name.clone(), note_html => s.note.as_deref().map(|n| render_inline(n, &linker)) }
+        }),
+        Publication::Published => None,
+    };
+    context! {
+            anchor => (renderer.site.record_pages == RecordPages::PerRun).then(|| urls::record_file(&record.id)),
+            id => record.id.to_string(),
+            label => record.label.clone(),
+            derived_label => record.derived_label.clone(),
+            kind => record.kind.to_string(),
+            kind_name => renderer.site.kinds.get(&*record.kind).cloned(),
+            family => record.family.as_deref().map(str::to_string),
+            family_name => record.family.as_deref().and_then(|f| renderer.site.families.get(f).cloned()),
+            unpublished => unpublished,
+            findings => record.findings.iter().map(|at| renderer.record_finding_view(system, run, *at, run.finding(*at))).collect::<Vec<_>>(),
+            meanings => record.statuses.iter().map(|s| renderer.badge(s, "", None, None)).collect::<Vec<_>>(),
+            parts => record.parts.clone(),
+            entries => declaration_entries(system, run, record, &linker, renderer.site.source_url.as_ref()),
+            annotations => annotation_entries(system, run, record, &linker, renderer.site.source_url.as_ref()),
+            evidence => evidence_views(run, record, &linker, renderer.verdicts(system, run)),
+            references => references,
+            backlinks => backlinks,
+            limits => limits_of(system, run, record, &linker),
+            // On a run's page of records they follow one another already.
+            neighbours => (renderer.site.record_pages == RecordPages::Separate).then(|| neighbours(renderer, system, run, record)),
+            graph => record_graph(renderer, system, run, record),
     }
+}
 
-    /// The picture of `record`'s neighbourhood (the record alone when it links with none).
-    fn record_graph(&self, system: &System, run: &'a Run, record: &Record) -> Option<GraphView> {
-        let graph = self.shared.get(&run_key(system, run))?.graph(run);
-        let selection = graph.neighbourhood(&record.id, graph::NEIGHBOURHOOD_NODES)?;
-        let title = format!("{} and the records it links with", record.id);
-        let description = if selection.edges.is_empty() {
-            format!("{} links with no other record.", record.id)
-        } else {
-            graph_description(&selection)
-        };
-        // Pictures on one page need ids of their own (their titles are referred to by id).
-        let id = match self.site.record_pages {
-            RecordPages::Separate => "record".to_string(),
-            RecordPages::PerRun => format!("record-{}", record.id.slug()),
-        };
-        let drawing = graph::Drawing { id: &id, title: &title, description: &description };
-        Some(graph::view(&graph, &selection, &drawing, &|r| urls::sibling_record(self.site.record_pages, &r.id)))
-    }
+/// The picture of `record`'s neighbourhood (the record alone when it links with none).
+fn record_graph<'a>(renderer: &Renderer<'a>, system: &System, run: &'a Run, record: &Record) -> Option<GraphView> {
+    let graph = renderer.shared.get(&run_key(system, run))?.graph(run);
+    let selection = graph.neighbourhood(&record.id, graph::NEIGHBOURHOOD_NODES)?;
+    let title = format!("{} and the records it links with", record.id);
+    let description = if selection.edges.is_empty() {
+        format!("{} links with no other record.", record.id)
+    } else {
+        graph_description(&selection)
+    };
+    // Pictures on one page need ids of their own (their titles are referred to by id).
+    let id = match renderer.site.record_pages {
+        RecordPages::Separate => "record".to_string(),
+        RecordPages::PerRun => format!("record-{}", record.id.slug()),
+    };
+    let drawing = graph::Drawing { id: &id, title: &title, description: &description };
+    Some(graph::view(&graph, &selection, &drawing, &|r| urls::sibling_record(renderer.site.record_pages, &r.id)))
+}
 
-    /// The records published before and after `record` in the run's reading order (the
-    /// order their first declarations come in the reports), for the record page's
-    /// previous and next links; none for an unpublished record.
-    fn neighbours(&self, system: &System, run: &'a Run, record: &Record) -> minijinja::Value {
-        let order = match self.shared.get(&run_key(system, run)) {
-            Some(shared) => shared.reading(run),
-            None => std::sync::Arc::new(ReadingOrder::of(run)),
-        };
-        let (previous, next) = order.around(&record.id);
-        // The ID and title only: a neighbour's statuses are on its own page.
-        let summary = |found: Option<&Record>| {
-            found.map(|r| {
-                context! {
-                    id => r.id.to_string(),
-                    label => r.title_label().map(str::to_string),
-                    url => urls::record_shown(self.site.record_pages, &system.slug, &run.slug, &r.id),
-                }
-            })
-        };
-        context! { previous => summary(previous), next => summary(next) }
-    }
+/// The records published before and after `record` in the run's reading order (the
+/// order their first declarations come in the reports), for the record page's
+/// previous and next links; none for an unpublished record.
+fn neighbours<'a>(renderer: &Renderer<'a>, system: &System, run: &'a Run, record: &Record) -> minijinja::Value {
+    let order = match renderer.shared.get(&run_key(system, run)) {
+        Some(shared) => shared.reading(run),
+        None => std::sync::Arc::new(ReadingOrder::of(run)),
+    };
+    let (previous, next) = order.around(&record.id);
+    // The ID and title only: a neighbour's statuses are on its own page.
+    let summary = |found: Option<&Record>| {
+        found.map(|r| {
+            context! {
+                id => r.id.to_string(),
+                label => r.title_label().map(str::to_string),
+                url => urls::record_shown(renderer.site.record_pages, &system.slug, &run.slug, &r.id),
+            }
+        })
+    };
+    context! { previous => summary(previous), next => summary(next) }
+}
 
-    fn backlink(&self, system: &System, run: &Run, record: &Record, at: At) -> BacklinkView {
-        let report = &run.reports[at.report as usize];
-        let mention = &report.mentions[at.index as usize];
-        let from = match mention.owner {
-            Some(Owner::Declaration(d)) => Some(report.declarations[d as usize].id.clone()),
-            Some(Owner::Annotation(a)) => Some(report.annotations[a as usize].target.clone()),
-            None => None,
-        };
-        let from = from.filter(|id| id != &record.id).map(|id: RecordId| Link {
-            name: match mention.owner {
-                Some(Owner::Annotation(_)) => format!("annotation on {id}"),
-                _ => id.to_string(),
-            },
-            url: urls::record_shown(self.site.record_pages, &system.slug, &run.slug, &id),
-        });
-        BacklinkView {
-            context_html: mark(report.text(&mention.context), record.id.as_str()),
-            at: self.section_link(system, run, at.report as usize, mention.section),
-            from,
-            source: report.source_at(mention.location.line),
-            source_url: self.site.source_url.as_ref().map(|f| f.link(&report.source_path, mention.location.line)),
-        }
+fn backlink(renderer: &Renderer<'_>, system: &System, run: &Run, record: &Record, at: At) -> BacklinkView {
+    let report = &run.reports[at.report as usize];
+    let mention = &report.mentions[at.index as usize];
+    let from = match mention.owner {
+        Some(Owner::Declaration(d)) => Some(report.declarations[d as usize].id.clone()),
+        Some(Owner::Annotation(a)) => Some(report.annotations[a as usize].target.clone()),
+        None => None,
+    };
+    let from = from.filter(|id| id != &record.id).map(|id: RecordId| Link {
+        name: match mention.owner {
+            Some(Owner::Annotation(_)) => format!("annotation on {id}"),
+            _ => id.to_string(),
+        },
+        url: urls::record_shown(renderer.site.record_pages, &system.slug, &run.slug, &id),
+    });
+    BacklinkView {
+        context_html: mark(report.text(&mention.context), record.id.as_str()),
+        at: renderer.section_link(system, run, at.report as usize, mention.section),
+        from,
+        source: report.source_at(mention.location.line),
+        source_url: renderer.site.source_url.as_ref().map(|f| f.link(&report.source_path, mention.location.line)),
     }
 }
 
@@ -366,4 +369,19 @@ pub(super) fn evidence_views(
         view(cited, report.source_at(c.location.line), verdict)
     });
     quotes.chain(citations).collect()
+}
+
+/// A record's own page (`record_pages: per-record`).
+pub(super) fn page<'a>(renderer: &Renderer<'a>, system: &System, run: &'a Run, record: &Record) -> minijinja::Value {
+    context! {
+        title => match record.title_label() { Some(l) => format!("{} — {l}", record.id), None => record.id.to_string() },
+        code => true,
+        breadcrumbs => renderer.breadcrumbs(system, Some(run)),
+        record => record_view(renderer, system, run, record),
+        run => context! { name => run.name.clone(), revision => run.revision.clone(), url => urls::run(&system.slug, &run.slug) },
+    }
+}
+
+fn mark(sentence: &str, id: &str) -> String {
+    escape(sentence).replace(&escape(id), &format!("<mark>{}</mark>", escape(id)))
 }
