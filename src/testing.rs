@@ -25,7 +25,9 @@ pub(crate) fn run_of(run_yaml: &str, reports: &[(&str, &str)]) -> (Run, Vec<Diag
     let meta = crate::config::parse_yaml(run_yaml, file, 1).unwrap();
     let texts: Vec<&str> = reports.iter().map(|(_, markdown)| *markdown).collect();
     let learned_kinds = crate::parse::learned_kinds(&texts, &meta, &conventions);
+    let status_words = crate::parse::learned_status_words(&texts, &conventions);
     let conventions = conventions.with_learned_kinds(&learned_kinds);
+    let conventions = conventions.with_status_words(&status_words);
     let mut parsed_diagnostics = Vec::new();
     let reports = reports
         .iter()

@@ -341,7 +341,9 @@ pub fn parse_run(
     let learned_kinds = learned_kinds(&readable, &meta, conventions);
     let revisions =
         std::iter::once(meta.revision.clone()).chain(meta.sources.iter().filter_map(|s| s.revision.clone())).collect();
+    let status_words = learned_status_words(&readable, conventions);
     let conventions = conventions.with_learned_kinds(&learned_kinds).with_revisions(revisions);
+    let conventions = conventions.with_status_words(&status_words);
     let results: Vec<(Option<Report>, Vec<Diagnostic>)> = texts
         .into_par_iter()
         .map(|(path, text)| {
@@ -382,6 +384,12 @@ pub fn learned_kinds(texts: &[&str], meta: &RunMeta, conventions: &Conventions) 
     let kinds: std::collections::BTreeSet<String> =
         declared.into_iter().chain(named).filter(|k| !conventions.ids.is_kind(k)).collect();
     kinds.into_iter().collect()
+}
+
+/// The words a run's reports (`texts`) define for the statuses in their legends, in the
+/// order written.
+pub fn learned_status_words(texts: &[&str], conventions: &Conventions) -> Vec<(String, String)> {
+    texts.iter().flat_map(|text| crate::recognise::legend_synonyms(&conventions.statuses, text)).collect()
 }
 
 /// The report files of a run in the order `run.yaml` lists them, then any unlisted ones

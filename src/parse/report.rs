@@ -170,6 +170,8 @@ struct PendingCode {
     language: Option<String>,
     code: String,
     offset: usize,
+    /// Where the block ends, its closing fence included (once it is closed).
+    end: usize,
     owner: Option<Owner>,
     /// What a caption just before the block, or its info string, says it quotes.
     attributed: Option<recognise::QuotePath>,
@@ -215,6 +217,8 @@ struct Scanner<'a> {
     image_depth: usize,
     list_depth: usize,
     table: Option<usize>,
+    /// True while in a legend of the author's words for the statuses ([`recognise::is_legend`]).
+    table_is_legend: bool,
     tables_seen: usize,
     in_table_head: bool,
     header: Vec<Arc<str>>,
@@ -314,6 +318,7 @@ impl<'a> Scanner<'a> {
             footnote_owner: None,
             term_used: false,
             quote_candidate: None,
+            table_is_legend: false,
             caption_before: None,
             paragraph_follows_code: false,
             last_column: std::cell::Cell::new((0, 0, 1)),
@@ -397,10 +402,12 @@ impl<'a> Scanner<'a> {
         let md = self.md;
         let parser = pulldown_cmark::Parser::new_ext(md, crate::markup::options()).into_offset_iter();
         for (event, range) in parser {
-            // A quote's `--- path` must be the very next block after the code block.
+            // A quote's `--- path` must be the very next block after the code block, or
+            // that block's first paragraph when it is a block quote (`> `a.py`, lines 3–9`).
             if self.quote_candidate.is_some() && !self.paragraph_follows_code {
                 match &event {
                     Event::Start(Tag::Paragraph) => self.paragraph_follows_code = true,
+                    Event::Start(Tag::BlockQuote(_)) => {}
                     _ => {
                         if let Some(code) = self.quote_candidate.take() {
                             self.code_block_done(code);
@@ -510,14 +517,7 @@ impl<'a> Scanner<'a> {
                 self.limits_lead = false;
                 self.limits_list = Some(self.list_depth);
             }
-            Tag::Table(_) => {
-                self.flush_inline();
-                self.table_findings = findings::TableFindings::default();
-                self.table = Some(self.tables_seen);
-                self.tables_seen += 1;
-                self.header.clear();
-                self.body_row = 0;
-            }
+            Tag::Table(_) => self.table_start(range.clone()),
             Tag::TableHead => self.in_table_head = true,
             Tag::TableRow => self.row.clear(),
             // An item's own text, before a list nested in it, is read as the item's; it
@@ -554,7 +554,16 @@ impl<'a> Scanner<'a> {
         let captioned = from_info.is_some() || caption.as_ref().is_some_and(|c| c.set_apart);
         let about = caption.as_ref().and_then(|c| c.about.clone());
         let attributed = from_info.or(caption.map(|c| c.path));
-        self.code = Some(PendingCode { language, code: String::new(), offset, owner, attributed, captioned, about });
+        self.code = Some(PendingCode {
+            language,
+            code: String::new(),
+            offset,
+            end: offset,
+            owner,
+            attributed,
+            captioned,
+            about,
+        });
     }
 
     fn end(&mut self, tag: TagEnd, range: Range<usize>) {
@@ -627,7 +636,8 @@ impl<'a> Scanner<'a> {
                 self.table = None;
             }
             TagEnd::CodeBlock => {
-                if let Some(code) = self.code.take() {
+                if let Some(mut code) = self.code.take() {
+                    code.end = range.end;
                     self.check_fence_closed(&code, range);
                     self.quote_candidate = Some(code);
                     self.paragraph_follows_code = false;
@@ -748,6 +758,52 @@ impl<'a> Scanner<'a> {
         self.paragraph_block(inline);
     }
 
+    /// The code block just before a paragraph, done: with the paragraph as its caption
+    /// when it reads as one (then true: the paragraph is no more than that).
+    fn caption_under(&mut self, mut code: PendingCode, inline: &Inline, markdown: &str) -> bool {
+        // A block captioned above takes no caption from below: that is the next
+        // block's (`**Listing 2.** …` between two listings); so is a caption on the line
+        // right above the next block's fence.
+        let touches_next_block = inline.source.as_ref().is_some_and(|s| {
+            // The paragraph's range may or may not hold its own line's end.
+            let mut rest = &self.md[s.end..];
+            if !self.md[..s.end].ends_with('\n') {
+                rest = rest.trim_start_matches([' ', '\t', '\r']);
+                rest = rest.strip_prefix('\n').unwrap_or(rest);
+            }
+            let rest = rest.trim_start_matches(' ');
+            rest.starts_with("```") || rest.starts_with("~~~")
+        });
+        // A place alone on the line right under the block (no blank line between)
+        // is its caption: `` `a.py`, líneas 116-124 (SRC-2) ``.
+        let right_under = inline.source.as_ref().is_some_and(|s| {
+            let between = self.md.get(code.end..s.start).unwrap_or("\n\n");
+            between.matches('\n').count() <= 1 && between.chars().all(|c| c.is_whitespace() || c == '>')
+        });
+        let place_under = right_under && recognise::is_place_line(&inline.text);
+        let under = self.conventions.citations.quote_path(&inline.text).or_else(|| {
+            let caption = recognise::reads_as_caption_after(markdown, &inline.text) || place_under;
+            (!code.captioned && !touches_next_block && caption).then(|| caption_of(markdown, &inline.text)).flatten()
+        });
+        let captioned = under.is_some();
+        if under.is_some() {
+            code.attributed = under;
+        }
+        self.code_block_done(code);
+        captioned
+    }
+
+    /// A table opens (`range`: the whole table as written).
+    fn table_start(&mut self, range: Range<usize>) {
+        self.flush_inline();
+        self.table_is_legend = recognise::is_legend(self.words, &self.md[range]);
+        self.table_findings = findings::TableFindings::default();
+        self.table = Some(self.tables_seen);
+        self.tables_seen += 1;
+        self.header.clear();
+        self.body_row = 0;
+    }
+
     fn paragraph_block(&mut self, inline: Inline) {
         // A loose item's first paragraph, over a list nested in the item, may declare the
         // record that list describes.
@@ -755,32 +811,9 @@ impl<'a> Scanner<'a> {
             self.item_declaration(&inline, nested);
         }
         let markdown = inline.source.clone().map_or("", |s| &self.md[s]);
-        if let Some(mut code) = self.quote_candidate.take() {
-            // A block captioned above takes no caption from below: that is the next
-            // block's (`**Listing 2.** …` between two listings); so is a caption on the line
-            // right above the next block's fence.
-            let touches_next_block = inline.source.as_ref().is_some_and(|s| {
-                // The paragraph's range may or may not hold its own line's end.
-                let mut rest = &self.md[s.end..];
-                if !self.md[..s.end].ends_with('\n') {
-                    rest = rest.trim_start_matches([' ', '\t', '\r']);
-                    rest = rest.strip_prefix('\n').unwrap_or(rest);
-                }
-                let rest = rest.trim_start_matches(' ');
-                rest.starts_with("```") || rest.starts_with("~~~")
-            });
-            let under = self.conventions.citations.quote_path(&inline.text).or_else(|| {
-                (!code.captioned && !touches_next_block && recognise::reads_as_caption_after(markdown, &inline.text))
-                    .then(|| caption_of(markdown, &inline.text))
-                    .flatten()
-            });
-            match under {
-                Some(path) => {
-                    code.attributed = Some(path);
-                    self.code_block_done(code);
-                    return;
-                }
-                None => self.code_block_done(code),
+        if let Some(code) = self.quote_candidate.take() {
+            if self.caption_under(code, &inline, markdown) {
+                return;
             }
         }
         let lead = inline.text.trim();
@@ -1012,8 +1045,11 @@ impl<'a> Scanner<'a> {
                 self.scan(&cell.inline, owner, None);
             }
             let cited = cited_from..self.parts.citations.len();
-            let row = findings::Row::undeclared(self, &cells, cited.clone());
-            self.row_findings(&cells, row);
+            // A legend's rows are a key to the author's words for the statuses.
+            if !self.table_is_legend {
+                let row = findings::Row::undeclared(self, &cells, cited.clone());
+                self.row_findings(&cells, row);
+            }
             self.limit_row(&cells, mentioned_from..self.parts.mentions.len(), cited);
             return;
         };
@@ -1592,6 +1628,31 @@ mod tests {
         );
         let unread: Vec<_> = diagnostics.iter().filter(|d| d.is_not_understood()).map(|d| d.location.line).collect();
         assert_eq!(unread, [20], "the block nothing attributes is listed");
+    }
+
+    #[test]
+    fn a_place_right_under_a_block_captions_it_also_in_a_block_quote() {
+        let md = "### OBJ-01 X\n\n```python\nx = 1\n```\n`src/a.py`, líneas 3-4 (SRC-2)\n\nText.\n\n\
+                  ```python\ny = 2\n```\n> `src/b.py`, lines 7-8 (SRC-2)\n\nMore text.\n";
+        let (report, diagnostics) = parse(md);
+        let quotes: Vec<_> =
+            report.quotes.iter().map(|q| (q.code.as_str(), q.path.as_str(), q.lines[0].start)).collect();
+        assert_eq!(quotes, [("x = 1\n", "src/a.py", 3), ("y = 2\n", "src/b.py", 7)]);
+        assert!(diagnostics.iter().all(|d| !d.is_not_understood()), "{diagnostics:?}");
+    }
+
+    #[test]
+    fn a_legend_of_the_author_s_words_for_the_statuses_is_read_first() {
+        let legend = "| Dictamen | Término original |\n|---|---|\n| ausente | *absent* |\n| declarado | *claimed* |\n\
+                      | implementado | *implemented* |\n| conectado | *wired* |\n\n";
+        let md = format!("{legend}### OBJ-01 X\n\n- Dictamen global: **conectado** — por defecto.\n- Dictamen «persistido»: **ausente**.\n");
+        let conventions = Conventions::new(&SiteConfig::default()).unwrap();
+        let learned = crate::parse::learned_status_words(&[md.as_str()], &conventions);
+        let conventions = conventions.with_status_words(&learned);
+        let (report, _) = parse_report(Path::new("r.md"), "r.md", &Slug::parse("r").unwrap(), &md, &conventions);
+        let shown: Vec<_> =
+            report.unwrap().findings.iter().map(|f| (f.dimension.to_string(), f.status.to_string())).collect();
+        assert_eq!(shown, [(String::new(), "wired".to_string()), ("persistido".into(), "absent".into())]);
     }
 
     #[test]

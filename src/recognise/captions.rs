@@ -110,6 +110,12 @@ pub fn reads_as_caption_after(markdown: &str, text: &str) -> bool {
     !text.trim().trim_end_matches(['*', '_', ' ']).ends_with(':') && (set_apart(markdown, text) || aside_place(text))
 }
 
+/// True when a paragraph is only a place (`` `a/b.py`, lines 35–42 (SRC-2) ``): right
+/// under a block it captions that block; set apart from it, it may introduce the next.
+pub fn is_place_line(text: &str) -> bool {
+    location_line(text)
+}
+
 /// A place in brackets on a line of its own (`(a/b.py, lines 35–42)`): under a block, it
 /// says where the block is from (a bare place there introduces the next block).
 fn aside_place(text: &str) -> bool {

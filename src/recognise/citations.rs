@@ -48,8 +48,9 @@ macro_rules! line_words {
 pub(super) const LINE_WORDS: &str = line_words!();
 /// What joins a path to its lines: `:` or `#` (`a.py:3`, `a.py#L3`), or words after a
 /// comma, a middle dot or a space (`a.py, lines 3–9`, `a.py line 7`, `setup.cfg, l. 16`,
-/// `a.py, L1535`, `a.py · L3–9`, `a.py, lignes 3-9`, `a.py · Z. 3–9`: German `Zeile`).
-const TO_LINES: &str = concat!(r"(?:[:#]|(?:,| [·•])? (?:", line_words!(), r" |ll?\. ?|Z\. ?|L))");
+/// `a.py, L1535`, `a.py · L3–9`, `a.py, lignes 3-9`, `a.py · Z. 3–9`: German `Zeile`;
+/// `a.py, at ll. 65-69`).
+const TO_LINES: &str = concat!(r"(?:[:#]|(?:,| [·•])? (?:at )?(?:", line_words!(), r" |ll?\. ?|Z\. ?|L))");
 /// What may come between a source and what it cites: a colon (French puts a space before
 /// it) or a comma, or a middle dot or
 /// bullet set off by spaces (`SRC-1 · chatdev/phase.py · L3–9`).
@@ -540,6 +541,13 @@ mod tests {
             [(s("SRC-2"), s("langroid/agent/chat_agent.py"), None, vec![(1597, 1605)])]
         );
         assert_eq!(read("src/a.py, Zeilen 3–9"), [(None, s("src/a.py"), None, vec![(3, 9)])]);
+        assert_eq!(
+            read("[SRC-1, griptape/structures/agent.py, at ll. 65-69] and [SRC-1, a/b.py, at l. 35]"),
+            [
+                (s("SRC-1"), s("griptape/structures/agent.py"), None, vec![(65, 69)]),
+                (s("SRC-1"), s("a/b.py"), None, vec![(35, 35)])
+            ]
+        );
         assert_eq!(
             read("[SRC-1 · qwen_agent/agent.py · Z. 212–237]"),
             [(s("SRC-1"), s("qwen_agent/agent.py"), None, vec![(212, 237)])]

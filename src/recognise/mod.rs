@@ -18,16 +18,18 @@ use crate::model::LineRange;
 mod captions;
 mod citations;
 mod learned;
+mod legend;
 mod pointers;
 mod sentences;
 mod statuses;
 
 pub use captions::{
-    caption_path, default_source, first_line_path, info_path, reads_as_caption_after, reads_as_caption_before,
-    set_apart, without_gutter,
+    caption_path, default_source, first_line_path, info_path, is_place_line, reads_as_caption_after,
+    reads_as_caption_before, set_apart, without_gutter,
 };
 pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
 pub use learned::{declared_kinds, heading_id, item_id, outline_title, pattern_kind, run_in};
+pub use legend::{is_legend, legend_synonyms};
 pub use pointers::{named_labels, section_label};
 pub use sentences::{copula_statuses, CopulaStatus};
 pub use statuses::{
@@ -178,6 +180,15 @@ impl Conventions {
         std::borrow::Cow::Owned(conventions)
     }
 
+    /// These conventions with the run's own words for the statuses (`learned`: written
+    /// form → status name, from its legends); the same when it has none.
+    pub fn with_status_words(&self, learned: &[(String, String)]) -> std::borrow::Cow<'_, Conventions> {
+        if learned.is_empty() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        std::borrow::Cow::Owned(Conventions { statuses: self.statuses.with_learned(learned), ..self.clone() })
+    }
+
     /// These conventions for parsing a run that analyses `revisions`.
     pub fn with_revisions(&self, revisions: Vec<String>) -> Conventions {
         Conventions { revisions, ..self.clone() }
@@ -234,7 +245,7 @@ impl Conventions {
                 return self.unless_it_names_something((aside.name("key").unwrap().as_str().trim_end(), value_at));
             }
         }
-        let found = ITEM_KEY.find(text)?;
+        let Some(found) = ITEM_KEY.find(text) else { return self.dashed_item_key(text) };
         // `routing fields :: wired`: a double colon is a key's colon too.
         let key = text[..text.find(':')?].trim_end();
         let value_at = found.end() - text[..found.end()].chars().next_back()?.len_utf8();
@@ -243,6 +254,20 @@ impl Conventions {
         if key.split_whitespace().count() > 8 && self.statuses.at_start(&text[value_at..]).is_none() {
             return None;
         }
+        self.unless_it_names_something((key, value_at))
+    }
+
+    /// A list item's key closed by a dash, when a status follows it (`- turn loop —
+    /// **wired**`, `- read back – absent (…)`): an item that is a sentence with a dash in
+    /// it states nothing so.
+    fn dashed_item_key<'t>(&self, text: &'t str) -> Option<(&'t str, usize)> {
+        static DASHED_KEY: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r"^[\p{L}\p{N}`][\p{L}\p{N}()/'’,._`-]*(?: [\p{L}\p{N}()/'’,._`-]+){0,7} [—–] +").unwrap()
+        });
+        let found = DASHED_KEY.find(text)?;
+        let value_at = found.end();
+        self.statuses.at_start(&text[value_at..])?;
+        let key = text[..found.end()].trim_end().trim_end_matches(['—', '–']).trim_end();
         self.unless_it_names_something((key, value_at))
     }
 
@@ -903,6 +928,19 @@ mod tests {
         );
         assert_eq!(key("read-only flag (value edits): wired"), Some(("read-only flag (value edits)", "wired")));
         assert_eq!(key("écriture : wired (à chaque réponse)"), Some(("écriture", "wired (à chaque réponse)")));
+    }
+
+    #[test]
+    fn a_list_item_s_key_may_close_with_a_dash_when_a_status_follows() {
+        let conventions = Conventions::new(&crate::config::SiteConfig::default()).unwrap();
+        let key = |text: &'static str| conventions.item_key(text).map(|(k, at)| (k, &text[at..]));
+        assert_eq!(key("turn loop — wired"), Some(("turn loop", "wired")));
+        assert_eq!(
+            key("fail-closed on `error` – implemented (denies)"),
+            Some(("fail-closed on `error`", "implemented (denies)"))
+        );
+        assert_eq!(key("the loop — which we read twice — is wired"), None, "a sentence with dashes is prose");
+        assert_eq!(key("OBJ-01 — wired"), None, "a record's ID is no key");
     }
 
     #[test]

@@ -158,6 +158,21 @@ impl StatusWords {
         StatusWords { forms, names, first_words }
     }
 
+    /// These words with the `learned` ones (written form → status name), which a run's
+    /// reports define for themselves ([`super::legend_synonyms`]).
+    pub fn with_learned(&self, learned: &[(String, String)]) -> StatusWords {
+        let mut forms = self.forms.clone();
+        for (written, name) in learned {
+            if let Some(i) = self.names.iter().position(|n| n == name) {
+                forms.push((written.to_lowercase(), i));
+            }
+        }
+        forms.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+        forms.dedup_by(|a, b| a.0 == b.0);
+        let first_words = forms.iter().filter_map(|(f, _)| f.split_whitespace().next()).map(str::to_string).collect();
+        StatusWords { forms, names: self.names.clone(), first_words }
+    }
+
     /// The statuses, as the vocabulary names them.
     pub fn names(&self) -> &[String] {
         &self.names
@@ -448,6 +463,17 @@ fn clauses(sentence: &str) -> Vec<Range<usize>> {
                 i = start;
                 continue;
             }
+            // `claimed (help text) and implemented (parsing)`: a qualifier closes a
+            // clause that a conjunction joins to the next.
+            ' ' if depth <= 0 && sentence[..i].ends_with(')') => {
+                let rest = &sentence[i + 1..];
+                if let Some(conjunction) = ["and ", "et ", "und ", "y "].iter().find(|w| rest.starts_with(**w)) {
+                    out.push(start..i);
+                    start = i + 1 + conjunction.len();
+                    i = start;
+                    continue;
+                }
+            }
             _ => {}
         }
         i += width;
@@ -478,17 +504,34 @@ pub struct StatusKey {
 /// this run: …`).
 const SCOPES: [&str; 5] = ["within", "in", "at", "under", "during"];
 /// What a key may end with to say a status follows.
-/// (And French `statut`, `constat`.)
-const STATUS_NOUNS: [&str; 9] =
-    ["status", "finding", "conclusion", "result", "verdict", "outcome", "conformity", "statut", "constat"];
+/// (And French `statut`, `constat`; Spanish `dictamen`, `veredicto`, `estado`.)
+const STATUS_NOUNS: [&str; 13] = [
+    "status",
+    "finding",
+    "conclusion",
+    "result",
+    "verdict",
+    "outcome",
+    "conformity",
+    "determination",
+    "statut",
+    "constat",
+    "dictamen",
+    "veredicto",
+    "estado",
+];
 /// Words that name nothing before `status`: `The status: …` is a plain status.
 const DETERMINERS: [&str; 7] = ["the", "this", "its", "their", "our", "his", "her"];
 
 /// Every status key that starts a sentence of `text`, in order.
 pub fn status_keys(text: &str) -> Vec<StatusKey> {
-    // `Status — overall: wired; …`: a status noun alone, then a dash, leads the text.
+    // `Status — overall: wired; …`: a status noun alone, then a dash, leads the text;
+    // or a stop, in a numbered clause's run-in (`4.1.2 Determination. wired.`).
     static DASHED: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\s*(?i:status|finding|conclusion|result|verdict|outcome|conformity)\s+[—–-]\s+").unwrap()
+        Regex::new(
+            r"^\s*(?:(?:[0-9]+\.)*[0-9]+\.?\s+)?(?:(?i:status|finding|conclusion|result|verdict|outcome|conformity|determination|dictamen|veredicto)\s+[—–-]|(?:Status|Finding|Conclusion|Verdict|Determination|Dictamen|Veredicto)\.)\s+",
+        )
+        .unwrap()
     });
     let dashed = DASHED.find(text);
     if !text.contains(':') && dashed.is_none() {
@@ -496,7 +539,9 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
     }
     // Most text holds none of the nouns: tell without lower-casing it.
     static NOUNS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new("(?i)status|finding|conclusion|result|verdict|outcome|conformity|dimension|statut|constat")
+        regex::Regex::new(
+            "(?i)status|finding|conclusion|result|verdict|outcome|conformity|determination|dimension|statut|constat|dictamen|veredicto|estado",
+        )
             .unwrap()
     });
     if !NOUNS.is_match(text) {
@@ -585,8 +630,19 @@ pub struct DimensionClause {
 
 /// Words that name the whole subject, not a dimension of it: `overall: wired`.
 /// (And French: `Statut d'ensemble`, `en général`.)
-const WHOLE_SUBJECT: [&str; 8] =
-    ["overall", "general", "in general", "overall status", "d'ensemble", "d’ensemble", "général", "en général"];
+const WHOLE_SUBJECT: [&str; 11] = [
+    "overall",
+    "general",
+    "in general",
+    "overall status",
+    "d'ensemble",
+    "d’ensemble",
+    "général",
+    "en général",
+    "global",
+    "globale",
+    "gesamt",
+];
 
 /// Words that, as the whole of a status's key or column, name the status a threat or a
 /// control has as a whole: `Mitigation status: absent` on a threat.
@@ -695,6 +751,20 @@ fn key_names(key: &str, written: &str) -> Option<(Option<String>, bool)> {
         return Some((None, false));
     }
     let after_noun = || written.split_once(char::is_whitespace).map_or("", |(_, rest)| rest.trim());
+    // `Dictamen «escrito por»: wired`, `Status "read back": absent`: the noun, then the
+    // dimension in quotation marks.
+    if noun(words[0]) && words.len() >= 2 {
+        let quoted = after_noun();
+        let pairs = [('«', '»'), ('"', '"'), ('“', '”'), ('„', '“'), ('‹', '›')];
+        if let Some(inner) = pairs.iter().find_map(|(open, close)| {
+            quoted
+                .strip_prefix(*open)?
+                .strip_suffix(*close)
+                .map(|inner| inner.trim_matches(|c: char| c == '\u{a0}' || c == ' '))
+        }) {
+            return (!inner.is_empty()).then(|| (Some(inner.to_string()), false));
+        }
+    }
     // `Statut d'ensemble : wired`: the noun, then words that name the whole subject.
     if noun(words[0]) && names_whole_subject(after_noun()) {
         return Some((None, false));
@@ -794,6 +864,33 @@ mod tests {
         assert_eq!(names("Status, overall: uninspected."), [None]);
         let keys = status_keys("Labels: memory · Status: wired");
         assert_eq!(&"Labels: memory · Status: wired"[keys[0].start..keys[0].value_start], "Status: ");
+    }
+
+    #[test]
+    fn an_opinion_s_determination_and_spanish_keys_with_quoted_dimensions() {
+        let keys = |text: &str| {
+            status_keys(text).into_iter().map(|k| (k.names, text[k.value_start..].to_string())).collect::<Vec<_>>()
+        };
+        assert_eq!(keys("4.1.2 Determination. wired. All of it."), [(None, "wired. All of it.".to_string())]);
+        assert_eq!(keys("Determination — wired"), [(None, "wired".to_string())]);
+        assert!(keys("Determination. The court held otherwise.")[0].0.is_none(), "a status belongs there: noted");
+        assert!(keys("4.1 The determination. It held.").is_empty(), "only a run-in noun leads a key");
+        assert_eq!(keys("Dictamen global: conectado — punto"), [(None, "conectado — punto".to_string())]);
+        assert_eq!(
+            keys("Dictamen «escrito por»: conectado"),
+            [(Some("escrito por".to_string()), "conectado".to_string())]
+        );
+        assert_eq!(keys("Status \"read back\": absent"), [(Some("read back".to_string()), "absent".to_string())]);
+    }
+
+    #[test]
+    fn statuses_joined_after_their_qualifiers_are_each_stated() {
+        let words = StatusWords::new(["claimed", "implemented"].map(String::from), &BTreeMap::new());
+        let found = stated(&words, "claimed (help text) and implemented (argument parsing)", Reading::KeyValue);
+        let shown: Vec<_> = found.iter().map(|s| (s.status.as_str(), s.qualifier.as_deref())).collect();
+        assert_eq!(shown, [("claimed", Some("help text")), ("implemented", Some("argument parsing"))]);
+        let prose = stated(&words, "claimed by the README and implemented nowhere", Reading::KeyValue);
+        assert_eq!(prose.len(), 1, "without a qualifier closing it, `and` joins no clause");
     }
 
     #[test]

@@ -150,13 +150,19 @@ pub(super) struct BlockFindings {
 }
 
 /// True when a column header names a status column (`Status`, `Operation status`).
-/// The words a status column's header ends with: `Status`, and the `Result`, `Verdict`
-/// or `Outcome` of a test report's checks.
-const STATUS_HEADERS: [&str; 4] = ["status", "result", "verdict", "outcome"];
+/// The words a status column's header ends with: `Status`, the `Result`, `Verdict`
+/// or `Outcome` of a test report's checks, an opinion's `Determination`, and Spanish
+/// `Dictamen`.
+const STATUS_HEADERS: [&str; 6] = ["status", "result", "verdict", "outcome", "determination", "dictamen"];
 
 pub(super) fn is_status_header(header: &str) -> bool {
-    let header = header.trim().to_lowercase();
+    let header = singular(&header.trim().to_lowercase()).to_string();
     STATUS_HEADERS.iter().any(|noun| header.ends_with(noun))
+}
+
+/// A header without a plural's `(s)` or `(es)` (`Determination(s)`, `Status(es)`).
+fn singular(header: &str) -> &str {
+    header.strip_suffix("(es)").or_else(|| header.strip_suffix("(s)")).unwrap_or(header).trim_end()
 }
 
 /// Headers of the column of a table of dimensions that concludes on each: a status
@@ -183,6 +189,7 @@ fn status_column_dimension(header: &str) -> &str {
     if CONCLUDING.contains(&header.to_lowercase().as_str()) {
         return "";
     }
+    let header = singular(header);
     let noun = STATUS_HEADERS.iter().find(|noun| header.to_lowercase().ends_with(*noun)).map_or(0, |n| n.len());
     header[..header.len() - noun].trim()
 }
