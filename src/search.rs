@@ -274,7 +274,7 @@ impl Searcher {
         let searcher = self.reader.searcher();
         let wrap = |source| SearchError::Index { path: self.path.clone(), source };
         let (top, total) =
-            searcher.search(&query, &(TopDocs::with_limit(request.limit.max(1)), Count)).map_err(wrap)?;
+            searcher.search(&query, &(TopDocs::with_limit(request.limit.max(1)).order_by_score(), Count)).map_err(wrap)?;
         let mut snippets = SnippetGenerator::create(&searcher, &*main, f.body).map_err(wrap)?;
         snippets.set_max_num_chars(220);
         let mut results = Vec::new();

@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, STORED, STRING};
 
 use tantivy::directory::RamDirectory;
+use tantivy::index::SegmentComponent;
 use tantivy::indexer::SingleSegmentIndexWriter;
 use tantivy::tokenizer::{
     LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer, Token, TokenFilter,
@@ -344,7 +345,8 @@ pub struct TantivyIndex {
     fields: Fields,
     base: String,
     index: Index,
-    /// The index's files (tantivy's own view of them leaves out each file's footer).
+    /// The files of the segment being written, an index of its own (tantivy's own view
+    /// of them leaves out each file's footer).
     files: RamDirectory,
     /// The segment being written, made at its first document.
     writer: Option<SingleSegmentIndexWriter<IndexedDoc>>,
@@ -355,6 +357,16 @@ pub struct TantivyIndex {
     /// [`SEGMENT_BUDGET`], but for tests.
     segment_budget: usize,
 }
+
+/// The files a segment written at once may have (no deletes, no temporary store).
+const SEGMENT_FILES: [SegmentComponent; 6] = [
+    SegmentComponent::Postings,
+    SegmentComponent::Positions,
+    SegmentComponent::FastFields,
+    SegmentComponent::FieldNorms,
+    SegmentComponent::Terms,
+    SegmentComponent::Store,
+];
 
 /// A segment of the index as the output holds it: its name (a hash of its files, also
 /// its id in `meta.json`), its documents, and its files' paths in the output. A build
@@ -403,7 +415,7 @@ impl TantivyIndex {
     /// to 10,000 messages: a document each kept the two threads waking each other, batches
     /// let the queue hold most of the site. Its `SingleSegmentIndexWriter` (public, though
     /// left out of tantivy's documentation; the version is pinned by Cargo.lock) writes in
-    /// this thread instead.
+    /// this thread instead, each segment an index of its own in a directory of its own.
     pub fn add<E: From<IndexError>>(
         &mut self,
         docs: &[Arc<SearchDoc>],
@@ -413,9 +425,16 @@ impl TantivyIndex {
         for (d, text) in docs.iter().zip(texts) {
             let writer = match &mut self.writer {
                 Some(writer) => writer,
-                None => self.writer.insert(
-                    SingleSegmentIndexWriter::new(self.index.clone(), self.segment_budget).map_err(IndexError::from)?,
-                ),
+                None => {
+                    self.files = RamDirectory::create();
+                    let writer = Index::builder()
+                        .schema(self.fields.schema.clone())
+                        .settings(self.index.settings().clone())
+                        .tokenizers(self.index.tokenizers().clone())
+                        .single_segment_index_writer(self.files.clone(), self.segment_budget)
+                        .map_err(IndexError::from)?;
+                    self.writer.insert(writer)
+                }
             };
             writer
                 .add_document(IndexedDoc::new(&self.fields, Arc::clone(d), text, &self.base))
@@ -445,14 +464,17 @@ impl TantivyIndex {
             .remove(0);
         let directory = &self.files;
         let uuid = segment.id().uuid_string();
-        let mut names: Vec<String> = segment.list_files().iter().map(|f| f.to_string_lossy().into_owned()).collect();
+        let mut names: Vec<String> = SEGMENT_FILES
+            .into_iter()
+            .map(|component| segment.relative_path(component).to_string_lossy().into_owned())
+            .collect();
         names.sort();
         // First the hash, from the files where they are (no copy), then each file copied
         // out, removed, and handed on, one at a time: memory holds the segment once.
         let mut written = Vec::with_capacity(names.len());
         let mut hasher = Sha256::new();
         for name in names {
-            // `list_files` names every kind of file a segment may have; some are never written.
+            // `SEGMENT_FILES` names every kind of file a segment may have; some are never written.
             let Ok(file) = directory.open_read(Path::new(&name)) else { continue };
             hasher.update(&name.as_bytes()[uuid.len()..]);
             hasher.update(file.read_bytes().map_err(IndexError::from)?.as_slice());
@@ -507,6 +529,7 @@ impl TantivyIndex {
             .collect::<Result<Vec<_>, IndexError>>()?;
         let meta = tantivy::IndexMeta {
             index_settings: self.index.settings().clone(),
+            persisted_custom_extensions: Vec::new(),
             segments,
             schema: self.fields.schema.clone(),
             opstamp: 0,
