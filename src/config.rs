@@ -150,6 +150,11 @@ impl Default for LimitsConfig {
                 "nicht untersucht",
                 "limitaciones",
                 "fuera de alcance",
+                // Chinese: limits, limitations, not inspected, out of scope.
+                "局限",
+                "限制",
+                "未检查",
+                "范围之外",
             ]),
             limitation_columns: words(&["limitation", "gap", "caveat", "threat"]),
             coverage_columns: words(&["coverage and", "conclusion limit"]),

@@ -141,13 +141,26 @@ fn run_dir(dir: &Path, name: &str, diagnostics: &mut Vec<Diagnostic>) -> Option<
         return None;
     }
     let mut reports = Vec::new();
+    let mut slugs: std::collections::HashMap<Slug, PathBuf> = std::collections::HashMap::new();
     for entry in children(dir, diagnostics) {
         let name = file_name(&entry);
         if entry.is_file() && name.ends_with(".md") {
             let stem = name.trim_end_matches(".md");
-            if checked_slug(&entry, stem, &RESERVED_REPORT_SLUGS, diagnostics).is_some() {
-                reports.push(entry);
+            let Some(slug) = checked_slug(&entry, stem, &RESERVED_REPORT_SLUGS, diagnostics) else { continue };
+            // Two names made one slug (`技术.md`, `ji-shu.md`): two reports at one address.
+            if let Some(first) = slugs.get(&slug) {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::BadSlug,
+                        Location::file(&entry),
+                        format!("`{name}` would be published at `{slug}`, as `{}` is", file_name(first)),
+                    )
+                    .with_help("rename one of them"),
+                );
+                continue;
             }
+            slugs.insert(slug, entry.clone());
+            reports.push(entry);
         } else if name != "run.yaml" {
             diagnostics.push(ignored(&entry, "a run folder holds run.yaml and *.md reports"));
         }
@@ -202,14 +215,14 @@ fn children(dir: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
 
 /// `name` as a slug, or `None` with an error when it is none or a reserved one.
 fn checked_slug(path: &Path, name: &str, reserved: &[&str], diagnostics: &mut Vec<Diagnostic>) -> Option<Slug> {
-    let Some(slug) = Slug::parse(name) else {
+    let Some(slug) = Slug::of_name(name) else {
         diagnostics.push(
             Diagnostic::error(Code::BadSlug, Location::file(path), format!("`{name}` cannot be used as a URL segment"))
                 .with_help("rename it using only letters, digits, `.`, `_` and `-`"),
         );
         return None;
     };
-    if reserved.contains(&name) {
+    if reserved.contains(&slug.as_str()) {
         diagnostics.push(
             Diagnostic::error(
                 Code::ReservedSlug,

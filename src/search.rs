@@ -273,8 +273,9 @@ impl Searcher {
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
         let wrap = |source| SearchError::Index { path: self.path.clone(), source };
-        let (top, total) =
-            searcher.search(&query, &(TopDocs::with_limit(request.limit.max(1)).order_by_score(), Count)).map_err(wrap)?;
+        let (top, total) = searcher
+            .search(&query, &(TopDocs::with_limit(request.limit.max(1)).order_by_score(), Count))
+            .map_err(wrap)?;
         let mut snippets = SnippetGenerator::create(&searcher, &*main, f.body).map_err(wrap)?;
         snippets.set_max_num_chars(220);
         let mut results = Vec::new();

@@ -20,6 +20,29 @@ impl Slug {
         valid.then(|| Slug(text.to_string()))
     }
 
+    /// The slug a file or folder named `name` is published at: the name itself when it is
+    /// a slug; a name with letters of other scripts or accents transliterated to ASCII,
+    /// lower-case, runs of anything else made one hyphen (`agentscope-技术评审` →
+    /// `agentscope-ji-shu-ping-shen`, `Café` → `cafe`). An ASCII name that is no slug
+    /// (`bad slug`) stays none: its author is asked to rename it.
+    pub fn of_name(name: &str) -> Option<Self> {
+        if let Some(slug) = Slug::parse(name) {
+            return Some(slug);
+        }
+        if name.is_ascii() || name.starts_with('.') {
+            return None;
+        }
+        let mut derived = String::new();
+        for c in deunicode::deunicode(name).chars() {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+                derived.push(c.to_ascii_lowercase());
+            } else if !derived.ends_with('-') {
+                derived.push('-');
+            }
+        }
+        Slug::parse(derived.trim_matches('-'))
+    }
+
     /// The slug.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -255,6 +278,14 @@ mod tests {
         for bad in ["", ".hidden", "a b", "a/b", "%2e%2e", "é"] {
             assert!(Slug::parse(bad).is_none(), "{bad}");
         }
+        for bad in ["", ".hidden", "a b", "a/b", "%2e%2e", ".技术"] {
+            assert!(Slug::of_name(bad).is_none(), "an ASCII or hidden name is renamed by its author: {bad}");
+        }
+        let derived = |name: &str| Slug::of_name(name).map(|s| s.to_string());
+        assert_eq!(derived("agentscope-技术评审").as_deref(), Some("agentscope-ji-shu-ping-shen"));
+        assert_eq!(derived("Café Notes").as_deref(), Some("cafe-notes"));
+        assert_eq!(derived("отчёт").as_deref(), Some("otchiot"));
+        assert_eq!(derived("r1").as_deref(), Some("r1"), "a slug is kept as written");
     }
 
     #[test]

@@ -349,7 +349,7 @@ pub fn parse_run(
         .map(|(path, text)| {
             let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
             // discover admits only reports whose file stem is a slug.
-            let Some(slug) = Slug::parse(&stem) else { return (None, Vec::new()) };
+            let Some(slug) = Slug::of_name(&stem) else { return (None, Vec::new()) };
             match text {
                 Ok(text) => parse_report(path, &relative_to(root, path), &slug, &text, &conventions),
                 Err(d) => (None, vec![d]),

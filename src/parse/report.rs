@@ -6,9 +6,11 @@
 //! is read where its events arrive.
 
 mod declarations;
+mod fields_block;
 mod findings;
 mod limits;
 mod pointers;
+mod references_list;
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -258,6 +260,10 @@ struct Scanner<'a> {
     footnote_refs: std::collections::HashMap<String, Option<Owner>>,
     /// Inside a footnote's definition: the owner its citations belong to.
     footnote_owner: Option<Option<Owner>>,
+    /// In a section of numbered references (its heading's level), the number of the
+    /// next item of its list ([`references_list`]).
+    references_section: Option<u8>,
+    next_reference: Option<u64>,
     /// True once the term's text was read with one of its definitions (its references
     /// count once, however many definitions it has).
     term_used: bool,
@@ -316,6 +322,8 @@ impl<'a> Scanner<'a> {
             limits_list: None,
             footnote_refs: std::collections::HashMap::new(),
             footnote_owner: None,
+            references_section: None,
+            next_reference: None,
             term_used: false,
             quote_candidate: None,
             table_is_legend: false,
@@ -504,8 +512,15 @@ impl<'a> Scanner<'a> {
                 self.flush_inline();
                 self.inline.source = Some(range);
                 if matches!(tag, Tag::Item) {
+                    if self.list_depth == 0 {
+                        self.reference_item();
+                    }
                     self.list_depth += 1;
                 }
+            }
+            Tag::List(Some(start)) if self.references_section.is_some() && self.list_depth == 0 => {
+                self.flush_inline();
+                self.next_reference = Some(start);
             }
             Tag::DefinitionListTitle | Tag::DefinitionListDefinition => {
                 self.flush_inline();
@@ -603,6 +618,7 @@ impl<'a> Scanner<'a> {
                 }
                 self.in_definition = false;
             }
+            TagEnd::List(_) if self.list_depth == 0 && self.next_reference.is_some() => self.references_end(),
             TagEnd::List(_) if self.limits_list == Some(self.list_depth) => {
                 self.flush_inline();
                 self.limits_list = None;
@@ -611,6 +627,22 @@ impl<'a> Scanner<'a> {
                 self.term = None;
                 self.flush_inline();
             }
+            TagEnd::TableCell | TagEnd::TableHead | TagEnd::TableRow | TagEnd::Table => self.table_part_end(tag, range),
+            TagEnd::CodeBlock => {
+                if let Some(mut code) = self.code.take() {
+                    code.end = range.end;
+                    self.check_fence_closed(&code, range);
+                    self.quote_candidate = Some(code);
+                    self.paragraph_follows_code = false;
+                }
+            }
+            _ => self.flush_inline(),
+        }
+    }
+
+    /// A cell, the header, a row or a whole table ends.
+    fn table_part_end(&mut self, tag: TagEnd, range: Range<usize>) {
+        match tag {
             TagEnd::TableCell => {
                 let inline = std::mem::take(&mut self.inline);
                 if self.in_table_head {
@@ -635,15 +667,7 @@ impl<'a> Scanner<'a> {
                 self.finish_table_limits();
                 self.table = None;
             }
-            TagEnd::CodeBlock => {
-                if let Some(mut code) = self.code.take() {
-                    code.end = range.end;
-                    self.check_fence_closed(&code, range);
-                    self.quote_candidate = Some(code);
-                    self.paragraph_follows_code = false;
-                }
-            }
-            _ => self.flush_inline(),
+            _ => {}
         }
     }
 
@@ -911,6 +935,9 @@ impl<'a> Scanner<'a> {
             code.attributed = Some(path);
         }
         let Some(mut path) = code.attributed else {
+            if self.record_fields_block(&code) {
+                return;
+            }
             let first_line = self.line_text(code.offset).trim_end().to_string();
             self.note_line(
                 code.offset,
@@ -1121,6 +1148,9 @@ impl<'a> Scanner<'a> {
     fn scan(&mut self, inline: &Inline, owner: Option<Owner>, skip: Option<Range<usize>>) {
         for label in &inline.footnotes {
             self.footnote_refs.entry(label.clone()).or_insert(owner);
+        }
+        if inline.text.contains('[') {
+            self.reference_markers(&inline.text, owner);
         }
         let cited_from = self.parts.citations.len();
         let mentioned_from = self.parts.mentions.len();
@@ -1639,6 +1669,45 @@ mod tests {
             report.quotes.iter().map(|q| (q.code.as_str(), q.path.as_str(), q.lines[0].start)).collect();
         assert_eq!(quotes, [("x = 1\n", "src/a.py", 3), ("y = 2\n", "src/b.py", 7)]);
         assert!(diagnostics.iter().all(|d| !d.is_not_understood()), "{diagnostics:?}");
+    }
+
+    #[test]
+    fn a_record_s_fields_in_a_yaml_block_state_its_findings_citations_and_references() {
+        let md =
+            "### OBJ-01 — Approval\n\n```yaml\nid: OBJ-01\nstatus:\n  in a TTY: wired  # to the console prompt\n  \
+                  without a TTY: absent\ncitations:\n  - SRC-2 a/agent.py:25-58\nrelated: [OBJ-02]\n```\n\n\
+                  ### OBJ-02 — Policy\n\n```yaml\nstatus: implemented\n```\n\n```yaml\nkey: value\n```\n";
+        let (report, diagnostics) = parse(md);
+        let shown: Vec<_> = report
+            .findings
+            .iter()
+            .map(|f| (f.dimension.to_string(), f.status.to_string(), f.qualifier.as_deref().map(str::to_string)))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("in a TTY".to_string(), "wired".to_string(), Some("to the console prompt".to_string())),
+                ("without a TTY".into(), "absent".into(), None),
+                (String::new(), "implemented".into(), None),
+            ]
+        );
+        let cited: Vec<_> = report.citations.iter().map(|c| (c.path.as_deref(), c.lines[0].start)).collect();
+        assert_eq!(cited, [(Some("a/agent.py"), 25)]);
+        let mentioned: Vec<_> = report.mentions.iter().map(|m| m.target.as_str()).collect();
+        assert_eq!(mentioned, ["OBJ-02"], "the block's own `id:` is no reference");
+        let unread: Vec<_> = diagnostics.iter().filter(|d| d.is_not_understood()).map(|d| d.location.line).collect();
+        assert_eq!(unread, [19], "a YAML block of no record's fields is a code block like any");
+    }
+
+    #[test]
+    fn numbered_references_cite_for_the_record_that_marks_them() {
+        let md = "### OBJ-01 Loop\n\nThe loop lives in the browser.<sup>[2]</sup>\n\n### OBJ-02 Tools\n\nSee [1] and x[2].\n\n\
+                  ## References\n\n1. SRC-1, `a/tools.py`, lines 3-9.\n2. SRC-1, `a/loop.ts`, line 39.\n";
+        let (report, _) = parse(md);
+        let cited: Vec<_> =
+            report.citations.iter().map(|c| (c.path.as_deref().unwrap_or(""), c.lines[0].start, c.owner)).collect();
+        let record = |i: u32| Some(Owner::Declaration(i));
+        assert_eq!(cited, [("a/tools.py", 3, record(1)), ("a/loop.ts", 39, record(0))]);
     }
 
     #[test]

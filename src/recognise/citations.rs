@@ -50,11 +50,18 @@ pub(super) const LINE_WORDS: &str = line_words!();
 /// comma, a middle dot or a space (`a.py, lines 3–9`, `a.py line 7`, `setup.cfg, l. 16`,
 /// `a.py, L1535`, `a.py · L3–9`, `a.py, lignes 3-9`, `a.py · Z. 3–9`: German `Zeile`;
 /// `a.py, at ll. 65-69`).
-const TO_LINES: &str = concat!(r"(?:[:#]|(?:,| [·•])? (?:at )?(?:", line_words!(), r" |ll?\. ?|Z\. ?|L))");
+/// Chinese sets a full-width comma with no space, and lines as `第 78–81 行`.
+const TO_LINES: &str = concat!(
+    r"(?:[:#]|(?:,| [·•])? (?:at )?(?:",
+    line_words!(),
+    r" |ll?\. ?|Z\. ?|L)|[，、：] ?(?:",
+    line_words!(),
+    r" |ll?\. ?|第 ?|L))"
+);
 /// What may come between a source and what it cites: a colon (French puts a space before
 /// it) or a comma, or a middle dot or
 /// bullet set off by spaces (`SRC-1 · chatdev/phase.py · L3–9`).
-const AFTER_SOURCE_GAP: &str = r"(?: ?[:,]| [·•])? +";
+const AFTER_SOURCE_GAP: &str = r"(?:(?: ?[:,]| [·•])? +|[：，、] ?)";
 
 /// How a site cites its sources: the pattern of its source IDs (`SRC-1`), compiled. The
 /// forms around it (paths, lists, sections) are the same for every site.
@@ -92,7 +99,7 @@ static AFTER_SOURCE_PATH: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// After `SRC-n`, lines of the source itself, in words: `, ll. 278–279`, `: lines 3-9`.
 static AFTER_SOURCE_LINES: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"^{AFTER_SOURCE_GAP}(?:{LINE_WORDS} |ll?\. ?|Z\. ?)(?P<lines>{LINES})\b")).unwrap()
+    Regex::new(&format!(r"^{AFTER_SOURCE_GAP}(?:{LINE_WORDS} |ll?\. ?|Z\. ?|第 ?)(?P<lines>{LINES})\b")).unwrap()
 });
 /// A further path of a list after `SRC-n a.py`: `, b.py`, `; c.py:3-4`, `and d.py`,
 /// also after a parenthesis on the one before (`a.py (run_job), b.py`).
@@ -103,12 +110,12 @@ static NEXT_LISTED_PATH: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap()
 });
 /// After `SRC-n` (or its path): a section of the document, `§"Known Limits"`,
-/// `, § “Known Limits”`, `§4.2`, `, section "Key Features"`, `Abschnitt „News“`, `section « FAQ »`,
+/// `, § “Known Limits”`, `§4.2`, `, section "Key Features"`, `Abschnitt „News“`, `section « FAQ »`, `§「Hello」`,
 /// or unquoted words after `§`
 /// (`§ Permission Levels`), which [`section_after`] bounds.
 static AFTER_SOURCE_SECTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"^{AFTER_SOURCE_GAP}(?:§ ?|(?P<word>(?i:section|sect?\.|abschnitt|kapitel|sección|apartado) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|„(?P<g>[^“”]+)[“”]|« ?(?P<f>[^»]+?) ?»|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`\p{{So}}]))"#,
+        r#"^{AFTER_SOURCE_GAP}(?:§ ?|(?P<word>(?i:section|sect?\.|abschnitt|kapitel|sección|apartado) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|„(?P<g>[^“”]+)[“”]|« ?(?P<f>[^»]+?) ?»|「(?P<j>[^」]+)」|『(?P<k>[^』]+)』|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`\p{{So}}]))"#,
     ))
     .unwrap()
 });
@@ -393,7 +400,7 @@ fn section_after(text: &str, at: usize, opened_by: Option<char>) -> Option<(Stri
         return None;
     }
     let Some(first) = c.name("u") else {
-        let section = c.name("q").or(c.name("c")).or(c.name("g")).or(c.name("f")).or(c.name("n")).unwrap();
+        let section = ["q", "c", "g", "f", "j", "k", "n"].iter().find_map(|group| c.name(group)).unwrap();
         // `(SRC-3 § 7. ChatAdapter falls back …)`: a numbered heading whole, to its bracket.
         if let (Some(number), Some((_, close))) = (c.name("n"), closing) {
             let rest = &text[at + number.end()..];
@@ -541,6 +548,16 @@ mod tests {
             [(s("SRC-2"), s("langroid/agent/chat_agent.py"), None, vec![(1597, 1605)])]
         );
         assert_eq!(read("src/a.py, Zeilen 3–9"), [(None, s("src/a.py"), None, vec![(3, 9)])]);
+        assert_eq!(
+            read("〔SRC-1，src/agent/_react_agent.py，L243–268〕（SRC-3，src/memory/_m.py，第 78–81 行）"),
+            [
+                (s("SRC-1"), s("src/agent/_react_agent.py"), None, vec![(243, 268)]),
+                (s("SRC-3"), s("src/memory/_m.py"), None, vec![(78, 81)])
+            ]
+        );
+        let sections: Vec<Option<String>> =
+            Citations::default().find("〔SRC-2，§「👋 Hello AgentScope!」〕").into_iter().map(|c| c.section).collect();
+        assert_eq!(sections, [Some("👋 Hello AgentScope!".to_string())]);
         assert_eq!(
             read("[SRC-1, griptape/structures/agent.py, at ll. 65-69] and [SRC-1, a/b.py, at l. 35]"),
             [

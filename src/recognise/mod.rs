@@ -222,7 +222,7 @@ impl Conventions {
     pub fn item_key<'t>(&self, text: &'t str) -> Option<(&'t str, usize)> {
         static ITEM_KEY: LazyLock<Regex> = LazyLock::new(|| {
             Regex::new(
-                r"^[\p{L}\p{N}][\p{L}\p{N}()/'’,._-]*(?: [\p{L}\p{N}()/'’,._-]+){0,15}[ \u{a0}\u{202f}]?::?[ \t]+\S",
+                r"^[\p{L}\p{N}][\p{L}\p{N}()/'’,._&+-]*(?: [\p{L}\p{N}()/'’,._&+-]+){0,15}[ \u{a0}\u{202f}]?::?[ \t]+\S",
             )
             .unwrap()
         });
@@ -301,6 +301,15 @@ impl Conventions {
         undeclared.retain(|m| !self.citations.names_source(&text[m.range.clone()]));
         (ids, undeclared)
     }
+}
+
+/// True when the part of an ID after its kind is a placeholder (`-nn`, `-NN`, `-xx`,
+/// `-XXX`, `-n`): the ID scheme described, not a record named.
+fn placeholder_name(name: &str) -> bool {
+    let name = name.trim_start_matches(['-', '.', '_']);
+    let mut letters = name.chars();
+    let Some(first) = letters.next() else { return false };
+    name.len() <= 4 && matches!(first, 'n' | 'N' | 'x' | 'X' | '#') && letters.all(|c| c == first)
 }
 
 /// What is wrong with a regular expression, on one line (`unclosed group`): the regex
@@ -439,6 +448,11 @@ impl IdScheme {
                     && after.next() == Some('.')
                     && after.next().is_some_and(char::is_alphanumeric)
                 {
+                    continue;
+                }
+                // `AG-nn`, `REQ-xx`, `F-###`: the shape of the scheme's IDs, written to
+                // describe it, is no ID.
+                if placeholder_name(&text[whole.start() + kind.len()..whole.end()]) {
                     continue;
                 }
                 // `N-th` is no `N-07`: the learned shape's one-letter kinds need a digit or capitals.

@@ -630,7 +630,7 @@ pub struct DimensionClause {
 
 /// Words that name the whole subject, not a dimension of it: `overall: wired`.
 /// (And French: `Statut d'ensemble`, `en général`.)
-const WHOLE_SUBJECT: [&str; 11] = [
+const WHOLE_SUBJECT: [&str; 13] = [
     "overall",
     "general",
     "in general",
@@ -642,6 +642,8 @@ const WHOLE_SUBJECT: [&str; 11] = [
     "global",
     "globale",
     "gesamt",
+    "总体",
+    "整体",
 ];
 
 /// Words that, as the whole of a status's key or column, name the status a threat or a

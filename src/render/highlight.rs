@@ -81,7 +81,13 @@ fn class_of(style: Style) -> Option<&'static str> {
 
 /// True when `language` (a fence name or extension) has a grammar.
 pub(super) fn knows_language(language: &str) -> bool {
-    SYNTAXES.find_syntax_by_token(language).is_some()
+    SYNTAXES.find_syntax_by_token(language).is_some() || is_plain_text(language)
+}
+
+/// True for the fence languages that ask for no colours (`text`, `plain`, `txt`,
+/// `plaintext`, `none`): shown plain as asked, with nothing to warn about.
+fn is_plain_text(language: &str) -> bool {
+    ["text", "plain", "txt", "plaintext", "none", "nohighlight"].iter().any(|l| language.eq_ignore_ascii_case(l))
 }
 
 /// Highlighted, escaped HTML for `code` (the inside of a `<code>` element). Unknown or
@@ -337,5 +343,7 @@ mod tests {
         for language in ["python", "rust", "bash", "sh", "typescript", "ts", "javascript", "toml", "yaml", "json"] {
             assert!(knows_language(language), "{language}");
         }
+        assert!(knows_language("text") && knows_language("Plaintext"), "plain text is asked for: no warning");
+        assert_eq!(highlight("<b>", Some("text")), "&lt;b&gt;");
     }
 }

@@ -82,6 +82,7 @@ impl Scanner<'_> {
         }
         let declares = matches!(self.owner, Some((Owner::Declaration(i), _)) if self.parts.declarations[i as usize].section == Some(section_index));
         self.enter_section(level, &title, declares);
+        self.enter_references(level, &title, declares);
         self.parts.sections.push(Section { anchor, level, title, line });
         self.heading_spans.push(range);
     }
@@ -174,6 +175,9 @@ impl Scanner<'_> {
             self.item_record = None;
         }
         self.list_depth -= 1;
+        if self.list_depth == 0 && self.next_reference.is_some() {
+            self.footnote_owner = None;
+        }
     }
 
     /// `- Subject: Checkpoint snapshot object` under `1. **The checkpoint is a versioned

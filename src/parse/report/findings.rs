@@ -151,13 +151,22 @@ pub(super) struct BlockFindings {
 
 /// True when a column header names a status column (`Status`, `Operation status`).
 /// The words a status column's header ends with: `Status`, the `Result`, `Verdict`
-/// or `Outcome` of a test report's checks, an opinion's `Determination`, and Spanish
-/// `Dictamen`.
-const STATUS_HEADERS: [&str; 6] = ["status", "result", "verdict", "outcome", "determination", "dictamen"];
+/// or `Outcome` of a test report's checks, an opinion's `Determination`, Spanish
+/// `Dictamen`, and Chinese `状态` (status), `结论` (conclusion), `判定` (determination).
+const STATUS_HEADERS: [&str; 9] =
+    ["status", "result", "verdict", "outcome", "determination", "dictamen", "状态", "结论", "判定"];
 
 pub(super) fn is_status_header(header: &str) -> bool {
     let header = singular(&header.trim().to_lowercase()).to_string();
-    STATUS_HEADERS.iter().any(|noun| header.ends_with(noun))
+    STATUS_HEADERS.iter().any(|noun| header.ends_with(noun)) || scoped_status(&header)
+}
+
+/// A status header scoped to the analysis (`Status in this review`, `Verdict at
+/// revision 3f2a`): the status noun, then a preposition.
+fn scoped_status(header: &str) -> bool {
+    let mut words = header.split_whitespace();
+    let (Some(noun), Some(preposition)) = (words.next(), words.next()) else { return false };
+    STATUS_HEADERS.contains(&noun) && ["in", "at", "within", "under", "during", "for", "as"].contains(&preposition)
 }
 
 /// A header without a plural's `(s)` or `(es)` (`Determination(s)`, `Status(es)`).
@@ -186,7 +195,7 @@ pub(super) fn status_columns(header: &[Arc<str>]) -> Vec<bool> {
 /// The dimension a status column names: its header without `status` (`Operation`).
 fn status_column_dimension(header: &str) -> &str {
     let header = header.trim();
-    if CONCLUDING.contains(&header.to_lowercase().as_str()) {
+    if CONCLUDING.contains(&header.to_lowercase().as_str()) || scoped_status(&header.to_lowercase()) {
         return "";
     }
     let header = singular(header);
@@ -1008,6 +1017,17 @@ mod tests {
             [("persisted".to_string(), "wired".to_string()), ("documented shape".to_string(), "claimed".to_string())],
             "a Finding column outside a table of dimensions is prose"
         );
+    }
+
+    #[test]
+    fn status_headers_scoped_to_the_review_or_plural_state_the_whole_status() {
+        let md = "| ID | Title | Severity | Status in this review |\n|---|---|---|---|\n| OBJ-01 | Runs commands | High | wired (first agent) |\n\n\
+                  | Record | Determination(s) |\n|---|---|\n| OBJ-02 | written by: implemented |\n";
+        let (report, _) = parse(md);
+        let shown: Vec<_> = findings(&report).into_iter().map(|(s, d, st, _, _)| (s, d, st)).collect();
+        let row = |s: &str, d: &str, st: &str| (s.to_string(), d.to_string(), st.to_string());
+        assert_eq!(shown, [row("record OBJ-01", "", "wired"), row("record OBJ-02", "written by", "implemented")]);
+        assert!(!super::is_status_header("Status quo") && !super::is_status_header("Statuses seen"));
     }
 
     #[test]
