@@ -218,7 +218,7 @@ fn checked_slug(path: &Path, name: &str, reserved: &[&str], diagnostics: &mut Ve
     let Some(slug) = Slug::of_name(name) else {
         diagnostics.push(
             Diagnostic::error(Code::BadSlug, Location::file(path), format!("`{name}` cannot be used as a URL segment"))
-                .with_help("rename it using only letters, digits, `.`, `_` and `-`"),
+                .with_help("rename it using only ASCII letters, digits, `.`, `_` and `-` (a name in another script is transliterated)"),
         );
         return None;
     };
