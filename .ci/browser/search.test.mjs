@@ -93,6 +93,23 @@ test("a facet narrows the results", async () => {
   await page.close();
 });
 
+test("kinds are named beside their codes, and a value no result has cannot be ticked", async () => {
+  const page = await openSearch("session");
+  await page.waitForSelector('label[data-facet="kind"][data-value="OBJ"] input');
+  const obj = (await page.locator('label[data-facet="kind"][data-value="OBJ"]').innerText()).trim();
+  assert.match(obj, /^operative object \(OBJ\) \(\d+\)$/, "the site's name for the kind, then its code");
+  // Narrowed to one system, some values of the other facets have no result left.
+  await page.check('label[data-facet="system"][data-value="Fractal"] input');
+  await page.waitForSelector("#search-facets label.none");
+  const none = await page.locator("#search-facets label.none").evaluateAll((labels) =>
+    labels.map((l) => ({ count: l.querySelector(".count").textContent, disabled: l.querySelector("input").disabled })));
+  assert.ok(none.length > 0);
+  assert.ok(none.every((v) => v.count === "(0)" && v.disabled), "every value counted 0 is disabled");
+  const counted = await page.locator("#search-facets label:not(.none) input").evaluateAll((inputs) => inputs.every((i) => !i.disabled));
+  assert.ok(counted, "a value with results stays tickable");
+  await page.close();
+});
+
 test("each count of the home page's kinds table opens the search page listing that many records", async () => {
   const page = await watchedPage(context, problems);
   await page.goto(`${server.url}${BASE}`);

@@ -495,6 +495,8 @@ impl<'a> Renderer<'a> {
                     bundle => format!("/{}/", crate::output::BROWSER_DIR),
                     search_url => urls::search(),
                     search_script => self.assets.get("search.js").cloned().unwrap_or_default(),
+                    // The facet of kinds shows each kind's name beside its code.
+                    kind_names => &self.site.kinds,
                 },
             ),
             Job::Home => ("home.html", site::home(self)),

@@ -7,6 +7,8 @@
 const root = document.getElementById("search");
 const input = document.getElementById("search-input");
 const facetsBox = document.getElementById("search-facets");
+// Each kind's name by its code (`OBJ` → `Objects`), when the site names it.
+const kindNames = JSON.parse(facetsBox.dataset.kindNames || "{}");
 const statusLine = document.getElementById("search-status");
 const list = document.getElementById("search-results");
 const bundle = root.dataset.bundle;
@@ -330,10 +332,16 @@ function renderFacets(counts) {
         if (check.checked) selected[name].add(value); else selected[name].delete(value);
         schedule(0);
       });
+      const count = (counts[name] && counts[name][value]) || 0;
+      // A value no result has cannot narrow them: shown, so the reader sees what exists,
+      // but not tickable (unless ticked already, so it can be unticked).
+      check.disabled = count === 0 && !check.checked;
       const badge = document.createElement("span");
       badge.className = "count";
-      badge.textContent = `(${(counts[name] && counts[name][value]) || 0})`;
-      label.append(check, ` ${value} `, badge);
+      badge.textContent = `(${count})`;
+      const shown = name === "kind" && kindNames[value] ? `${kindNames[value]} (${value})` : value;
+      label.append(check, ` ${shown} `, badge);
+      if (check.disabled) label.classList.add("none");
       label.dataset.facet = name;
       label.dataset.value = value;
       box.append(label);
