@@ -234,6 +234,14 @@ pub struct SubjectFindings {
 }
 
 impl Report {
+    /// The section of the heading that opens the report and is its title (a level-one
+    /// heading whose text is the title, with nothing before it): its page shows it once,
+    /// as the page's title.
+    pub fn title_section(&self) -> Option<&Section> {
+        let first = self.sections.first().filter(|s| s.level == 1 && s.title.trim() == self.title.trim())?;
+        opens_body(&self.markdown, self.body_line, first.line).then_some(first)
+    }
+
     /// Gives back the room its lists grew into while it was parsed: a large site holds
     /// every report at once.
     pub fn shrink_to_fit(&mut self) {
@@ -457,6 +465,13 @@ pub struct Section {
     pub title: String,
     /// File line.
     pub line: u32,
+}
+
+/// True when file line `line` is the first line of a body (starting at file line
+/// `body_line`) that is not blank.
+pub fn opens_body(markdown: &str, body_line: u32, line: u32) -> bool {
+    let Some(before) = line.checked_sub(body_line) else { return false };
+    markdown.lines().take(before as usize).all(|l| l.trim().is_empty())
 }
 
 /// Who a piece of text belongs to: a record's heading body or row, or an annotation.

@@ -77,7 +77,14 @@ pub fn parse_report(
     let mut scanner = Scanner::new(conventions, file.clone(), body, body_line);
     scanner.run();
     let Scanner { parts, diagnostics, .. } = scanner;
-    let title = front.title.clone().unwrap_or_else(|| slug.to_string());
+    // Without a title in front matter, the heading that opens the report gives it, unless
+    // it declares a record (`# OBJ-01 Cache`); else its file name.
+    let opening = parts.sections.first().filter(|s| {
+        s.level == 1
+            && crate::model::opens_body(body, body_line, s.line)
+            && !parts.declarations.iter().any(|d| d.location.line == s.line)
+    });
+    let title = front.title.clone().or_else(|| opening.map(|s| s.title.clone())).unwrap_or_else(|| slug.to_string());
     let report = Report {
         slug: slug.clone(),
         title,
@@ -1708,6 +1715,18 @@ mod tests {
             report.citations.iter().map(|c| (c.path.as_deref().unwrap_or(""), c.lines[0].start, c.owner)).collect();
         let record = |i: u32| Some(Owner::Declaration(i));
         assert_eq!(cited, [("a/tools.py", 3, record(1)), ("a/loop.ts", 39, record(0))]);
+    }
+
+    #[test]
+    fn a_report_is_titled_by_its_front_matter_else_by_the_heading_that_opens_it() {
+        let title = |md: &str| parse(md).0.title;
+        assert_eq!(title("---\ntitle: Memory\n---\n\n# Other\n"), "Memory");
+        assert_eq!(title("\n# AgentScope 技术评审报告\n\nText.\n"), "AgentScope 技术评审报告");
+        let titled = parse("# Notes\n\n## One\n").0;
+        assert_eq!(titled.title_section().map(|s| s.title.as_str()), Some("Notes"), "shown once, as the page's title");
+        assert_eq!(title("Lens: memory.\n\n# Later\n"), "r", "a heading after text is no title: the file name");
+        assert_eq!(title("# OBJ-01 Cache\n"), "r", "a heading that declares a record is the record's");
+        assert_eq!(title("## Overview\n"), "r");
     }
 
     #[test]

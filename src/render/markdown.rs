@@ -167,6 +167,13 @@ fn render(markdown: &str, linker: &Linker<'_>, scope: Scope<'_>) -> String {
     }
     let mut pass = Rewrite::new(linker, scope, events.len());
     let mut i = 0;
+    // The heading that is the report's title is the page's own title: shown once.
+    if let Scope::Report(report) = scope {
+        if report.title_section().is_some() && matches!(events.first(), Some((Event::Start(Tag::Heading { .. }), _))) {
+            i = events.iter().position(|(e, _)| matches!(e, Event::End(TagEnd::Heading(_)))).map_or(0, |end| end + 1);
+            pass.state.headings = usize::from(i > 0);
+        }
+    }
     while i < events.len() {
         i = pass.step(&mut events, i);
     }

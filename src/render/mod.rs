@@ -1011,7 +1011,7 @@ turns = turns[-20:]
         let summaries = report_summaries(&system, &run);
         let reports: Vec<(&str, &str, usize, usize)> =
             summaries.iter().map(|r| (r.title.as_str(), r.url.as_str(), r.records, r.quotes)).collect();
-        // A report is titled by its front matter, else by its file name.
-        assert_eq!(reports, [("memory", "/lab/r1/memory/", 1, 1), ("The synthesis", "/lab/r1/synthesis/", 0, 0)]);
+        // A report is titled by its front matter, else by the heading that opens it.
+        assert_eq!(reports, [("Memory", "/lab/r1/memory/", 1, 1), ("The synthesis", "/lab/r1/synthesis/", 0, 0)]);
     }
 }
