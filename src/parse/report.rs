@@ -1128,8 +1128,17 @@ impl<'a> Scanner<'a> {
             let skip = (column == 0).then(|| m.range.clone());
             self.scan(&cell.inline, owner, skip);
         }
-        let row = findings::Row::declaring(self, id, part, anchor, index, cited_from..self.parts.citations.len());
+        let mut row = findings::Row::declaring(self, id, part, anchor, index, cited_from..self.parts.citations.len());
+        row.label_dimension = self.dimension_cell(&cells);
         self.row_findings(&cells, row);
+    }
+
+    /// `| GATE-01 | … | dangerous tools in a TTY | wired |` under `| Record | … |
+    /// Dimension | Status |`: an ID-first row's status is on the dimension its cell names.
+    fn dimension_cell(&self, cells: &[Cell]) -> Option<String> {
+        let column = self.header.iter().skip(1).position(|h| findings::names_dimension(h))? + 1;
+        let text = cells.get(column)?.inline.text.trim();
+        (!text.is_empty() && !recognise::names_whole_subject(text)).then(|| text.to_string())
     }
 
     /// Where a byte range of an inline container's text is in the Markdown source.

@@ -700,7 +700,11 @@ impl<'a> Renderer<'a> {
                 finding.part.as_deref(),
             ),
             // A cell that holds only its statuses says nothing more than the badges.
-            statement_html: if says_more(report.text(&finding.statement), &self.site.statuses) {
+            statement_html: if says_more(
+                report.text(&finding.statement),
+                &self.site.statuses,
+                &[&finding.dimension, finding.qualifier.as_deref().unwrap_or("")],
+            ) {
                 render_inline(report.text(&finding.statement), &self.linker(system, run))
             } else {
                 String::new()
@@ -768,8 +772,6 @@ fn graph_description(selection: &graph::Selection) -> String {
     text
 }
 
-/// The run page's list of reports.
-/// The run page's source register, each entry linked to its tree at its revision.
 /// A link to an anchor in one of the run's reports.
 fn report_anchor(system: &System, run: &Run, report: usize, anchor: &str) -> Link {
     let r = &run.reports[report];
@@ -803,14 +805,21 @@ fn limit_view(system: &System, run: &Run, report: usize, limit: &Limit, linker: 
     }
 }
 
-/// The run page's "What this run did not establish": each report's limits.
-/// True when a finding's statement says more than its key, statuses and qualifiers, which
-/// a findings table shows anyway: `implemented`, `implemented (listing) / absent (content
-/// index)` and `Operation conclusion status: wired` say no more.
-fn says_more(statement: &str, statuses: &[crate::model::Status]) -> bool {
-    let lower = statement.to_lowercase();
+/// True when a finding's statement says more than its key, statuses and qualifiers, and
+/// its own words (`shown`: its dimension and qualifier), which a findings table shows
+/// anyway: `implemented`, `implemented (listing) / absent (content index)`, `Operation
+/// conclusion status: wired` and `in a TTY: wired  # to the prompt` say no more.
+fn says_more(statement: &str, statuses: &[crate::model::Status], shown: &[&str]) -> bool {
+    let mut lower = statement.to_lowercase();
+    for words in shown.iter().map(|w| w.trim().to_lowercase()).filter(|w| !w.is_empty()) {
+        lower = lower.replace(&words, " ");
+    }
     let mut text = match lower.split_once(':') {
-        Some((key, value)) if key.contains("status") || key.contains("finding") => value.to_string(),
+        Some((key, value))
+            if key.contains("status") || key.contains("finding") || !key.chars().any(char::is_alphanumeric) =>
+        {
+            value.to_string()
+        }
         _ => lower,
     };
     while let (Some(open), Some(close)) = (text.find('('), text.find(')')) {
@@ -825,8 +834,6 @@ fn says_more(statement: &str, statuses: &[crate::model::Status]) -> bool {
     text.chars().any(char::is_alphanumeric)
 }
 
-/// `dimension: qualifier (part)` for a status claim, empty when there is nothing to add.
-/// Escapes a citing sentence and marks each occurrence of `id`.
 /// Markdown outside any run (a system summary): no record links, under the one policy
 /// for untrusted content; a single paragraph without its `<p>`.
 fn render_plain_markdown(text: &str) -> String {
@@ -975,6 +982,22 @@ turns = turns[-20:]
         assert!(html.contains(&format!("\"{blob}/docs/agent.md#how-it-ends\"")), "{html}");
         assert!(html.contains("href=\"/lab/r1/#src-2\""), "a source of no repository's document: its entry; {html}");
         assert!(html.contains("href=\"/lab/r1/#src-3\">SRC-3</a>."), "a source named alone: its entry; {html}");
+    }
+
+    #[test]
+    fn a_statement_of_only_the_finding_s_own_words_says_no_more() {
+        let statuses: Vec<crate::model::Status> = ["wired", "absent"]
+            .iter()
+            .map(|name| crate::model::Status {
+                name: name.to_string(),
+                meaning: String::new(),
+                colors: crate::model::color::BadgeColors::of(name, 0, None, None),
+            })
+            .collect();
+        let shown = ["in a TTY", "to the console prompt"];
+        assert!(!says_more("in a TTY: wired  # to the console prompt", &statuses, &shown));
+        assert!(!says_more("Status: wired (default)", &statuses, &[]));
+        assert!(says_more("in a TTY: wired, but only after the first call", &statuses, &shown));
     }
 
     #[test]

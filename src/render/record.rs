@@ -382,6 +382,7 @@ pub(super) fn page<'a>(renderer: &Renderer<'a>, system: &System, run: &'a Run, r
     }
 }
 
+/// Escapes a citing sentence and marks each occurrence of `id`.
 fn mark(sentence: &str, id: &str) -> String {
     escape(sentence).replace(&escape(id), &format!("<mark>{}</mark>", escape(id)))
 }

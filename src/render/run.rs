@@ -164,6 +164,7 @@ fn run_graph<'a>(renderer: &Renderer<'a>, system: &System, run: &'a Run) -> Opti
     Some(graph::view(&graph, &selection, &drawing, &|r| urls::record_below_run(renderer.site.record_pages, &r.id)))
 }
 
+/// The run page's list of reports.
 pub(super) fn report_summaries(system: &System, run: &Run) -> Vec<ReportSummary> {
     run.reports
         .iter()
@@ -177,6 +178,7 @@ pub(super) fn report_summaries(system: &System, run: &Run) -> Vec<ReportSummary>
         .collect()
 }
 
+/// The run page's source register, each entry linked to its tree at its revision.
 pub(super) fn source_views(run: &Run, linker: &Linker<'_>) -> Vec<SourceView> {
     run.sources
         .iter()
@@ -198,6 +200,7 @@ pub(super) fn source_views(run: &Run, linker: &Linker<'_>) -> Vec<SourceView> {
         .collect()
 }
 
+/// The run page's "What this run did not establish": each report's limits.
 fn limit_groups(system: &System, run: &Run, linker: &Linker<'_>) -> Vec<LimitGroup> {
     run.reports
         .iter()

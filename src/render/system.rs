@@ -112,6 +112,7 @@ pub(super) fn page(renderer: &Renderer<'_>, system: &System) -> minijinja::Value
     }
 }
 
+/// `dimension: qualifier (part)` for a status claim, empty when there is nothing to add.
 fn claim_detail(dimension: &str, qualifier: Option<&str>, part: Option<&str>) -> String {
     let mut out = dimension.to_string();
     if let Some(q) = qualifier {

@@ -21,8 +21,9 @@ use crate::recognise::{self, dimension_clauses, is_placeholder, stated, status_k
 /// A row's context for its findings.
 pub(super) struct Row {
     subject: Subject,
-    /// For a row of a table in a record's text, its label: it names the dimension.
-    label_dimension: Option<String>,
+    /// For a row of a table in a record's text, its label: it names the dimension (so
+    /// does an ID-first row's `Dimension` cell).
+    pub(super) label_dimension: Option<String>,
     /// The row's first cell, as text.
     label: String,
     part: Option<String>,
@@ -201,6 +202,13 @@ fn status_column_dimension(header: &str) -> &str {
     let header = singular(header);
     let noun = STATUS_HEADERS.iter().find(|noun| header.to_lowercase().ends_with(*noun)).map_or(0, |n| n.len());
     header[..header.len() - noun].trim()
+}
+
+/// True for the header of a column that names each row's dimension (`Dimension`,
+/// `Aspect`, and in French, German, Spanish and Chinese).
+pub(super) fn names_dimension(header: &str) -> bool {
+    let header = header.trim().to_lowercase();
+    ["dimension", "aspect", "dimensión", "维度"].contains(&header.as_str())
 }
 
 /// Whitespace collapsed, ends trimmed.
@@ -1028,6 +1036,15 @@ mod tests {
         let row = |s: &str, d: &str, st: &str| (s.to_string(), d.to_string(), st.to_string());
         assert_eq!(shown, [row("record OBJ-01", "", "wired"), row("record OBJ-02", "written by", "implemented")]);
         assert!(!super::is_status_header("Status quo") && !super::is_status_header("Statuses seen"));
+    }
+
+    #[test]
+    fn an_id_first_row_s_dimension_cell_names_its_status_s_dimension() {
+        let md = "| Record | Subject | Dimension | Status |\n|---|---|---|---|\n| OBJ-01 | Gate | in a TTY | wired |\n\
+                  | OBJ-01 | Gate | overall | absent |\n";
+        let (report, _) = parse(md);
+        let shown: Vec<_> = findings(&report).into_iter().map(|(_, d, st, _, _)| (d, st)).collect();
+        assert_eq!(shown, [("in a TTY".to_string(), "wired".to_string()), (String::new(), "absent".to_string())]);
     }
 
     #[test]
