@@ -2,10 +2,13 @@
 //! analysts write in (records declared by headings of every punctuation and by bold
 //! run-ins; statuses as keys, per-dimension clauses, definition lists and list items;
 //! key–value tables and `Dimension "x":` keys, dimensions in brackets, after a middle dot or
-//! a comma, French spacing, a metadata line and a table of dimensions; quotes captioned
+//! a comma, French spacing, a metadata line and a table of dimensions, a dash closing a
+//! list item's key, an opinion's `Determination.`, a quoted dimension after a Spanish
+//! noun and a record's fields in a YAML block; quotes captioned
 //! before, after, in the info string, by a line that is only a place, by a path line, by
 //! the block's own first line over a gutter, with middle dots, or by a place in brackets
-//! under the block; citations with colons, words, middle dots, permalinks and footnotes;
+//! under the block or right under its fence; citations with colons, words, middle dots,
+//! full-width punctuation, permalinks, footnotes and numbered references;
 //! limits as handle lists and tables under headings of several words and languages), with
 //! structure casebook cannot read mixed in (a code block nothing attributes, a status
 //! key whose value is no status, an ID of a kind never declared, items led by handles
@@ -65,14 +68,14 @@ const LIMITS_HEADINGS: [&str; 7] = [
 
 fn part() -> impl Strategy<Value = Part> {
     prop_oneof![
-        (0u8..4, 0..STATUSES.len()).prop_map(|(form, status)| Part::Status { form, status }),
-        (0u8..11, 0..DIMENSIONS.len(), 0..STATUSES.len()).prop_map(|(form, dimension, status)| Part::DimensionStatus {
+        (0u8..6, 0..STATUSES.len()).prop_map(|(form, status)| Part::Status { form, status }),
+        (0u8..14, 0..DIMENSIONS.len(), 0..STATUSES.len()).prop_map(|(form, dimension, status)| Part::DimensionStatus {
             form,
             dimension,
             status
         }),
-        (0u8..8, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Quote { form, file, start }),
-        (0u8..7, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Citation { form, file, start }),
+        (0u8..10, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Quote { form, file, start }),
+        (0u8..10, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Citation { form, file, start }),
         (0u8..3).prop_map(|kind| Part::Unreadable { kind }),
     ]
 }
@@ -115,6 +118,8 @@ struct Expected {
 struct Writer {
     md: String,
     footnotes: Vec<String>,
+    /// The items of a numbered list of references, in order.
+    references: Vec<String>,
 }
 
 impl Writer {
@@ -174,6 +179,13 @@ fn write(plan: &Plan) -> (String, Expected) {
         }
     }
     w.md.push('\n');
+    if !w.references.is_empty() {
+        w.block("## References");
+        for (n, item) in std::mem::take(&mut w.references).iter().enumerate() {
+            w.md.push_str(&format!("{}. {item}\n", n + 1));
+        }
+        w.md.push('\n');
+    }
     for footnote in std::mem::take(&mut w.footnotes) {
         w.md.push_str(&footnote);
         w.md.push('\n');
@@ -190,7 +202,9 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
                 0 => format!("Status: **{s}** (on the default path)"),
                 1 => format!("Overall status: **{s}**"),
                 2 => format!("**Labels:** `core` · **Priority:** P1 · **Status:** {s} (default config)"),
-                _ => format!("*Status* — overall: **{s}**."),
+                3 => format!("*Status* — overall: **{s}**."),
+                4 => format!("4.1.2 *Determination.* **{s}.** As the code has it."),
+                _ => format!("```yaml\nid: {id}\nstatus: {s}  # on the default path\n```"),
             });
             expected.findings.push((id, String::new(), status_of(status)));
         }
@@ -209,7 +223,10 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
                 7 => format!("- Verdict · {d}: **{}** (as read)", s.to_uppercase()),
                 8 => format!("Status, {d}: **{s}** (as read)."),
                 9 => format!("- **{d}** : {s} (tel que lu)"),
-                _ => format!("| Dimension | Finding |\n|---|---|\n| {d} | **{s}** — as read |"),
+                10 => format!("| Dimension | Finding |\n|---|---|\n| {d} | **{s}** — as read |"),
+                11 => format!("- {d} — **{s}** (as read)"),
+                12 => format!("Dictamen «{d}»: **{s}**."),
+                _ => format!("```yaml\nstatus:\n  {d}: {s}  # as read\ncitations: []\n```"),
             });
             let dimension = if form == 1 { capitalised } else { d.to_string() };
             expected.findings.push((id, dimension, status_of(status)));
@@ -228,6 +245,8 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
                     start + 1
                 )),
                 6 => w.block(&format!("*Excerpt: SRC-1 · `{path}` · lines {start}–{end}*\n{code}")),
+                7 => w.block(&format!("The loop:\n\n{code}\n`{path}`, líneas {start}-{end} (SRC-1)")),
+                8 => w.block(&format!("The loop:\n\n{code}\n> `{path}`, lines {start}–{end} (SRC-1)")),
                 _ => w.block(&format!("The loop, as the notes have it:\n\n{code}\n\n(`{path}`, lines {start}–{end})")),
             }
             expected.quotes.push((id, path.to_string(), start, end));
@@ -243,6 +262,12 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
                 )),
                 5 => w.block(&format!("The loop stops there ⟨SRC-1 · {path} · L{start}–{end}⟩.")),
                 6 => w.block(&format!("Die Schleife endet dort [SRC-1 · {path} · Z. {start}–{end}].")),
+                7 => w.block(&format!("循环在此结束〔SRC-1，`{path}`，L{start}–{end}〕。")),
+                8 => w.block(&format!("The loop stops there [SRC-1, {path}, at ll. {start}-{end}].")),
+                9 => {
+                    w.references.push(format!("SRC-1, `{path}`, lines {start}-{end}."));
+                    w.block(&format!("The loop stops there.<sup>[{}]</sup>", w.references.len()));
+                }
                 _ => {
                     let label = w.footnotes.len() + 1;
                     w.block(&format!("The loop stops there.[^{label}]"));
