@@ -251,31 +251,7 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
             }
             expected.quotes.push((id, path.to_string(), start, end));
         }
-        Part::Citation { form, file, start } => {
-            let (path, end) = (FILES[file as usize], start + 5);
-            match form {
-                0 => w.block(&format!("The loop stops there (SRC-1 {path}:{start}-{end}).")),
-                1 => w.block(&format!("The loop stops there [SRC-1, {path}, ll. {start}–{end}].")),
-                2 => w.block(&format!("The loop stops there [SRC-1: {path}, L{start}-{end}].")),
-                3 => w.block(&format!(
-                    "The loop stops [there](https://github.com/o/r/blob/{REVISION}/{path}#L{start}-L{end})."
-                )),
-                5 => w.block(&format!("The loop stops there ⟨SRC-1 · {path} · L{start}–{end}⟩.")),
-                6 => w.block(&format!("Die Schleife endet dort [SRC-1 · {path} · Z. {start}–{end}].")),
-                7 => w.block(&format!("循环在此结束〔SRC-1，`{path}`，L{start}–{end}〕。")),
-                8 => w.block(&format!("The loop stops there [SRC-1, {path}, at ll. {start}-{end}].")),
-                9 => {
-                    w.references.push(format!("SRC-1, `{path}`, lines {start}-{end}."));
-                    w.block(&format!("The loop stops there.<sup>[{}]</sup>", w.references.len()));
-                }
-                _ => {
-                    let label = w.footnotes.len() + 1;
-                    w.block(&format!("The loop stops there.[^{label}]"));
-                    w.footnotes.push(format!("[^{label}]: SRC-1, `{path}` L{start}–L{end}"));
-                }
-            }
-            expected.citations.push((id, path.to_string(), start, end));
-        }
+        Part::Citation { form, file, start } => write_citation(w, expected, id, form, file, start),
         Part::Unreadable { kind } => {
             expected.unreadable.push(w.line());
             match kind {
@@ -285,6 +261,33 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
             }
         }
     }
+}
+
+/// A citation of `file` from line `start`, in form `form`.
+fn write_citation(w: &mut Writer, expected: &mut Expected, id: String, form: u8, file: u8, start: u32) {
+    let (path, end) = (FILES[file as usize], start + 5);
+    match form {
+        0 => w.block(&format!("The loop stops there (SRC-1 {path}:{start}-{end}).")),
+        1 => w.block(&format!("The loop stops there [SRC-1, {path}, ll. {start}–{end}].")),
+        2 => w.block(&format!("The loop stops there [SRC-1: {path}, L{start}-{end}].")),
+        3 => {
+            w.block(&format!("The loop stops [there](https://github.com/o/r/blob/{REVISION}/{path}#L{start}-L{end})."))
+        }
+        5 => w.block(&format!("The loop stops there ⟨SRC-1 · {path} · L{start}–{end}⟩.")),
+        6 => w.block(&format!("Die Schleife endet dort [SRC-1 · {path} · Z. {start}–{end}].")),
+        7 => w.block(&format!("循环在此结束〔SRC-1，`{path}`，L{start}–{end}〕。")),
+        8 => w.block(&format!("The loop stops there [SRC-1, {path}, at ll. {start}-{end}].")),
+        9 => {
+            w.references.push(format!("SRC-1, `{path}`, lines {start}-{end}."));
+            w.block(&format!("The loop stops there.<sup>[{}]</sup>", w.references.len()));
+        }
+        _ => {
+            let label = w.footnotes.len() + 1;
+            w.block(&format!("The loop stops there.[^{label}]"));
+            w.footnotes.push(format!("[^{label}]: SRC-1, `{path}` L{start}–L{end}"));
+        }
+    }
+    expected.citations.push((id, path.to_string(), start, end));
 }
 
 fn owner_id(run: &Run, report: usize, owner: Option<Owner>) -> String {
