@@ -31,6 +31,7 @@ fn build(site: &Path, out: &Path) -> std::process::Child {
 }
 
 #[test]
+#[ignore = "slow tier: `bash .ci/test` runs it (cargo test -- --include-ignored)"]
 fn a_build_killed_at_any_moment_leaves_the_previous_output_whole() {
     let dir = tempfile::tempdir().unwrap();
     // A site large enough that a build takes a while: the bundled content, ten times.

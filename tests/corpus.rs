@@ -423,6 +423,7 @@ fn percent(score: Score) -> String {
 }
 
 #[test]
+#[ignore = "slow tier: `bash .ci/test` runs it (cargo test -- --include-ignored)"]
 fn the_blind_corpus_is_measured_against_its_keys() {
     let corpus = repo().join("tests/corpus");
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&corpus)

@@ -153,6 +153,7 @@ impl Finished {
 }
 
 #[test]
+#[ignore = "slow tier: `bash .ci/test` runs it (cargo test -- --include-ignored)"]
 fn a_table_of_100_000_rows_builds() {
     let site = Site::new();
     let mut report = String::from(
@@ -166,6 +167,7 @@ fn a_table_of_100_000_rows_builds() {
 }
 
 #[test]
+#[ignore = "slow tier: `bash .ci/test` runs it (cargo test -- --include-ignored)"]
 fn a_list_nested_5_000_levels_deep_builds() {
     let site = Site::new();
     // `- - - x` opens one list per marker.
@@ -174,6 +176,7 @@ fn a_list_nested_5_000_levels_deep_builds() {
 }
 
 #[test]
+#[ignore = "slow tier: `bash .ci/test` runs it (cargo test -- --include-ignored)"]
 fn a_list_nested_3_000_levels_deep_by_indentation_builds() {
     let site = Site::new();
     let mut report = String::from("# Deep\n\n");
@@ -186,6 +189,7 @@ fn a_list_nested_3_000_levels_deep_by_indentation_builds() {
 }
 
 #[test]
+#[ignore = "slow tier: `bash .ci/test` runs it (cargo test -- --include-ignored)"]
 fn blockquotes_nested_10_000_levels_deep_build() {
     let site = Site::new();
     site.report(format!(
@@ -197,6 +201,7 @@ fn blockquotes_nested_10_000_levels_deep_build() {
 }
 
 #[test]
+#[ignore = "slow tier: `bash .ci/test` runs it (cargo test -- --include-ignored)"]
 fn a_single_line_of_2_mib_builds() {
     let site = Site::new();
     // One sentence with no end, full of references and citations: every citing sentence
@@ -322,6 +327,7 @@ fn a_byte_order_mark_and_crlf_or_mixed_line_endings_keep_their_line_numbers() {
 }
 
 #[test]
+#[ignore = "slow tier: `bash .ci/test` runs it (cargo test -- --include-ignored)"]
 fn twenty_thousand_unknown_ids_on_one_line_are_reported_in_bounded_memory() {
     // Each diagnostic once held the whole 189 KB line: 3.7 GB for this one file, and a
     // scan of the line per ID to find its column.

@@ -740,6 +740,7 @@ fn a_verifying_server_shows_each_quote_s_verdict() {
 /// `CASEBOOK_LOAD_SECONDS` make it larger; docs/performance.md has the figures of a run
 /// of 200 clients for 20 s (p50 and p99 are printed).
 #[test]
+#[ignore = "slow tier: `bash .ci/test` runs it (cargo test -- --include-ignored)"]
 fn many_readers_during_saves_get_whole_pages_of_one_build_each() {
     let number = |name: &str, default: u64| std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
     let clients = number("CASEBOOK_LOAD_CLIENTS", 40);
