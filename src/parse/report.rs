@@ -1724,6 +1724,10 @@ mod tests {
             report.citations.iter().map(|c| (c.path.as_deref().unwrap_or(""), c.lines[0].start, c.owner)).collect();
         let record = |i: u32| Some(Owner::Declaration(i));
         assert_eq!(cited, [("a/tools.py", 3, record(1)), ("a/loop.ts", 39, record(0))]);
+        // Under a record, a numbered list of notes that nothing marks is the record's.
+        let md = "### OBJ-01 Loop\n\n#### Notes\n\n1. SRC-1, `a/loop.ts`, line 39.\n";
+        let owners: Vec<_> = parse(md).0.citations.iter().map(|c| c.owner).collect();
+        assert_eq!(owners, [record(0)]);
     }
 
     #[test]

@@ -88,11 +88,14 @@ impl Scanner<'_> {
     }
 
     /// An item of the numbered list of references opens: its citations are the record's
-    /// that marks it.
+    /// that marks it. An item no text marks (a numbered list of notes under a record)
+    /// keeps the owner of where it is written.
     pub(super) fn reference_item(&mut self) {
         let Some(number) = self.next_reference else { return };
         self.next_reference = Some(number + 1);
-        self.footnote_owner = Some(self.footnote_refs.get(&label(number)).copied().flatten());
+        if let Some(owner) = self.footnote_refs.get(&label(number)).copied() {
+            self.footnote_owner = Some(owner);
+        }
     }
 }
 
