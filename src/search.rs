@@ -275,7 +275,7 @@ impl Searcher {
         let wrap = |source| SearchError::Index { path: self.path.clone(), source };
         let (top, total) = searcher
             .search(&query, &(TopDocs::with_limit(request.limit.max(1)).order_by_score(), Count))
-            .map_err(wrap)?;
+            .map_err(|e| unanswerable(e).unwrap_or_else(wrap))?;
         let mut snippets = SnippetGenerator::create(&searcher, &*main, f.body).map_err(wrap)?;
         snippets.set_max_num_chars(220);
         let mut results = Vec::new();
@@ -370,6 +370,20 @@ impl Directory for ReadOnly {
 
     fn watch(&self, callback: WatchCallback) -> tantivy::Result<WatchHandle> {
         self.0.watch(callback)
+    }
+}
+
+/// A query the index cannot answer, found only as it runs: `field:*` asks whether a
+/// document has the field, which tantivy answers from fast fields (this index keeps none),
+/// or of a field it lacks. The query's fault, not the index's.
+fn unanswerable(error: tantivy::TantivyError) -> Result<SearchError, tantivy::TantivyError> {
+    match error {
+        tantivy::TantivyError::SchemaError(message) | tantivy::TantivyError::FieldNotFound(message) => {
+            Ok(SearchError::Query(format!(
+                "it asks of a field what the index cannot answer ({message}); `field:*` is not supported"
+            )))
+        }
+        other => Err(other),
     }
 }
 

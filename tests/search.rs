@@ -179,7 +179,9 @@ fn searching_writes_nothing_into_the_site() {
 
 #[test]
 fn a_malformed_query_is_a_clear_error() {
-    for query in ["nosuchfield:x", "label:(unclosed"] {
+    // `Y:*` and `title:*` (does the field exist?) fail only as tantivy runs them (a
+    // fuzzer's find): they are the query's fault, not a broken index.
+    for query in ["nosuchfield:x", "label:(unclosed", "Y:*", "title:*"] {
         let output = casebook(&[query]);
         assert_eq!(output.status.code(), Some(2), "{query}");
         let err = String::from_utf8_lossy(&output.stderr);
