@@ -146,8 +146,18 @@ impl StatusWords {
     /// a synonym of a name that is not in `names` is left out).
     pub fn new(names: impl IntoIterator<Item = String>, synonyms: &BTreeMap<String, String>) -> Self {
         let names: Vec<String> = names.into_iter().collect();
-        let mut forms: Vec<(String, usize)> = names.iter().enumerate().map(|(i, n)| (n.to_lowercase(), i)).collect();
-        for (written, name) in synonyms {
+        let forms: Vec<(String, usize)> = names.iter().enumerate().map(|(i, n)| (n.to_lowercase(), i)).collect();
+        StatusWords::of_forms(forms, names, synonyms)
+    }
+
+    /// The words of `forms` and of `more` (written form → status name; one of a name not
+    /// in `names` is left out), longest first, each form once (the first given wins).
+    fn of_forms<'m>(
+        mut forms: Vec<(String, usize)>,
+        names: Vec<String>,
+        more: impl IntoIterator<Item = (&'m String, &'m String)>,
+    ) -> Self {
+        for (written, name) in more {
             if let Some(i) = names.iter().position(|n| n == name) {
                 forms.push((written.to_lowercase(), i));
             }
@@ -161,16 +171,7 @@ impl StatusWords {
     /// These words with the `learned` ones (written form → status name), which a run's
     /// reports define for themselves ([`super::legend_synonyms`]).
     pub fn with_learned(&self, learned: &[(String, String)]) -> StatusWords {
-        let mut forms = self.forms.clone();
-        for (written, name) in learned {
-            if let Some(i) = self.names.iter().position(|n| n == name) {
-                forms.push((written.to_lowercase(), i));
-            }
-        }
-        forms.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
-        forms.dedup_by(|a, b| a.0 == b.0);
-        let first_words = forms.iter().filter_map(|(f, _)| f.split_whitespace().next()).map(str::to_string).collect();
-        StatusWords { forms, names: self.names.clone(), first_words }
+        StatusWords::of_forms(self.forms.clone(), self.names.clone(), learned.iter().map(|(w, n)| (w, n)))
     }
 
     /// The statuses, as the vocabulary names them.
