@@ -155,6 +155,11 @@ impl Default for LimitsConfig {
                 "限制",
                 "未检查",
                 "范围之外",
+                // Japanese: constraints, limits, not investigated, out of the scope.
+                "制約事項",
+                "限界",
+                "未調査",
+                "調査範囲外",
             ]),
             limitation_columns: words(&["limitation", "gap", "caveat", "threat"]),
             coverage_columns: words(&["coverage and", "conclusion limit"]),

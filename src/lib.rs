@@ -39,6 +39,7 @@ pub mod diff;
 pub mod discover;
 pub mod index;
 pub mod init;
+pub mod links;
 pub mod manifest;
 pub mod markup;
 pub mod messages;

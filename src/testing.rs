@@ -80,6 +80,22 @@ pub(crate) fn site_of(systems: &[&str], runs: &[&str]) -> crate::model::Site {
                 .collect(),
         })
         .collect();
+    site_of_systems(systems)
+}
+
+/// A site of the system `lab` with the run `r1` of `reports` (file stem, Markdown).
+pub(crate) fn site_of_reports(reports: &[(&str, &str)]) -> crate::model::Site {
+    let (run, _) = run_of("revision: abc\n", reports);
+    site_of_systems(vec![crate::model::System {
+        slug: Slug::parse("lab").unwrap(),
+        name: "Lab".into(),
+        repository: None,
+        summary: None,
+        runs: vec![Arc::new(run)],
+    }])
+}
+
+fn site_of_systems(systems: Vec<crate::model::System>) -> crate::model::Site {
     crate::model::Site {
         title: "Lab".into(),
         statuses: Vec::new(),

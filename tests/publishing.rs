@@ -711,3 +711,25 @@ fn the_site_feed_holds_the_newest_entries_each_system_feed_all() {
     let system = std::fs::read_to_string(built.out().join("sys-01/feed.xml")).unwrap();
     assert_eq!(system.matches("<entry>").count(), 8, "4 runs and their reports: {system}");
 }
+
+/// A report's Markdown links to other reports and their headings lead to those pages (a
+/// forge's anchor, `#21-write-agency`, to the one casebook gave the heading); a link that
+/// leads nowhere is shown as written, and warned of at its place.
+#[test]
+fn links_between_reports_lead_to_their_pages() {
+    let built = common::build_site(&repo().join("tests/diagnostics/broken-link"), |_| {});
+    let memory = built.page("/lab/r1/memory/");
+    assert!(memory.contains("href=\"/lab/r1/synthesis/#open-questions\""), "{memory}");
+    assert!(memory.contains("href=\"/lab/r1/memory/#2-1-write-agency\">the writes above"), "{memory}");
+    assert!(built.page("/lab/r1/synthesis/").contains("href=\"/lab/r1/memory/\">memory"));
+    let as_written = built.page_as_written("/lab/r1/memory/");
+    assert!(as_written.contains("href=\"synthesys.md\""), "a broken link is left as written");
+    let broken: Vec<u32> = built
+        .outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == casebook::model::Code::BrokenLink)
+        .map(|d| d.location.line)
+        .collect();
+    assert_eq!(broken, [8, 8, 9]);
+}

@@ -119,6 +119,8 @@ codes! {
     DuplicateRecord = "duplicate-record",
     /// A reference to a record that is declared nowhere.
     UnknownRecord = "unknown-record",
+    /// A Markdown link of a report to a report or heading the site does not have.
+    BrokenLink = "broken-link",
     /// A reference to a record of an `unpublished` set.
     UnpublishedReference = "unpublished-reference",
     /// A status word that is not in the vocabulary and resembles one that is.

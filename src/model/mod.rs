@@ -412,6 +412,24 @@ pub struct Report {
     /// What the report says it did not establish: the rows of its limitation and
     /// coverage tables and the items of its lists about limits, in order.
     pub limits: Vec<Limit>,
+    /// Its Markdown links to places of the site's content (another report, a heading),
+    /// in order: what `links` checks and the pages lead to.
+    pub links: Vec<LocalLink>,
+}
+
+/// A Markdown link of a report to another report or to a heading (`memory.md#writes`,
+/// `#writes`): it names a file of the content, which the site publishes as a page.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LocalLink {
+    /// The destination as written.
+    pub written: String,
+    /// The file it names, relative to the site root and `/`-separated as
+    /// [`Report::source_path`] is; none for the report itself (`#writes`).
+    pub file: Option<String>,
+    /// The anchor it names, if any.
+    pub fragment: Option<String>,
+    /// Where it is written.
+    pub at: LineCol,
 }
 
 /// One thing an analysis says it did not inspect or establish, and what that prevents.

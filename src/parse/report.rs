@@ -9,6 +9,7 @@ mod declarations;
 mod fields_block;
 mod findings;
 mod limits;
+mod links;
 mod pointers;
 mod references_list;
 
@@ -106,6 +107,7 @@ pub fn parse_report(
         row_anchors: parts.row_anchors,
         block_anchors: parts.block_anchors,
         limits: parts.limits,
+        links: parts.links.iter().filter_map(|(written, at)| links::local_link(written, source_path, *at)).collect(),
     };
     (Some(report), diagnostics)
 }
@@ -122,6 +124,9 @@ struct Parts {
     row_anchors: std::collections::BTreeMap<(usize, usize), Arc<str>>,
     block_anchors: std::collections::BTreeMap<usize, Arc<str>>,
     limits: Vec<crate::model::Limit>,
+    /// Every link's destination as written, and where: the local ones become
+    /// [`crate::model::LocalLink`]s once the report's path is known.
+    links: Vec<(String, LineCol)>,
 }
 
 /// Text of one inline container (a paragraph, heading, cell or tight list item), with
@@ -190,6 +195,11 @@ struct PendingCode {
     /// The one record its caption names (`**DLG-01** `crew.py`, lines 26–36`): the quote
     /// is that record's when no record's text holds it.
     about: Option<String>,
+    /// A MyST directive's body (```` ```{code-block} python ````): its options
+    /// (`:caption:`, `:lineno-start:`) open the code.
+    directive: bool,
+    /// The line its first line is at, where the info string numbers it (`linenums="120"`).
+    start_line: Option<u32>,
 }
 
 /// A caption read before a code block.
@@ -499,13 +509,7 @@ impl<'a> Scanner<'a> {
             self.limits_lead = false;
         }
         match tag {
-            Tag::Link { dest_url, .. } => {
-                self.link_depth += 1;
-                if recognise::permalink(&dest_url).is_some() {
-                    let at = self.inline.text.len();
-                    self.inline.links.push(Permalink { url: dest_url.to_string(), offset: range.start, text: at..at });
-                }
-            }
+            Tag::Link { dest_url, link_type, .. } => self.link_start(&dest_url, link_type, range.start),
             Tag::FootnoteDefinition(label) => {
                 self.flush_inline();
                 // What a footnote cites belongs to the record whose text refers to it.
@@ -561,16 +565,33 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// A link opens: every destination is kept (the local ones are checked), and a
+    /// permalink to a forge's file is a citation.
+    fn link_start(&mut self, dest_url: &str, link_type: pulldown_cmark::LinkType, offset: usize) {
+        self.link_depth += 1;
+        if !matches!(link_type, pulldown_cmark::LinkType::Email | pulldown_cmark::LinkType::Autolink) {
+            let at = self.line_col(offset);
+            self.parts.links.push((dest_url.to_string(), at));
+        }
+        if recognise::permalink(dest_url).is_some() {
+            let at = self.inline.text.len();
+            self.inline.links.push(Permalink { url: dest_url.to_string(), offset, text: at..at });
+        }
+    }
+
     /// A code block opens: its language, and what its info string or the caption just
     /// before it (and whether that is set apart as one) says it quotes.
     fn code_block_start(&mut self, kind: &CodeBlockKind<'_>, offset: usize, caption: Option<Caption>) {
         self.flush_inline();
-        let (language, from_info) = match kind {
-            CodeBlockKind::Fenced(info) => {
-                let language = info.split_whitespace().next().filter(|l| !l.contains(['=', '/']));
-                (language.map(str::to_string), recognise::info_path(info))
-            }
-            CodeBlockKind::Indented => (None, None),
+        let (language, from_info, directive, start_line) = match kind {
+            CodeBlockKind::Fenced(info) => match recognise::directive_language(info) {
+                Some(language) => (language.map(str::to_string), None, true, None),
+                None => {
+                    let language = info.split_whitespace().next().filter(|l| !l.contains(['=', '/']));
+                    (language.map(str::to_string), recognise::info_path(info), false, recognise::info_start_line(info))
+                }
+            },
+            CodeBlockKind::Indented => (None, None, false, None),
         };
         let owner = self.owner.map(|(o, _)| o);
         let captioned = from_info.is_some() || caption.as_ref().is_some_and(|c| c.set_apart);
@@ -585,6 +606,8 @@ impl<'a> Scanner<'a> {
             attributed,
             captioned,
             about,
+            directive,
+            start_line,
         });
     }
 
@@ -935,6 +958,9 @@ impl<'a> Scanner<'a> {
     /// string or a `--- path` line names the file it quotes; else a place listed as not
     /// understood, since it may be evidence that lost its source.
     fn code_block_done(&mut self, mut code: PendingCode) {
+        if code.directive {
+            directive_attribution(&mut code);
+        }
         // `# SRC-2 a.py L3–9` as the block's own first line names what it quotes, whatever a
         // paragraph before it cites (`… the token count [SRC-2 a.py L412]:`).
         if let Some((path, at)) = recognise::first_line_path(&code.code) {
@@ -961,6 +987,11 @@ impl<'a> Scanner<'a> {
             if path.lines.is_empty() {
                 path.lines = vec![lines];
             }
+        }
+        // Numbered from a first line (`linenums="120"`), the block's length gives its last.
+        if let (true, Some(start)) = (path.lines.is_empty(), code.start_line) {
+            let count = u32::try_from(code.code.lines().count()).unwrap_or(u32::MAX).max(1);
+            path.lines = vec![crate::model::LineRange { start, end: start.saturating_add(count - 1) }];
         }
         let language = code.language.or_else(|| recognise::language_for_path(&path.path).map(str::to_string));
         let location = self.line_col(code.offset);
@@ -1178,9 +1209,10 @@ impl<'a> Scanner<'a> {
         for span in &inline.code_spans {
             let code = &inline.text[span.text.clone()];
             // A code span that is one whole record ID (`SW-C-loop`) is a reference: some
-            // analysts set every ID in code.
-            if self.scheme.classify(code.trim()).is_some() && skip.as_ref().is_none_or(|s| s.start != span.text.start) {
-                let backticks = self.md[span.source.clone()].find(code.trim()).unwrap_or(0);
+            // analysts set every ID in code; so is a MyST role's (`` {ref}`OBJ-1 <obj-1>` ``).
+            let named = recognise::role_title(code, &inline.text[..span.text.start]).map_or(code.trim(), |(t, _)| t);
+            if self.scheme.classify(named).is_some() && skip.as_ref().is_none_or(|s| s.start != span.text.start) {
+                let backticks = self.md[span.source.clone()].find(named).unwrap_or(0);
                 let location = self.line_col(span.source.start + backticks);
                 let sentence = recognise::sentence_around(&inline.text, span.text.clone(), 320);
                 let context = Text::found(
@@ -1188,7 +1220,7 @@ impl<'a> Scanner<'a> {
                     self.near(inline.source.clone(), span.source.start, sentence.len()),
                     &sentence,
                 );
-                let target = self.record_id(code.trim());
+                let target = self.record_id(named);
                 let section = self.section;
                 self.parts.mentions.push(Mention { target, location, context, section, owner, in_code: true });
                 continue;
@@ -1337,6 +1369,21 @@ fn key_value_line(key: &Inline, value: &Inline) -> Inline {
         (k, v) => k.clone().or(v.clone()),
     };
     line
+}
+
+/// A MyST directive's options say what its code quotes (`:caption: Listing 1 — a.py,
+/// lines 3–9`, `:lineno-start: 3`), and are not the code.
+fn directive_attribution(code: &mut PendingCode) {
+    let (options, at) = recognise::directive_options(&code.code);
+    let option = |name: &str| options.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+    let caption = option("caption").and_then(|caption| caption_of(caption, caption));
+    let start_line = option("lineno-start").and_then(|n| n.parse().ok());
+    if caption.is_some() {
+        code.captioned = true;
+        code.attributed = caption;
+    }
+    code.start_line = code.start_line.or(start_line);
+    code.code.drain(..at);
 }
 
 fn caption_of(markdown: &str, text: &str) -> Option<recognise::QuotePath> {

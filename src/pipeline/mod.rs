@@ -613,14 +613,16 @@ fn previous_manifest(options: &BuildOptions) -> Result<Option<crate::manifest::M
     Ok(Some(manifest))
 }
 
-/// The checks of the whole site that need no page: quotes without a grammar, and what was
-/// not understood (errors with `--strict`). Returns the summary's counts.
+/// The checks of the whole site that need no page: quotes without a grammar, links that
+/// lead nowhere and what was not understood (the last two errors with `--strict`). Returns the summary's counts.
 fn checks(options: &BuildOptions, site: &Site, diagnostics: &mut Vec<Diagnostic>) -> Summary {
     diagnostics.extend(render::language_warnings(site));
+    diagnostics.extend(crate::links::check(site, &crate::links::SiteLinks::of(site)));
     let mut summary = summarise(site);
     summary.not_understood = diagnostics.iter().filter(|d| d.is_not_understood()).count();
     if options.strict {
-        for d in diagnostics.iter_mut().filter(|d| d.is_not_understood()) {
+        let strict = |d: &Diagnostic| d.is_not_understood() || d.code == crate::model::Code::BrokenLink;
+        for d in diagnostics.iter_mut().filter(|d| strict(d)) {
             d.severity = crate::model::Severity::Error;
         }
     }

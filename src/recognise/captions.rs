@@ -28,8 +28,9 @@ static PATH_WITH_LINES: LazyLock<Regex> = LazyLock::new(|| {
         (?:
             :L?(?P<a>[0-9]+(?:\s*[-–—]\s*L?[0-9]+)?)
           | \#L(?P<b>[0-9]+(?:-L?[0-9]+)?)
-          | \s*[,;·•，、；]?\s*[(（]?\s*(?:{LINE_WORDS}|ll?\.|Z\.|L|第)\s*(?P<c>[0-9]+(?:\s*(?:[-–—]|to)\s*L?[0-9]+)?(?:\s*(?:,|and)\s*[0-9]+(?:\s*[-–—]\s*[0-9]+)?)*)
+          | \s*[,;·•，、；]?\s*[(（]?\s*(?:{LINE_WORDS}|ll?\.|Z\.|L|第)\s*(?P<c>[0-9]+(?:\s*(?:[-–—〜～]|to)\s*L?[0-9]+)?(?:\s*(?:,|and)\s*[0-9]+(?:\s*[-–—]\s*[0-9]+)?)*)
           | ,?\s+\(?(?P<d>[0-9]+\s*[-–—]\s*[0-9]+)\b
+          | \s*[,，、]?\s*(?P<e>[0-9]+(?:\s*[-–—〜～]\s*[0-9]+)?)\s*行
         )"
     ))
     .unwrap()
@@ -50,7 +51,7 @@ pub fn caption_path(text: &str, source_named: impl Fn(&str) -> Option<String>) -
     if found.any(|other| other["path"] != *path) {
         return None;
     }
-    let written = caps.name("a").or(caps.name("b")).or(caps.name("c")).or(caps.name("d"))?.as_str();
+    let written = ["a", "b", "c", "d", "e"].into_iter().find_map(|group| caps.name(group))?.as_str();
     let lines = lines_of(written);
     if lines.is_empty() {
         return None;
@@ -60,7 +61,8 @@ pub fn caption_path(text: &str, source_named: impl Fn(&str) -> Option<String>) -
 
 /// `10–12`, `L10-L12`, `10 to 12`, `3, 5 and 7-9` as line ranges.
 fn lines_of(written: &str) -> Vec<LineRange> {
-    let normal = written.replace(['–', '—'], "-").replace(" to ", "-").replace(" and ", ",").replace(['L', ' '], "");
+    let normal =
+        written.replace(['–', '—', '〜', '～'], "-").replace(" to ", "-").replace(" and ", ",").replace(['L', ' '], "");
     parse_line_ranges(&normal)
 }
 
@@ -128,8 +130,14 @@ fn aside_place(text: &str) -> bool {
 /// or opening with a caption's word (`Source:`, `Listing`, `Exhibit` …).
 pub fn set_apart(markdown: &str, text: &str) -> bool {
     // With the words of other languages: `Extrait :` (French), `Auszug` (German),
-    // `Fragmento`, `Extracto` (Spanish).
-    const WORDS: [&str; 13] = [
+    // `Fragmento`, `Extracto` (Spanish), `出典`, `抜粋` (Japanese), `出处`, `摘录` (Chinese).
+    const WORDS: [&str; 19] = [
+        "出典",
+        "抜粋",
+        "引用",
+        "出处",
+        "来源",
+        "摘录",
         "listing",
         "exhibit",
         "figure",
@@ -186,24 +194,79 @@ pub fn without_gutter(code: &str) -> Option<(String, LineRange)> {
 }
 
 /// The path and lines an info string gives after its language: `path=src/a.rs
-/// lines=3-9`, `title="src/a.rs:3-9"`, or a second word `src/a.rs:3-9`.
+/// lines=3-9`, `title="src/a.rs:3-9"`, or a second word `src/a.rs:3-9`. A title that is
+/// only a path (MkDocs: `title="src/a.rs" linenums="3"`) gives no lines: the block's first
+/// line ([`info_start_line`]) and length give them.
 pub fn info_path(info: &str) -> Option<QuotePath> {
     let rest: String = info.split_whitespace().skip(1).collect::<Vec<_>>().join(" ");
     if rest.is_empty() {
         return None;
     }
-    let value = |key: &str| {
-        let at = rest.find(&format!("{key}="))? + key.len() + 1;
-        let value = rest[at..].trim_start_matches(['"', '\'']);
-        let end = value.find(['"', '\'', ' ']).unwrap_or(value.len());
-        Some(value[..end].to_string())
-    };
-    if let Some(path) = value("path").or_else(|| value("file")) {
-        let lines = value("lines").map(|l| lines_of(&l)).unwrap_or_default();
+    if let Some(path) = info_value(&rest, "path").or_else(|| info_value(&rest, "file")) {
+        let lines = info_value(&rest, "lines").map(|l| lines_of(&l)).unwrap_or_default();
         return Some(QuotePath { source: default_source(&rest), path, lines });
     }
-    let text = value("title").unwrap_or(rest.clone());
-    caption_path(&text, default_source)
+    let title = info_value(&rest, "title");
+    if let Some(path) = title.as_deref().filter(|t| is_file_path(t)) {
+        return Some(QuotePath { source: default_source(&rest), path: path.to_string(), lines: Vec::new() });
+    }
+    caption_path(&title.unwrap_or(rest), default_source)
+}
+
+/// The value of `key=value` (or `key="value"`) in an info string.
+fn info_value(info: &str, key: &str) -> Option<String> {
+    let at = info.match_indices(&format!("{key}=")).find(|(at, _)| *at == 0 || info[..*at].ends_with(' '))?.0;
+    let value = info[at + key.len() + 1..].trim_start_matches(['"', '\'']);
+    let end = value.find(['"', '\'', ' ']).unwrap_or(value.len());
+    Some(value[..end].to_string())
+}
+
+/// True when `text` is one file's path and nothing else (`pr_agent/algo/utils.py`).
+fn is_file_path(text: &str) -> bool {
+    static FILE_PATH: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:[A-Za-z0-9_.@+-]+/)*[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]*\.[A-Za-z0-9]{1,8}$").unwrap()
+    });
+    FILE_PATH.is_match(text)
+}
+
+/// The line a code block's first line is at, as its info string numbers it
+/// (`linenums="120"` of MkDocs, `lineno-start=120`, `startline=120`).
+pub fn info_start_line(info: &str) -> Option<u32> {
+    ["linenums", "lineno-start", "linenostart", "startline", "start-line"]
+        .iter()
+        .find_map(|key| info_value(info, key))
+        .and_then(|value| value.parse().ok())
+        .filter(|line| *line > 0)
+}
+
+/// A MyST or Sphinx directive that shows code (```` ```{code-block} python ````): its
+/// language, the word after it.
+pub fn directive_language(info: &str) -> Option<Option<&str>> {
+    let mut words = info.split_whitespace();
+    let directive = words.next()?.strip_prefix('{')?.strip_suffix('}')?;
+    matches!(directive, "code-block" | "code" | "code-cell" | "sourcecode" | "literalinclude").then(|| words.next())
+}
+
+/// The options a MyST directive's body opens with (`:caption: Listing 1 — a.py, lines
+/// 3–9`, `:lineno-start: 3`), by name, and where the code after them (and the blank line
+/// that ends them) starts.
+pub fn directive_options(body: &str) -> (Vec<(&str, &str)>, usize) {
+    let mut options = Vec::new();
+    let mut at = 0;
+    for line in body.split_inclusive('\n') {
+        let Some((name, value)) = line.trim().strip_prefix(':').and_then(|rest| rest.split_once(':')) else {
+            if line.trim().is_empty() && !options.is_empty() {
+                at += line.len();
+            }
+            break;
+        };
+        if name.is_empty() || name.contains(' ') {
+            break;
+        }
+        options.push((name, value.trim()));
+        at += line.len();
+    }
+    (options, at)
 }
 
 #[cfg(test)]
@@ -254,6 +317,35 @@ mod tests {
         assert!(first_line_path("# the loop below retries, see a.py:3-4\nx = 1\n").is_none(), "a comment, not a place");
         assert!(without_gutter("x = 1\n 12 | y\n").is_none(), "every line has its number");
         assert!(without_gutter(" 12 | a\n 11 | b\n").is_none(), "numbers that go up");
+    }
+
+    #[test]
+    fn directives_and_info_strings_that_number_the_first_line() {
+        assert_eq!(directive_language("{code-block} python"), Some(Some("python")));
+        assert_eq!(directive_language("{note}"), None);
+        assert_eq!(directive_language("python"), None);
+        let body = ":caption: Listing 1 — `a/b.py`, lines 3–4 (SRC-2)\n:lineno-start: 3\n\nx = 1\ny = 2\n";
+        let (options, at) = directive_options(body);
+        assert_eq!(options, [("caption", "Listing 1 — `a/b.py`, lines 3–4 (SRC-2)"), ("lineno-start", "3")]);
+        assert_eq!(&body[at..], "x = 1\ny = 2\n");
+        assert_eq!(directive_options("x = {'a': 1}\n"), (Vec::new(), 0));
+        let info = "python title=\"pr_agent/algo/utils.py\" linenums=\"1010\" hl_lines=\"4 5\"";
+        let q = info_path(info).unwrap();
+        assert_eq!((q.path.as_str(), q.lines.len()), ("pr_agent/algo/utils.py", 0));
+        assert_eq!(info_start_line(info), Some(1010));
+        assert_eq!(info_start_line("python title=\"a.py\""), None);
+        assert_eq!(info_path("python title=\"Retry loop\""), None, "a title that is no path");
+    }
+
+    #[test]
+    fn captions_in_japanese_and_chinese() {
+        let r = |p: &str, a: u32, b: u32| Some((p.to_string(), vec![(a, b)], Some("SRC-1".to_string())));
+        assert_eq!(
+            read("出典：SRC-1 `gpt_engineer/core/default/file_store.py` 39〜45行"),
+            r("gpt_engineer/core/default/file_store.py", 39, 45)
+        );
+        assert_eq!(read("出典：SRC-1 a/b.py 第 39～45 行"), r("a/b.py", 39, 45));
+        assert!(set_apart("出典：SRC-1 a/b.py 39〜45行", "出典：SRC-1 a/b.py 39〜45行"));
     }
 
     #[test]

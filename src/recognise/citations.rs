@@ -85,7 +85,7 @@ impl Default for Citations {
 /// has many.)
 static BARE_CITATION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"(?P<slashed>(?:[A-Za-z0-9_.\-]+/)+{FILE})(?:{TO_LINES}(?P<slashed_lines>{LINES}))?|(?P<plain>{FILE}){TO_LINES}(?P<plain_lines>{LINES})|(?P<document>{FILE})[:,]? +(?:§|(?i:section) +["“])"#
+        r#"(?P<slashed>(?:[A-Za-z0-9_.\-]+/)+{FILE})(?:{TO_LINES}(?P<slashed_lines>{LINES}))?|(?P<plain>{FILE}){TO_LINES}(?P<plain_lines>{LINES})|(?P<document>{FILE})(?:[:,]? +(?:§|(?i:section) +["“])|,)"#
     ))
     .unwrap()
 });
@@ -180,15 +180,23 @@ impl Citations {
         self.find_with_unread(text).0
     }
 
+    /// False when `text` cannot cite: every citation names a source, or has `path:lines`,
+    /// a folder or a section. Most text has none of these, and is not worth the regular
+    /// expressions (render asks of every text it links).
+    fn may_cite(&self, text: &str) -> bool {
+        text.contains([':', '/', '§'])
+            || self.token.is_match(text)
+            || text.contains("ection \"")
+            || text.contains(", \"")
+            || text.contains(", “")
+    }
+
     /// [`Citations::find`], and the source tokens followed by a word that looks like a
     /// path but is not read as one (`SRC-1 src/fractal`: a folder without its trailing
     /// `/`), with the word: what `check --explain` lists.
     #[allow(clippy::type_complexity, reason = "a pair of lists, each named in the doc")]
     pub fn find_with_unread(&self, text: &str) -> (Vec<CitationMatch>, Vec<(Range<usize>, Range<usize>)>) {
-        // Every citation names a source, or has `path:lines` or a folder: most text has none
-        // of these, and is not worth the regular expressions (render asks of every text it
-        // links).
-        if !text.contains([':', '/', '§']) && !self.token.is_match(text) && !text.contains("ection \"") {
+        if !self.may_cite(text) {
             return (Vec::new(), Vec::new());
         }
         let mut unread = Vec::new();
@@ -266,7 +274,8 @@ impl Citations {
 /// `source` (the one a bare path inherits), when a section follows the file's name.
 fn document_section(text: &str, file: Range<usize>, source: Option<String>) -> Option<CitationMatch> {
     let opened_by = text[..file.start].chars().next_back();
-    let (section, end) = section_after(text, file.end, opened_by)?;
+    let (section, end) =
+        section_after(text, file.end, opened_by).or_else(|| quoted_heading_after(text, file.clone()))?;
     Some(CitationMatch {
         range: file.start..end,
         source_range: None,
@@ -276,6 +285,21 @@ fn document_section(text: &str, file: Range<usize>, source: Option<String>) -> O
         lines: Vec::new(),
         line_spans: Vec::new(),
     })
+}
+
+/// A document's heading quoted after its name and a comma (`README.md, "Chat Mode"`):
+/// only for a document (Markdown, reStructuredText, AsciiDoc, text or HTML), where a
+/// quoted title after a code file's name is likelier a string of the code.
+fn quoted_heading_after(text: &str, file: Range<usize>) -> Option<(String, usize)> {
+    static QUOTED: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#"^, +(?:"(?P<q>[^"\n]{1,100})"|“(?P<c>[^”\n]{1,100})”)"#).unwrap());
+    let extension = text[file.clone()].rsplit_once('.')?.1.to_ascii_lowercase();
+    if !matches!(extension.as_str(), "md" | "markdown" | "rst" | "adoc" | "txt" | "html") {
+        return None;
+    }
+    let found = QUOTED.captures(&text[file.end..])?;
+    let heading = found.name("q").or(found.name("c"))?.as_str().trim();
+    Some((heading.to_string(), file.end + found.get(0)?.end()))
 }
 
 /// The file and lines a link to a forge's page of a file cites, and the revision it is
@@ -687,6 +711,14 @@ mod tests {
                 .collect::<Vec<_>>(),
             [(Some("README.md".to_string()), Some("Architecture".to_string()))]
         );
+        let paths_and_sections = |text: &str| -> Vec<(Option<String>, Option<String>)> {
+            Citations::default().find(text).into_iter().map(|c| (c.path, c.section)).collect()
+        };
+        assert_eq!(
+            paths_and_sections("(README.md, \"Chat Mode\")"),
+            [(Some("README.md".to_string()), Some("Chat Mode".to_string()))]
+        );
+        assert!(paths_and_sections("config.py, \"debug\" is the key").is_empty(), "a code file's string");
         assert_eq!(sections("as SRC-2, section \"Key Features\" says"), one("SRC-2", None, "Key Features"));
         assert_eq!(sections("SRC-3: CHANGELOG.md, section \"1.0.0\"."), one("SRC-3", Some("CHANGELOG.md"), "1.0.0"));
         assert_eq!(sections("SRC-2, section headings are long"), [(Some("SRC-2".to_string()), None, None)]);

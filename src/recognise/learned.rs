@@ -117,9 +117,50 @@ pub fn heading_id(
     (leads || distinct.len() == 1).then_some((first, kind))
 }
 
-/// The kinds of record that `markdown` declares in the learned shape: in ATX headings,
-/// and in the first cells of table rows, outside code blocks. Read line by line, without
-/// the Markdown parser: a cheap first look that the parse then relies on.
+/// True when `trimmed` (a line without its indent) opens, closes or is inside a fenced
+/// code block; `fence` is the one open (its character and length).
+fn in_fence(trimmed: &str, fence: &mut Option<(char, usize)>) -> bool {
+    if let Some(c) = trimmed.chars().next().filter(|c| *c == '`' || *c == '~') {
+        let run = trimmed.chars().take_while(|x| *x == c).count();
+        if run >= 3 {
+            match *fence {
+                None => *fence = Some((c, run)),
+                Some((open, len)) if open == c && run >= len && trimmed[run..].trim().is_empty() => *fence = None,
+                _ => {}
+            }
+            return true;
+        }
+    }
+    fence.is_some()
+}
+
+/// The level of `line` when the line after it underlines it as a heading (`---`: two;
+/// `===`: one, the title).
+fn setext_heading(line: &str, next: Option<&str>) -> Option<u8> {
+    let trimmed = line.trim_start();
+    let heading_text = !trimmed.is_empty() && !line.starts_with("    ") && !trimmed.starts_with(['#', '|', '>']);
+    next.and_then(setext_level).filter(|_| heading_text)
+}
+
+/// The level of the Setext heading `line` underlines (`===`: 1, `---`: 2), if it is one.
+fn setext_level(line: &str) -> Option<u8> {
+    let trimmed = line.trim_end();
+    if line.starts_with("    ") || trimmed.is_empty() {
+        return None;
+    }
+    let marks = trimmed.trim_start();
+    if marks.chars().all(|c| c == '=') {
+        Some(1)
+    } else if marks.chars().all(|c| c == '-') {
+        Some(2)
+    } else {
+        None
+    }
+}
+
+/// The kinds of record that `markdown` declares in the learned shape: in headings (ATX and
+/// Setext), and in the first cells of table rows, outside code blocks. Read line by line,
+/// without the Markdown parser: a cheap first look that the parse then relies on.
 pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str) -> bool + Copy) -> BTreeSet<String> {
     let mut kinds = BTreeSet::new();
     // Numbered IDs by kind, from headings: a kind needs two to be a scheme.
@@ -128,7 +169,8 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
     // A top-level item that a nested list follows (`- Context truncation (TC-4)`, then
     // `  - status: …`) declares as a heading does.
     let mut item_above: Option<&str> = None;
-    for line in markdown.lines() {
+    let lines: Vec<&str> = markdown.lines().collect();
+    for (i, line) in lines.iter().copied().enumerate() {
         if let Some(item) = item_above.take() {
             let nested = line.starts_with([' ', '\t']) && line.trim_start().starts_with(['-', '*', '+']);
             if nested {
@@ -138,26 +180,21 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
             }
         }
         let trimmed = line.trim_start();
-        let fence_char = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
-        if let Some(c) = fence_char {
-            let run = trimmed.chars().take_while(|x| *x == c).count();
-            if run >= 3 {
-                match fence {
-                    None => fence = Some((c, run)),
-                    Some((open, len)) if open == c && run >= len && trimmed[run..].trim().is_empty() => fence = None,
-                    _ => {}
-                }
-                continue;
-            }
-        }
-        if fence.is_some() {
+        if in_fence(trimmed, &mut fence) {
             continue;
         }
         if let Some(item) = top_level_item(line) {
             item_above = Some(item);
             continue;
         }
-        let (text, must_lead) = if let Some(rest) = trimmed.strip_prefix('#') {
+        let underline = setext_heading(line, lines.get(i + 1).copied());
+        let (text, must_lead) = if let Some(level) = underline {
+            if level == 1 {
+                continue;
+            }
+            learn_heading_shapes(trimmed, &mut numbered, &mut kinds);
+            (trimmed, false)
+        } else if let Some(rest) = trimmed.strip_prefix('#') {
             // A level-one heading is the report's title (`# SWE-agent — Tool-call
             // handling`): it names the system, and teaches no kind of record.
             if !rest.starts_with('#') {

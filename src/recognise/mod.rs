@@ -24,8 +24,8 @@ mod sentences;
 mod statuses;
 
 pub use captions::{
-    caption_path, default_source, first_line_path, info_path, is_place_line, reads_as_caption_after,
-    reads_as_caption_before, set_apart, without_gutter,
+    caption_path, default_source, directive_language, directive_options, first_line_path, info_path, info_start_line,
+    is_place_line, reads_as_caption_after, reads_as_caption_before, set_apart, without_gutter,
 };
 pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
 pub use learned::{declared_kinds, heading_id, item_id, outline_title, pattern_kind, run_in};
@@ -909,6 +909,18 @@ pub fn is_near_miss(unknown: &str, known: &str) -> bool {
     strsim::damerau_levenshtein(&a, &b) <= limit
 }
 
+/// A MyST or Sphinx role's code span (`` {ref}`MEM-OBJ-state <mem-obj-state>` ``): the
+/// text it shows (`MEM-OBJ-state`; the code itself when it names no target) and the
+/// length of the role before it, when `before` ends with a role.
+pub fn role_title<'c>(code: &'c str, before: &str) -> Option<(&'c str, usize)> {
+    const ROLES: [&str; 6] = ["{ref}", "{doc}", "{numref}", "{term}", "{any}", "{need}"];
+    let role = ROLES.iter().find(|role| before.ends_with(*role))?;
+    let code = code.trim();
+    let title =
+        code.strip_suffix('>').and_then(|rest| rest.rsplit_once('<')).map_or(code, |(title, _)| title.trim_end());
+    Some((title, role.len()))
+}
+
 /// A URL-safe anchor for a heading: `2.1 Write agency` → `2-1-write-agency`.
 pub fn slugify(text: &str) -> String {
     let mut slug = String::with_capacity(text.len());
@@ -931,6 +943,13 @@ pub fn slugify(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_role_s_code_span_shows_its_title() {
+        assert_eq!(role_title("MEM-OBJ-state <mem-obj-state>", "see {ref}"), Some(("MEM-OBJ-state", 5)));
+        assert_eq!(role_title("OBJ-01", "{doc}"), Some(("OBJ-01", 5)));
+        assert_eq!(role_title("OBJ-01 <x>", "see "), None);
+    }
 
     #[test]
     fn a_list_item_s_key_may_close_with_an_aside_that_quotes_or_cites() {

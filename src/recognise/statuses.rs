@@ -590,13 +590,19 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
 /// (then a stop, a bracket or the end), so that `The result: absent from the logs` is prose.
 pub fn bare_status_keys(words: &StatusWords, text: &str) -> Vec<StatusKey> {
     let mut out = Vec::new();
-    for (colon, _) in text.match_indices(": ") {
+    // Chinese and Japanese set a full-width colon, with no space after it (`書き込み：接続済み`).
+    let colons = text.match_indices(": ").chain(text.match_indices('：')).map(|(at, colon)| (at, colon.len()));
+    let mut colons: Vec<(usize, usize)> = colons.collect();
+    colons.sort_unstable();
+    for (colon, colon_len) in colons {
         let start = key_start_before(text, colon);
         let key = text[start..colon].trim();
         let key_words: Vec<&str> = key.split_whitespace().collect();
-        let shaped = key.starts_with(|c: char| c.is_uppercase())
+        // A key opens with a capital, or with a letter of a script without case (`書`).
+        let opens_key = |c: char| c.is_uppercase() || (c.is_alphabetic() && !c.is_lowercase() && !c.is_ascii());
+        let shaped = key.starts_with(opens_key)
             && (1..=6).contains(&key_words.len())
-            && key.chars().all(|c| c.is_alphanumeric() || c == ' ' || c == '-' || c == '\'')
+            && key.chars().all(|c| c.is_alphanumeric() || " -'・（）／`_".contains(c))
             && !key_words.iter().any(|w| {
                 let w = w.to_lowercase();
                 // (`by` names an agent after a participle: `Written by: wired`.)
@@ -606,10 +612,11 @@ pub fn bare_status_keys(words: &StatusWords, text: &str) -> Vec<StatusKey> {
         if !shaped {
             continue;
         }
-        let value_start = colon + 2;
+        let value_start =
+            colon + colon_len + (text[colon + colon_len..].len() - text[colon + colon_len..].trim_start().len());
         let Some((_, len)) = words.at_start(&text[value_start..]) else { continue };
         let after = text[value_start + len..].trim_start();
-        if !(after.is_empty() || after.starts_with(['(', '.', ';', ','])) {
+        if !(after.is_empty() || after.starts_with(['(', '.', ';', ',', '（', '。', '；', '，', '、'])) {
             continue;
         }
         let value_end = value_start + first_sentence_end(&text[value_start..]);

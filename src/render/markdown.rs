@@ -34,6 +34,26 @@ pub struct Linker<'a> {
     pub(super) verdicts: Option<&'a crate::model::RunVerification>,
     /// The run's quotes by their code, made once for the run's pages, if shared.
     pub(super) quotes_by_code: Option<&'a QuotesByCode<'a>>,
+    /// Where the run's links to reports and headings lead, if shared.
+    pub(super) local_links: Option<&'a LocalLinks<'a>>,
+}
+
+/// Where each link of a run's reports to a report or heading leads, by the link as
+/// written; a link that leads nowhere is not here (it is shown as written, and `links`
+/// warns of it).
+pub(super) type LocalLinks<'a> = HashMap<&'a str, String>;
+
+/// [`LocalLinks`] of `run`, in one pass over its links.
+pub(super) fn local_links<'a>(run: &'a Run, site_links: &crate::links::SiteLinks<'_>) -> LocalLinks<'a> {
+    let mut leads = LocalLinks::new();
+    for report in &run.reports {
+        for link in &report.links {
+            if let Ok(url) = site_links.url(report, link) {
+                leads.entry(link.written.as_str()).or_insert(url);
+            }
+        }
+    }
+    leads
 }
 
 /// A run's quotes by their code: the first of the run's reports to quote a code is the
@@ -281,6 +301,13 @@ impl<'l, 'm> Rewrite<'l, 'm> {
                 {
                     self.out.push(Event::Html(crate::markup::markdown_link_open(&dest_url, &title).into()));
                 }
+                // A link to a report or a heading of one leads to its page.
+                Some(Event::Start(Tag::Link { dest_url, title, .. }))
+                    if self.linker.local_links.is_some_and(|leads| leads.contains_key(&*dest_url)) =>
+                {
+                    let url = &self.linker.local_links.expect("checked above")[&*dest_url];
+                    self.out.push(Event::Html(crate::markup::markdown_link_open(url, &title).into()));
+                }
                 other => self.out.extend(other),
             },
             Event::Html(_)
@@ -314,15 +341,36 @@ impl<'l, 'm> Rewrite<'l, 'm> {
         true
     }
 
+    /// Takes the role (`{ref}`, `role_len` bytes) off the end of the text just written.
+    fn drop_role(&mut self, role_len: usize) {
+        let before = &self.state.text_before;
+        let role = &before[before.len() - role_len..];
+        if let Some(Event::Html(html) | Event::Text(html)) = self.out.last_mut() {
+            if let Some(kept) = html.strip_suffix(role) {
+                *html = kept.to_string().into();
+            }
+        }
+    }
+
     /// A code span that is one whole citation links to its file, as `parse` reads it.
     fn code_span(&mut self, code: CowStr<'m>) {
         let linker = self.linker;
         // A code span that is one whole record ID (`SW-C-loop`) names the record, as `parse`
         // reads it.
-        if linker.conventions.ids.classify(code.trim()).is_some() {
-            if let Some(RecordLink { url, title, published }) = linker.record_link(&RecordId::new(code.trim())) {
+        let role = recognise::role_title(&code, &self.state.text_before);
+        let named = role.map_or(code.trim(), |(title, _)| title);
+        if linker.conventions.ids.classify(named).is_some() {
+            if let Some(RecordLink { url, title, published }) = linker.record_link(&RecordId::new(named)) {
                 let class = if published { "rec" } else { "rec unpublished" };
-                let html = format!("{}<code>{}</code></a>", link_open(&url, class, &title), escape(&code));
+                // A role (`{ref}`) is markup, not text: the reader sees the record's ID.
+                let shown = match role {
+                    Some((_, role_len)) => {
+                        self.drop_role(role_len);
+                        named
+                    }
+                    None => &code,
+                };
+                let html = format!("{}<code>{}</code></a>", link_open(&url, class, &title), escape(shown));
                 self.out.push(Event::Html(html.into()));
                 return;
             }
@@ -351,9 +399,12 @@ impl<'l, 'm> Rewrite<'l, 'm> {
     /// A code block, highlighted; with the `--- path` paragraph after it, a quote.
     /// Returns the index after both.
     fn code_block(&mut self, events: &Events<'m>, mut i: usize) -> usize {
-        let language = match &events[i].0 {
-            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => info.split_whitespace().next(),
-            _ => None,
+        let (language, directive) = match &events[i].0 {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => match recognise::directive_language(info) {
+                Some(language) => (language, true),
+                None => (info.split_whitespace().next(), false),
+            },
+            _ => (None, false),
         };
         let mut code = String::new();
         i += 1;
@@ -362,6 +413,12 @@ impl<'l, 'm> Rewrite<'l, 'm> {
                 code.push_str(t);
             }
             i += 1;
+        }
+        // A MyST directive's options (`:caption:`, `:lineno-start:`) are not its code, as
+        // `parse` reads it: the caption is shown as the quote's path.
+        if directive {
+            let (_, at) = recognise::directive_options(&code);
+            code.drain(..at);
         }
         let (quote, next) = quote_path_after(events, i + 1, &self.linker.conventions.citations);
         if quote.is_none() {

@@ -165,8 +165,17 @@ where
             (s.name.as_str(), look)
         })
         .collect();
-    let renderer =
-        Renderer { site, conventions, env: &env, assets: &asset_urls, shared: &shared, looks: &looks, verification };
+    let site_links = crate::links::SiteLinks::of(site);
+    let renderer = Renderer {
+        site,
+        conventions,
+        env: &env,
+        assets: &asset_urls,
+        shared: &shared,
+        looks: &looks,
+        verification,
+        site_links,
+    };
     jobs.par_iter().try_for_each(|job| {
         let page = renderer.page(job);
         if let Some(shared) = job.run().and_then(|run| shared.get(&run)) {
@@ -408,6 +417,8 @@ struct RunShared<'a> {
     conventions: std::sync::OnceLock<Option<Conventions>>,
     /// The run's quotes by their code, made by the first page that asks.
     quotes_by_code: std::sync::OnceLock<markdown::QuotesByCode<'a>>,
+    /// Where the run's links to reports and headings lead, made by the first page that asks.
+    local_links: std::sync::OnceLock<markdown::LocalLinks<'a>>,
 }
 
 impl<'a> RunShared<'a> {
@@ -464,6 +475,8 @@ struct Renderer<'a> {
     looks: &'a HashMap<&'a str, StatusLook>,
     /// What verification found, when it ran.
     verification: Option<&'a crate::model::Verification>,
+    /// Where links between reports lead.
+    site_links: crate::links::SiteLinks<'a>,
 }
 
 /// How a status is shown, made once: its CSS class, meaning and page.
@@ -556,6 +569,10 @@ impl<'a> Renderer<'a> {
                 .shared
                 .get(&run_key(system, run))
                 .map(|shared| shared.quotes_by_code.get_or_init(|| markdown::quotes_by_code(run))),
+            local_links: self
+                .shared
+                .get(&run_key(system, run))
+                .map(|shared| shared.local_links.get_or_init(|| markdown::local_links(run, &self.site_links))),
         }
     }
 
@@ -911,6 +928,7 @@ turns = turns[-20:]
             highlights: None,
             verdicts: None,
             quotes_by_code: None,
+            local_links: None,
         };
         let record = &run.records[&RecordId::new("OBJ-01")];
         let evidence = evidence_views(&run, record, &linker, None);
@@ -950,6 +968,7 @@ turns = turns[-20:]
             highlights: None,
             verdicts: None,
             quotes_by_code: None,
+            local_links: None,
         };
         let html = markdown::render_fragment("See SRC-1 src/__init__.py:3 and __stressed__ words.", &linker);
         assert!(html.contains("src/__init__.py:3</a>"), "{html}");
@@ -971,6 +990,7 @@ turns = turns[-20:]
             highlights: None,
             verdicts: None,
             quotes_by_code: None,
+            local_links: None,
         };
         let blob = "https://github.com/o/r/blob/5954a07d464feeaf6c311a9fa5ca2e54200a6794";
         let html = markdown::render_fragment(
@@ -1015,6 +1035,7 @@ turns = turns[-20:]
             highlights: None,
             verdicts: None,
             quotes_by_code: None,
+            local_links: None,
         };
         let sources = source_views(&run, &linker);
         let trees: Vec<(&str, &str, Option<&str>)> =

@@ -644,7 +644,7 @@ impl<'a> Scanner<'a> {
         let record = self.owner_record(owner);
         // Within a record's prose, `Offered to the model: afforded (…)` states a finding
         // too, when it is no field of the record.
-        if record.is_some() && field.is_none() && inline.text.contains(": ") {
+        if record.is_some() && field.is_none() && (inline.text.contains(": ") || inline.text.contains('：')) {
             let bare = recognise::bare_status_keys(self.words, &inline.text);
             let free: Vec<StatusKey> = bare
                 .into_iter()
@@ -831,7 +831,8 @@ impl<'a> Scanner<'a> {
     /// whole source when the range cannot be placed.
     fn statement_source(&self, inline: &Inline, range: Range<usize>) -> &'a str {
         let whole = inline.source.clone().unwrap_or(0..0);
-        let start = self.source_offset(inline, range.start..range.start + 1);
+        let first_len = inline.text[range.start..].chars().next().map_or(1, char::len_utf8);
+        let start = self.source_offset(inline, range.start..range.start + first_len);
         let last = inline.text[..range.end].char_indices().next_back().map(|(i, c)| (i, c.len_utf8()));
         let end = last.and_then(|(i, len)| self.source_offset(inline, i..i + len).map(|at| at + len));
         match (start, end) {
@@ -1201,5 +1202,16 @@ mod tests {
         assert_eq!(report.row_anchors.get(&(0, 1)).map(|a| &**a), Some("L2"));
         assert_eq!(report.row_anchors.get(&(1, 0)), None);
         assert_eq!(notes(&diagnostics), [8]);
+    }
+
+    #[test]
+    fn a_key_in_a_script_without_case_and_a_full_width_colon_states_a_status() {
+        let md = "## OBJ-02 プロンプト\n\n- 読み込み: **wired**\n- 書き込み：**wired**（既定）\n- 状態：**absent**。\n";
+        let (report, diagnostics) = parse(md);
+        let shown: Vec<(String, String)> =
+            findings(&report).into_iter().map(|(_, dimension, status, _, _)| (dimension, status)).collect();
+        let expected = [("読み込み", "wired"), ("書き込み", "wired"), ("状態", "absent")];
+        assert_eq!(shown, expected.map(|(d, s)| (d.to_string(), s.to_string())));
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
     }
 }

@@ -39,7 +39,7 @@ fn is_handle(text: &str) -> bool {
 /// The handle a limit's text opens with (`L1 — …`, `**G2.** …`, `#3: …`, `(C4) …`), and
 /// the text after it and its separator.
 fn leading_handle(text: &str) -> Option<(String, &str)> {
-    let text = text.trim_start();
+    let text = without_target(text);
     let token_end = text.find(|c: char| c.is_whitespace() || ".:—–)]".contains(c)).unwrap_or(text.len());
     let token = text[..token_end].trim_start_matches(['#', '(', '[']);
     // `SRC-1 was read.` opens with a source, not a handle.
@@ -48,6 +48,17 @@ fn leading_handle(text: &str) -> Option<(String, &str)> {
     }
     let rest = text[token_end..].trim_start_matches(|c: char| c.is_whitespace() || ".:—–-)]|".contains(c));
     (!rest.is_empty()).then(|| (token.to_string(), rest))
+}
+
+/// `text` without the MyST target that may open it (`(lim-l1)= L1 …`: the line
+/// `(lim-l1)=` names the place for cross-references, and is no text).
+fn without_target(text: &str) -> &str {
+    let text = text.trim_start();
+    let target = text
+        .strip_prefix('(')
+        .and_then(|rest| rest.split_once(")="))
+        .filter(|(name, _)| !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || "-_.:".contains(c)));
+    target.map_or(text, |(_, rest)| rest.trim_start())
 }
 
 /// True when a heading speaks of the analysis itself (`limits of this review`, `what our
@@ -87,9 +98,11 @@ impl Scanner<'_> {
         let around = self.heading_stack.last().is_some_and(|&(_, limits)| limits);
         // A record's heading (`### OBJ-07 Limitation register`, `### 5.1 LOOP-1: Turn
         // limit` under `## 5. Run-loop limits`) is about the record.
-        // A level-one heading is the report's title: one about `context limits` is not
-        // wholly a list of its own limits.
-        let says = level > 1 && LimitWords::holds(&self.conventions.limits.headings, title);
+        // The first level-one heading is the report's title: one about `context limits` is
+        // not wholly a list of its own limits. (Later ones are sections, as in a report
+        // that underlines its parts with `===`.)
+        let is_title = level == 1 && !self.parts.sections.iter().any(|s| s.level == 1);
+        let says = !is_title && LimitWords::holds(&self.conventions.limits.headings, title);
         // `## TWV-299 · Not looked at (limits of this review)`: a record's heading that
         // says it holds the analysis's own limits does.
         let own = says && names_the_analysis(title);
@@ -199,7 +212,7 @@ impl Scanner<'_> {
     /// A paragraph of a section about limits, which is no limit of its own: noted once
     /// per section, so that `--explain` says the section was read as prose.
     pub(super) fn limits_prose(&mut self, inline: &Inline) {
-        if self.limits_prose_noted == self.section {
+        if self.limits_prose_noted == self.section || without_target(&inline.text).is_empty() {
             return;
         }
         self.limits_prose_noted = self.section;
@@ -392,6 +405,23 @@ mod tests {
             diagnostics.iter().filter(|d| d.message.contains("section about limits")).collect();
         assert_eq!(notes.len(), 1, "{diagnostics:?}");
         assert_eq!(notes[0].location.line, 5);
+    }
+
+    #[test]
+    fn a_definition_list_of_handles_under_myst_targets_is_a_list_of_limits() {
+        let (report, diagnostics) =
+            parse("## Limits\n\n(lim-l1)=\nL1\n: Nothing was executed.\n\n(lim-l2)=\nL2\n: Two providers were read.\n");
+        let limits: Vec<(&str, &str)> = report.limits.iter().map(|l| (l.handle.as_str(), l.text.as_str())).collect();
+        assert_eq!(limits, [("L1", "Nothing was executed."), ("L2", "Two providers were read.")]);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    }
+
+    #[test]
+    fn a_later_level_one_heading_about_limits_is_a_section_of_limits_but_the_title_is_not() {
+        let (report, _) =
+            parse("Context limits\n==\n\n- L1 Not a limit.\n\nCoverage and limits\n==\n\n- L1  Nothing was run.\n");
+        let limits: Vec<&str> = report.limits.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(limits, ["Nothing was run."]);
     }
 
     #[test]
