@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::messages::MessageFormat;
 use crate::model::{Code, Listing, Severity};
@@ -86,12 +86,28 @@ pub enum Command {
     },
     /// Search a built site offline, from its tantivy index.
     Search(SearchArgs),
-    /// Create a new site (config, an example system, the default theme) in DIR.
+    /// Create a new site in DIR (config, an example system, the schemas of its YAML files,
+    /// a .gitignore); the default theme stays built in (`casebook theme eject` copies it).
     Init {
-        /// The folder to create the site in.
+        /// The folder to create the site in: new or empty, unless --force.
         #[arg(default_value = ".")]
         dir: PathBuf,
+        /// Create the site in a folder that already holds files (none is overwritten).
+        #[arg(long)]
+        force: bool,
     },
+    /// The site's theme.
+    #[command(subcommand)]
+    Theme(ThemeCommand),
+    /// Print the completion script of a shell, for it to complete casebook's commands
+    /// and options (bash: `casebook completions bash > ~/.local/share/bash-completion/completions/casebook`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print casebook's manual page, in roff (`casebook man > casebook.1; man ./casebook.1`).
+    Man,
     /// Build the site, serve it on this machine, and rebuild and reload open pages
     /// whenever a source changes.
     Serve {
@@ -136,6 +152,21 @@ pub enum Command {
         /// Shared options.
         #[command(flatten)]
         common: Common,
+    },
+}
+
+/// What `casebook theme` does.
+#[derive(Debug, Subcommand)]
+pub enum ThemeCommand {
+    /// Copy the built-in theme into the site (`themes/default/`), to edit its templates
+    /// and assets; each file there then overrides the built-in one.
+    Eject {
+        /// The site's root folder (holding `content/`).
+        #[arg(long, default_value = ".", value_name = "DIR")]
+        root: PathBuf,
+        /// Overwrite files already in `themes/default/`.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -316,16 +347,26 @@ pub struct Common {
     pub message_format: MessageFormat,
 }
 
-/// Runs the command line and returns the process exit code.
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+/// Runs the command line and returns the process exit code; `version` is what
+/// `--version` prints after the name.
+pub fn main(version: &'static str) -> ExitCode {
+    let matches = Cli::command().version(version).get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    if let Some(code) = about_casebook(&cli.command, version) {
+        return code;
+    }
     let (common, build) = match &cli.command {
         Command::Build { common, .. } => (common, true),
         Command::Check { common } | Command::Verify { common, .. } => (common, false),
+        Command::Init { .. } | Command::Theme(_) | Command::Completions { .. } | Command::Man => {
+            unreachable!("answered by about_casebook")
+        }
         Command::Diff { old, new, format, output, message_format } => {
             return diff(old, new, *format, output.as_deref(), *message_format)
         }
-        Command::Init { dir } => return init(dir),
         Command::Schema { name, write } => return schema(*name, write.as_deref()),
         Command::Search(args) => return search(args),
         Command::Serve { common, output, port, bind, allowed_hosts, verify, sources, cache } => {
@@ -335,20 +376,7 @@ pub fn main() -> ExitCode {
             return serve(common, options, *port, *bind, allowed_hosts);
         }
     };
-    let mut options = BuildOptions::new(&common.root);
-    match &cli.command {
-        Command::Build { output, previous_manifest, no_search_index, allow_empty, verify, sources, cache, .. } => {
-            options = output.options(&common.root);
-            options.cache = cache.dir(&options.output);
-            options.previous_manifest = previous_manifest.clone();
-            options.search_index = !no_search_index;
-            options.allow_empty = *allow_empty;
-            options.verify = verify.then(|| sources.options(common.strict, common.quiet));
-        }
-        Command::Verify { sources, .. } => options.verify = Some(sources.options(common.strict, common.quiet)),
-        _ => {}
-    }
-    options.strict = common.strict;
+    let options = build_options(&cli.command, common);
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(common.jobs.unwrap_or(0)).build() {
         Ok(pool) => pool,
         Err(e) => {
@@ -494,16 +522,89 @@ fn schema(name: Option<crate::schema::SchemaFile>, write: Option<&std::path::Pat
     ExitCode::SUCCESS
 }
 
-fn init(dir: &std::path::Path) -> ExitCode {
-    match crate::init::init(dir) {
-        Ok(files) => {
-            println!("casebook: created a site in {} ({} files)", dir.display(), files.len());
-            println!("  build it:  casebook build --root {}", dir.display());
-            println!("  then open: {}", dir.join("public/index.html").display());
+fn init(dir: &std::path::Path, force: bool) -> ExitCode {
+    match crate::init::init(dir, force) {
+        Ok(created) => {
+            println!("casebook: created a site in {} ({} files)", dir.display(), created.written.len());
+            if !created.kept.is_empty() {
+                println!(
+                    "  kept as they were: {}",
+                    created.kept.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+                );
+            }
+            println!(
+                "  read it as you write: casebook serve --root {}  (then open http://127.0.0.1:1111/)",
+                dir.display()
+            );
+            println!("  build it:             casebook build --root {}  (into public/, for a web host)", dir.display());
+            println!("  edit the theme:       casebook theme eject --root {}", dir.display());
             ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("casebook: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// What `build`, `check` or `verify` (`command`) is asked to do.
+fn build_options(command: &Command, common: &Common) -> BuildOptions {
+    let mut options = BuildOptions::new(&common.root);
+    match command {
+        Command::Build { output, previous_manifest, no_search_index, allow_empty, verify, sources, cache, .. } => {
+            options = output.options(&common.root);
+            options.cache = cache.dir(&options.output);
+            options.previous_manifest = previous_manifest.clone();
+            options.search_index = !no_search_index;
+            options.allow_empty = *allow_empty;
+            options.verify = verify.then(|| sources.options(common.strict, common.quiet));
+        }
+        Command::Verify { sources, .. } => options.verify = Some(sources.options(common.strict, common.quiet)),
+        _ => {}
+    }
+    options.strict = common.strict;
+    options
+}
+
+/// The commands about casebook and a site's files rather than its content (`init`,
+/// `theme`, `completions`, `man`): their exit code, or none for another command.
+fn about_casebook(command: &Command, version: &'static str) -> Option<ExitCode> {
+    Some(match command {
+        Command::Init { dir, force } => init(dir, *force),
+        Command::Theme(ThemeCommand::Eject { root, force }) => eject_theme(root, *force),
+        Command::Completions { shell } => {
+            clap_complete::generate(*shell, &mut Cli::command(), "casebook", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
+        Command::Man => manual(version),
+        _ => return None,
+    })
+}
+
+fn eject_theme(root: &std::path::Path, force: bool) -> ExitCode {
+    match crate::init::eject_theme(root, force) {
+        Ok(files) => {
+            let dir = root.join(crate::init::THEME_DIR);
+            println!("casebook: copied the built-in theme into {} ({} files)", dir.display(), files.len());
+            println!("  each file there overrides the built-in one; delete a file to use the built-in one again");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("casebook: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn manual(version: &'static str) -> ExitCode {
+    let page = clap_mangen::Man::new(Cli::command().version(version));
+    let mut out = std::io::stdout().lock();
+    match page.render(&mut out) {
+        // A pager or `head` that stops reading is no failure.
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("casebook: error: cannot write the manual page: {e}");
             ExitCode::from(2)
         }
     }

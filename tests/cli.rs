@@ -336,3 +336,41 @@ fn a_progress_bar_is_drawn_on_a_terminal_and_never_on_a_pipe_under_ci_or_quiet()
     let quick_build = on_a_terminal(&repo(), &["check"], &[("CASEBOOK_PROGRESS_AFTER_MS", "600000")]);
     assert!(!quick_build.contains("\x1b[2K") && quick_build.contains("casebook: checked"), "{quick_build:?}");
 }
+
+/// `--version` names the commit and its date when built from a checkout (as the tests are).
+#[test]
+fn version_names_the_commit_and_its_date() {
+    let output = casebook(&repo(), &["--version"]);
+    let shown = String::from_utf8_lossy(&output.stdout).into_owned();
+    let pattern =
+        regex::Regex::new(r"^casebook [0-9]+\.[0-9]+\.[0-9]+ \([0-9a-f]{7,} [0-9]{4}-[0-9]{2}-[0-9]{2}\)\n$").unwrap();
+    assert!(pattern.is_match(&shown), "{shown:?}");
+    let head = Command::new("git").args(["rev-parse", "--short=7", "HEAD"]).current_dir(repo()).output().unwrap();
+    let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
+    assert!(shown.contains(&head), "{shown:?} names HEAD {head}");
+}
+
+/// Shell completions and the manual page come from the command line's own definition, so
+/// they list every subcommand.
+#[test]
+fn completions_and_the_manual_page_list_every_subcommand() {
+    let bash = casebook(&repo(), &["completions", "bash"]);
+    assert!(bash.status.success());
+    let script = String::from_utf8_lossy(&bash.stdout).into_owned();
+    let zsh = String::from_utf8_lossy(&casebook(&repo(), &["completions", "zsh"]).stdout).into_owned();
+    let man = casebook(&repo(), &["man"]);
+    assert!(man.status.success());
+    let page = String::from_utf8_lossy(&man.stdout).into_owned();
+    assert!(page.starts_with(".ie") && page.contains(".TH casebook 1"), "{}", &page[..200.min(page.len())]);
+    for command in
+        ["build", "verify", "diff", "search", "init", "serve", "schema", "check", "theme", "completions", "man"]
+    {
+        assert!(script.contains(&format!("casebook__subcmd__{command}")), "bash completes `{command}`");
+        assert!(zsh.contains(&format!("'{command}:")), "zsh completes `{command}`");
+        assert!(
+            page.contains(&format!("casebook\\-{command}")) || page.contains(&format!("casebook-{command}")),
+            "the manual names `{command}`"
+        );
+    }
+    assert_eq!(casebook(&repo(), &["completions", "tcsh"]).status.code(), Some(2), "an unknown shell is a usage error");
+}

@@ -364,7 +364,11 @@ fn init_creates_a_site_that_builds_at_once() {
     let site = dir.path().join("analyses");
     let output = casebook(dir.path(), &["init", "analyses"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
-    assert!(site.join("themes/default/templates/record.html").is_file());
+    assert!(text(&output.stdout).contains("casebook serve --root analyses"), "{}", text(&output.stdout));
+    // The theme stays built in, so a newer casebook's theme reaches the site.
+    assert!(!site.join("themes").exists());
+    let ignored = std::fs::read_to_string(site.join(".gitignore")).unwrap();
+    assert!(ignored.lines().any(|l| l == "/public/") && ignored.lines().any(|l| l == "/.casebook-cache/"));
     let output = casebook(&site, &["build"]);
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert!(text(&output.stdout).contains("records      2 published"), "{}", text(&output.stdout));
@@ -372,6 +376,39 @@ fn init_creates_a_site_that_builds_at_once() {
     // A second init into the same folder refuses.
     let again = casebook(dir.path(), &["init", "analyses"]);
     assert_eq!(again.status.code(), Some(2));
+}
+
+#[test]
+fn init_into_a_folder_with_files_asks_for_force_and_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".gitignore"), "notes/\n").unwrap();
+    let refused = casebook(dir.path(), &["init", "."]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(text(&refused.stderr).contains("is not empty (it holds .gitignore)"), "{}", text(&refused.stderr));
+    assert!(!dir.path().join("content").exists(), "nothing written");
+    let forced = casebook(dir.path(), &["init", ".", "--force"]);
+    assert!(forced.status.success(), "{}", text(&forced.stderr));
+    assert!(text(&forced.stdout).contains("kept as they were: .gitignore"), "{}", text(&forced.stdout));
+    assert_eq!(std::fs::read_to_string(dir.path().join(".gitignore")).unwrap(), "notes/\n");
+    assert!(dir.path().join("content/casebook.yaml").is_file());
+}
+
+#[test]
+fn theme_eject_copies_the_built_in_theme_which_then_overrides_it() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(casebook(dir.path(), &["init", "."]).status.success());
+    let ejected = casebook(dir.path(), &["theme", "eject"]);
+    assert!(ejected.status.success(), "{}", text(&ejected.stderr));
+    let base = dir.path().join("themes/default/templates/base.html");
+    let built_in = std::fs::read_to_string(repo().join("themes/default/templates/base.html")).unwrap();
+    assert_eq!(std::fs::read_to_string(&base).unwrap(), built_in);
+    assert_eq!(casebook(dir.path(), &["theme", "eject"]).status.code(), Some(2), "no overwrite without --force");
+    std::fs::write(&base, built_in.replace("</body>", "<p>EJECTED THEME</p></body>")).unwrap();
+    assert!(casebook(dir.path(), &["build"]).status.success());
+    let home = std::fs::read_to_string(dir.path().join("public/index.html")).unwrap();
+    assert!(home.contains("EJECTED THEME"), "the site's copy overrides the built-in theme");
+    assert!(casebook(dir.path(), &["theme", "eject", "--force"]).status.success());
+    assert_eq!(std::fs::read_to_string(&base).unwrap(), built_in);
 }
 
 #[test]
