@@ -160,6 +160,11 @@ impl Default for LimitsConfig {
                 "限界",
                 "未調査",
                 "調査範囲外",
+                // Russian: limitations, limits, not checked, out of scope.
+                "ограничения",
+                "пределы",
+                "не проверялось",
+                "вне рамок",
             ]),
             limitation_columns: words(&["limitation", "gap", "caveat", "threat"]),
             coverage_columns: words(&["coverage and", "conclusion limit"]),

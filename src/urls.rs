@@ -191,15 +191,36 @@ pub fn repository_file(repository: &str, revision: &str, path: &str, lines: Opti
 }
 
 /// The anchor a forge gives a heading of a rendered document (GitHub's and GitLab's
-/// rule): lower case, punctuation dropped but for `-` and `_`, spaces to `-`.
-/// `Customizing handoffs via the `handoff()` function` → `customizing-handoffs-via-the-handoff-function`.
+/// rule): lower case; letters, marks, numbers, `-` and connectors (`_`) kept, spaces to
+/// `-`, anything else dropped.
+/// `Customizing handoffs via the `handoff()` function` → `customizing-handoffs-via-the-handoff-function`;
+/// `🗂️ Source register` → `️-source-register` (the emoji's variation selector is a mark).
 pub fn heading_anchor(heading: &str) -> String {
+    use unicode_general_category::{get_general_category, GeneralCategory as G};
+    let kept = |c: char| {
+        c == '-'
+            || matches!(
+                get_general_category(c),
+                G::UppercaseLetter
+                    | G::LowercaseLetter
+                    | G::TitlecaseLetter
+                    | G::ModifierLetter
+                    | G::OtherLetter
+                    | G::NonspacingMark
+                    | G::SpacingMark
+                    | G::EnclosingMark
+                    | G::DecimalNumber
+                    | G::LetterNumber
+                    | G::OtherNumber
+                    | G::ConnectorPunctuation
+            )
+    };
     heading
         .chars()
         .flat_map(char::to_lowercase)
         .filter_map(|c| match c {
             ' ' => Some('-'),
-            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            c if kept(c) => Some(c),
             _ => None,
         })
         .collect()
@@ -227,6 +248,8 @@ mod tests {
         assert_eq!(heading_anchor("6. Entity Matching Store Setup"), "6-entity-matching-store-setup");
         assert_eq!(heading_anchor("Threat model & trust boundaries"), "threat-model--trust-boundaries");
         assert_eq!(heading_anchor("Swarm (experimental, educational)"), "swarm-experimental-educational");
+        assert_eq!(heading_anchor("🗂️ Source register"), "\u{fe0f}-source-register");
+        assert_eq!(heading_anchor("2.1 Résumé"), "21-résumé");
     }
 
     #[test]

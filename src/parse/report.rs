@@ -587,8 +587,14 @@ impl<'a> Scanner<'a> {
             CodeBlockKind::Fenced(info) => match recognise::directive_language(info) {
                 Some(language) => (language.map(str::to_string), None, true, None),
                 None => {
+                    let info = recognise::pandoc_info(info).unwrap_or_else(|| info.to_string());
                     let language = info.split_whitespace().next().filter(|l| !l.contains(['=', '/']));
-                    (language.map(str::to_string), recognise::info_path(info), false, recognise::info_start_line(info))
+                    (
+                        language.map(str::to_string),
+                        recognise::info_path(&info),
+                        false,
+                        recognise::info_start_line(&info),
+                    )
                 }
             },
             CodeBlockKind::Indented => (None, None, false, None),
@@ -1179,7 +1185,13 @@ impl<'a> Scanner<'a> {
             .iter()
             .chain(&inline.code_spans)
             .find(|r| r.text.start <= range.start && range.start < r.text.end)?;
-        let wanted = &inline.text[range.start..range.end.min(run.text.end)];
+        // A range may end inside a character (`start + 1` before a letter of Cyrillic or
+        // Japanese): it ends after that character.
+        let mut end = range.end.min(run.text.end);
+        while !inline.text.is_char_boundary(end) {
+            end += 1;
+        }
+        let wanted = inline.text.get(range.start..end)?;
         let source = &self.md[run.source.clone()];
         let relative = range.start - run.text.start;
         if source.get(relative..relative + wanted.len()) == Some(wanted) {

@@ -23,12 +23,12 @@ const MAX_CAPTION_CHARS: usize = 320;
 static PATH_WITH_LINES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
         r"(?x)
-        (?P<path>(?:[A-Za-z0-9_.@+-]+/)*[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]*\.[A-Za-z0-9]{{1,8}})
+        (?P<path>(?:[A-Za-z0-9_.@+-]+/)*(?:[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]*\.[A-Za-z0-9]{{1,8}}|\.[A-Za-z][A-Za-z0-9_-]*))
         `?\)?
         (?:
             :L?(?P<a>[0-9]+(?:\s*[-–—]\s*L?[0-9]+)?)
           | \#L(?P<b>[0-9]+(?:-L?[0-9]+)?)
-          | \s*[,;·•，、；]?\s*[(（]?\s*(?:{LINE_WORDS}|ll?\.|Z\.|L|第)\s*(?P<c>[0-9]+(?:\s*(?:[-–—〜～]|to)\s*L?[0-9]+)?(?:\s*(?:,|and)\s*[0-9]+(?:\s*[-–—]\s*[0-9]+)?)*)
+          | \s*[,;·•，、；]?\s*[(（]?\s*(?:{LINE_WORDS}|ll?\.|Z\.|стр\.|L|第)\s*(?P<c>[0-9]+(?:\s*(?:[-–—〜～]|to)\s*L?[0-9]+)?(?:\s*(?:,|and)\s*[0-9]+(?:\s*[-–—]\s*[0-9]+)?)*)
           | ,?\s+\(?(?P<d>[0-9]+\s*[-–—]\s*[0-9]+)\b
           | \s*[,，、]?\s*(?P<e>[0-9]+(?:\s*[-–—〜～]\s*[0-9]+)?)\s*行
         )"
@@ -130,8 +130,13 @@ fn aside_place(text: &str) -> bool {
 /// or opening with a caption's word (`Source:`, `Listing`, `Exhibit` …).
 pub fn set_apart(markdown: &str, text: &str) -> bool {
     // With the words of other languages: `Extrait :` (French), `Auszug` (German),
-    // `Fragmento`, `Extracto` (Spanish), `出典`, `抜粋` (Japanese), `出处`, `摘录` (Chinese).
-    const WORDS: [&str; 19] = [
+    // `Fragmento`, `Extracto` (Spanish), `出典`, `抜粋` (Japanese), `出处`, `摘录` (Chinese),
+    // `Источник`, `Листинг`, `Фрагмент` (Russian).
+    const WORDS: [&str; 23] = [
+        "источник",
+        "листинг",
+        "фрагмент",
+        "выдержка",
         "出典",
         "抜粋",
         "引用",
@@ -206,19 +211,32 @@ pub fn info_path(info: &str) -> Option<QuotePath> {
         let lines = info_value(&rest, "lines").map(|l| lines_of(&l)).unwrap_or_default();
         return Some(QuotePath { source: default_source(&rest), path, lines });
     }
-    let title = info_value(&rest, "title");
+    let title = info_value(&rest, "title").or_else(|| info_value(&rest, "caption"));
     if let Some(path) = title.as_deref().filter(|t| is_file_path(t)) {
         return Some(QuotePath { source: default_source(&rest), path: path.to_string(), lines: Vec::new() });
     }
     caption_path(&title.unwrap_or(rest), default_source)
 }
 
-/// The value of `key=value` (or `key="value"`) in an info string.
+/// The value of `key=value` (or `key="value with spaces"`) in an info string.
 fn info_value(info: &str, key: &str) -> Option<String> {
     let at = info.match_indices(&format!("{key}=")).find(|(at, _)| *at == 0 || info[..*at].ends_with(' '))?.0;
-    let value = info[at + key.len() + 1..].trim_start_matches(['"', '\'']);
-    let end = value.find(['"', '\'', ' ']).unwrap_or(value.len());
+    let value = &info[at + key.len() + 1..];
+    let (value, end_at) = match value.chars().next() {
+        Some(quote @ ('"' | '\'')) => (&value[1..], vec![quote]),
+        _ => (value, vec!['"', '\'', ' ', '}']),
+    };
+    let end = value.find(end_at.as_slice()).unwrap_or(value.len());
     Some(value[..end].to_string())
+}
+
+/// A Pandoc code block's attributes (```` ```{.python #lst:loop caption="a.py, lines 3–9"
+/// startFrom="3"} ````) as an info string of the usual form: its class as the language,
+/// then the attributes (`python #lst:loop caption=…`).
+pub fn pandoc_info(info: &str) -> Option<String> {
+    let inner = info.trim().strip_prefix('{')?.strip_suffix('}')?.trim();
+    let language = inner.split_whitespace().find_map(|word| word.strip_prefix('.'))?;
+    Some(format!("{language} {inner}"))
 }
 
 /// True when `text` is one file's path and nothing else (`pr_agent/algo/utils.py`).
@@ -232,7 +250,7 @@ fn is_file_path(text: &str) -> bool {
 /// The line a code block's first line is at, as its info string numbers it
 /// (`linenums="120"` of MkDocs, `lineno-start=120`, `startline=120`).
 pub fn info_start_line(info: &str) -> Option<u32> {
-    ["linenums", "lineno-start", "linenostart", "startline", "start-line"]
+    ["linenums", "lineno-start", "linenostart", "startline", "start-line", "startFrom"]
         .iter()
         .find_map(|key| info_value(info, key))
         .and_then(|value| value.parse().ok())
@@ -301,6 +319,7 @@ mod tests {
             r("taskweaver/memory/memory.py", 41, 51, Some("SRC-1"))
         );
         assert_eq!(read("Extrait : `langroid/task.py`, lignes 1440-1450"), r("langroid/task.py", 1440, 1450, None));
+        assert_eq!(read("From server/.env, lines 5-7:"), r("server/.env", 5, 7, None), "a dotfile");
     }
 
     #[test]
@@ -338,6 +357,22 @@ mod tests {
     }
 
     #[test]
+    fn a_pandoc_block_s_attributes_give_its_language_caption_and_first_line() {
+        let info =
+            pandoc_info("{.python #lst:mgr caption=\"ToolServer/main.py, lines 126-131 (SRC-2)\" startFrom=\"126\"}")
+                .unwrap();
+        assert!(info.starts_with("python "), "{info}");
+        let q = info_path(&info).unwrap();
+        assert_eq!(
+            (q.path.as_str(), q.lines[0].start, q.lines[0].end, q.source.as_deref()),
+            ("ToolServer/main.py", 126, 131, Some("SRC-2"))
+        );
+        assert_eq!(info_start_line(&info), Some(126));
+        assert_eq!(pandoc_info("{code-block} python"), None, "a MyST directive has no class");
+        assert_eq!(pandoc_info("python"), None);
+    }
+
+    #[test]
     fn captions_in_japanese_and_chinese() {
         let r = |p: &str, a: u32, b: u32| Some((p.to_string(), vec![(a, b)], Some("SRC-1".to_string())));
         assert_eq!(
@@ -346,6 +381,9 @@ mod tests {
         );
         assert_eq!(read("出典：SRC-1 a/b.py 第 39～45 行"), r("a/b.py", 39, 45));
         assert!(set_apart("出典：SRC-1 a/b.py 39〜45行", "出典：SRC-1 a/b.py 39〜45行"));
+        assert_eq!(read("Источник: SRC-1, `a/b.py`, строки 1322–1327"), r("a/b.py", 1322, 1327));
+        assert_eq!(read("Источник: SRC-1, `a/b.py`, стр. 1322–1327"), r("a/b.py", 1322, 1327));
+        assert!(set_apart("Источник: SRC-1", "Источник: SRC-1"), "a caption's word in Cyrillic");
     }
 
     #[test]

@@ -35,14 +35,16 @@ pub struct CitationMatch {
 const FILE: &str = r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*";
 /// What may follow `SRC-n`: a file, or a folder written with its trailing `/` or a glob
 /// (`src/sandbox/`, `src/fractal/**`).
-const SOURCED_PATH: &str = r"(?:(?:[A-Za-z0-9_.\-]+/)*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*|(?:[A-Za-z0-9_.\-]+/)+(?:\*\*/\*|\*\*|\*)?)";
+/// A dotfile (`.gitignore`, `server/.env`) is a file too.
+const SOURCED_PATH: &str = r"(?:(?:[A-Za-z0-9_.\-]+/)*(?:[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*|\.[A-Za-z][A-Za-z0-9_\-]*)|(?:[A-Za-z0-9_.\-]+/)+(?:\*\*/\*|\*\*|\*)?)";
 /// Line ranges: `188, 200, 278-279`, with an en dash (`368–390`) or forges' `L` (`L10-L20`).
 pub(super) const LINES: &str = r"L?[0-9]+(?:[-–]L?[0-9]+)?(?:, ?L?[0-9]+(?:[-–]L?[0-9]+)?)*";
 /// The word for lines, in the languages analyses are written in: `lines`, `lignes`,
-/// `Zeilen`, `líneas` (a macro, so that patterns can be made of it at compile time).
+/// `Zeilen`, `líneas`, `строки` (a macro, so that patterns can be made of it at compile
+/// time).
 macro_rules! line_words {
     () => {
-        r"(?i:lines?|lignes?|zeilen?|l[ií]neas?)"
+        r"(?i:lines?|lignes?|zeilen?|l[ií]neas?|строк[аиеу]?)"
     };
 }
 pub(super) const LINE_WORDS: &str = line_words!();
@@ -54,7 +56,7 @@ pub(super) const LINE_WORDS: &str = line_words!();
 const TO_LINES: &str = concat!(
     r"(?:[:#]|(?:,| [·•])? (?:at )?(?:",
     line_words!(),
-    r" |ll?\. ?|Z\. ?|L)|[，、：] ?(?:",
+    r" |ll?\. ?|Z\. ?|стр\. ?|L)|[，、：] ?(?:",
     line_words!(),
     r" |ll?\. ?|第 ?|L))"
 );
@@ -90,16 +92,18 @@ static BARE_CITATION: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap()
 });
 /// After `SRC-n`, optionally a colon: a path (and lines). A file without an extension
-/// (`tools/forfeit/bin/exit_forfeit:1-5`) is a path when a folder and lines say so.
+/// (`tools/forfeit/bin/exit_forfeit:1-5`, `docker/Dockerfile, l. 11`) is a path when a
+/// folder and lines say so.
 static AFTER_SOURCE_PATH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r"^{AFTER_SOURCE_GAP}(?:(?P<script>(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_\-]+):(?P<script_lines>{LINES})|(?P<path>{SOURCED_PATH})(?:{TO_LINES}(?P<lines>{LINES}))?)"
+        r"^{AFTER_SOURCE_GAP}(?:(?P<script>(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_\-]+){TO_LINES}(?P<script_lines>{LINES})|(?P<path>{SOURCED_PATH})(?:{TO_LINES}(?P<lines>{LINES}))?)"
     ))
     .unwrap()
 });
 /// After `SRC-n`, lines of the source itself, in words: `, ll. 278–279`, `: lines 3-9`.
 static AFTER_SOURCE_LINES: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"^{AFTER_SOURCE_GAP}(?:{LINE_WORDS} |ll?\. ?|Z\. ?|第 ?)(?P<lines>{LINES})\b")).unwrap()
+    Regex::new(&format!(r"^{AFTER_SOURCE_GAP}(?:{LINE_WORDS} |ll?\. ?|Z\. ?|стр\. ?|第 ?)(?P<lines>{LINES})\b"))
+        .unwrap()
 });
 /// A further path of a list after `SRC-n a.py`: `, b.py`, `; c.py:3-4`, `and d.py`,
 /// also after a parenthesis on the one before (`a.py (run_job), b.py`).
@@ -115,7 +119,7 @@ static NEXT_LISTED_PATH: LazyLock<Regex> = LazyLock::new(|| {
 /// (`§ Permission Levels`), which [`section_after`] bounds.
 static AFTER_SOURCE_SECTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"^{AFTER_SOURCE_GAP}(?:§ ?|(?P<word>(?i:section|sect?\.|abschnitt|kapitel|sección|apartado) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|„(?P<g>[^“”]+)[“”]|« ?(?P<f>[^»]+?) ?»|「(?P<j>[^」]+)」|『(?P<k>[^』]+)』|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`\p{{So}}]))"#,
+        r#"^{AFTER_SOURCE_GAP}(?:§ ?|(?P<word>(?i:section|sect?\.|abschnitt|kapitel|sección|apartado|раздел|глава) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|„(?P<g>[^“”]+)[“”]|« ?(?P<f>[^»]+?) ?»|「(?P<j>[^」]+)」|『(?P<k>[^』]+)』|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`/\p{{So}}]))"#,
     ))
     .unwrap()
 });
@@ -355,7 +359,17 @@ fn after_source(text: &str, token: Range<usize>) -> (Vec<CitationMatch>, usize, 
         |c: &regex::Captures<'_>| c.name("q").or(c.name("c")).or(c.name("n")).unwrap().as_str().to_string();
     let opened_by = text[..token.start].chars().next_back();
     if let Some((section, mut end)) = section_after(text, token.end, opened_by) {
-        found.push(CitationMatch { section: Some(section), ..cite(token.start..end, true) });
+        // `SRC-2, section "Events", line 103`: the section, and lines of the document.
+        let (lines, line_spans) = match AFTER_SOURCE_LINES.captures(&text[end..]) {
+            Some(c) => {
+                let lines = c.name("lines").unwrap();
+                let found = line_ranges_at(text, end + lines.start()..end + lines.end());
+                end += c.get(0).unwrap().end();
+                found
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        found.push(CitationMatch { section: Some(section), lines, line_spans, ..cite(token.start..end, true) });
         while let Some(c) = NEXT_LISTED_SECTION.captures(&text[end..]) {
             let stop = end + c.get(0).unwrap().end();
             let start = end + text[end..stop].find('§').unwrap_or(0);
@@ -754,6 +768,33 @@ mod tests {
             sections("SRC-2 § Notes; SRC-3.")[0],
             one("SRC-2", None, "Notes")[0],
             "a heading ends with its clause"
+        );
+    }
+
+    #[test]
+    fn dotfiles_files_without_extension_sections_of_routes_and_russian_words() {
+        type Read = (Option<String>, Option<String>, Vec<(u32, u32)>);
+        let read = |text: &str| -> Vec<Read> {
+            Citations::default()
+                .find(text)
+                .into_iter()
+                .map(|c| (c.path, c.section, c.lines.iter().map(|l| (l.start, l.end)).collect()))
+                .collect()
+        };
+        let path = |p: &str, lines: Vec<(u32, u32)>| vec![(Some(p.to_string()), None, lines)];
+        assert_eq!(read("[SRC-1: .gitignore, l. 28-29]"), path(".gitignore", vec![(28, 29)]));
+        assert_eq!(
+            read("[SRC-1: dockerfiles/Node/Dockerfile, l. 11]"),
+            path("dockerfiles/Node/Dockerfile", vec![(11, 11)])
+        );
+        assert_eq!(read("SRC-1, src/sessions.py, стр. 249–260"), path("src/sessions.py", vec![(249, 260)]));
+        let section = |s: &str| vec![(None, Some(s.to_string()), Vec::new())];
+        assert_eq!(read("[SRC-4, § /close_session]"), section("/close_session"));
+        assert_eq!(read("SRC-2, раздел «Event Driven Communication»"), section("Event Driven Communication"));
+        assert_eq!(
+            read("SRC-2, раздел «Events», стр. 103"),
+            vec![(None, Some("Events".to_string()), vec![(103, 103)])],
+            "a section, then lines of the document"
         );
     }
 

@@ -72,16 +72,18 @@ static DOTTED_HEADING: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// A word of the learned shape at `range` in `text`, if it can be an ID: at word
-/// boundaries, short enough, of a kind that is no configured non-ID (`SHA-256`), and,
-/// when its kind is a single letter, with a digit or a name in capitals (`N-07`,
-/// `W-SIG`; not `A-B`, `N-th`, `X-ray`).
+/// boundaries, short enough, not a configured non-ID's numbered name (`SHA-256`,
+/// `ISO-8601`; a report may still declare `ISO-COMPOSE`), and, when its kind is a single
+/// letter, with a digit or a name in capitals (`N-07`, `W-SIG`; not `A-B`, `N-th`,
+/// `X-ray`).
 pub(super) fn id_shaped(scheme: &IdScheme, text: &str, range: Range<usize>, kind: &str) -> bool {
     let word = &text[range.clone()];
     let name = &word[kind.len() + 1..];
     let in_capitals = name.len() >= 2 && name.bytes().all(|b| b.is_ascii_uppercase() || b == b'-' || b == b'_');
+    let technical_name = scheme.not_ids.contains(kind) && !in_capitals;
     word.len() <= MAX_ID_LEN
         && at_word_boundary(text, range)
-        && !scheme.not_ids.contains(kind)
+        && !technical_name
         && (kind.len() > 1 || word.bytes().any(|b| b.is_ascii_digit()) || in_capitals)
 }
 

@@ -25,7 +25,7 @@ mod statuses;
 
 pub use captions::{
     caption_path, default_source, directive_language, directive_options, first_line_path, info_path, info_start_line,
-    is_place_line, reads_as_caption_after, reads_as_caption_before, set_apart, without_gutter,
+    is_place_line, pandoc_info, reads_as_caption_after, reads_as_caption_before, set_apart, without_gutter,
 };
 pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
 pub use learned::{declared_kinds, heading_id, item_id, outline_title, pattern_kind, run_in};
@@ -630,7 +630,9 @@ pub fn starts_with_key(line: &str) -> bool {
         Regex::new(r"^\s*(?:\*\*|__|\*|_)?\p{Lu}[^:*_\n]{0,40}(?::(?:\*\*|__|\*|_)|(?:\*\*|__|\*|_)?:)[ \t]+\S")
             .unwrap()
     });
-    KEY.is_match(line)
+    // A Dataview field (`time fields:: wired`): any short key, then two colons.
+    static FIELD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*[^:\s][^:\n]{0,60}::[ \t]+\S").unwrap());
+    KEY.is_match(line) || FIELD.is_match(line)
 }
 
 /// Reads `Key: value` (a key of one to four words starting with a capital letter, not a

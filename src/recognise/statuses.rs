@@ -505,8 +505,10 @@ pub struct StatusKey {
 /// this run: …`).
 const SCOPES: [&str; 5] = ["within", "in", "at", "under", "during"];
 /// What a key may end with to say a status follows.
-/// (And French `statut`, `constat`; Spanish `dictamen`, `veredicto`, `estado`.)
-const STATUS_NOUNS: [&str; 13] = [
+/// (And French `statut`, `constat`; Spanish `dictamen`, `veredicto`, `estado`; Russian
+/// `статус`.)
+const STATUS_NOUNS: [&str; 14] = [
+    "статус",
     "status",
     "finding",
     "conclusion",
@@ -541,7 +543,7 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
     // Most text holds none of the nouns: tell without lower-casing it.
     static NOUNS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            "(?i)status|finding|conclusion|result|verdict|outcome|conformity|determination|dimension|statut|constat|dictamen|veredicto|estado",
+            "(?i)status|finding|conclusion|result|verdict|outcome|conformity|determination|dimension|statut|constat|dictamen|veredicto|estado|статус",
         )
             .unwrap()
     });
@@ -596,13 +598,19 @@ pub fn bare_status_keys(words: &StatusWords, text: &str) -> Vec<StatusKey> {
     colons.sort_unstable();
     for (colon, colon_len) in colons {
         let start = key_start_before(text, colon);
-        let key = text[start..colon].trim();
+        // `fact → episodes:: wired`: a Dataview field's double colon makes any short
+        // line's words a key, whatever their case and signs.
+        let dataview = text[..colon].ends_with(':') && !text[..colon - 1].ends_with(':');
+        let key_end = if dataview { colon - 1 } else { colon };
+        let key = text[start..key_end].trim();
         let key_words: Vec<&str> = key.split_whitespace().collect();
         // A key opens with a capital, or with a letter of a script without case (`書`).
         let opens_key = |c: char| c.is_uppercase() || (c.is_alphabetic() && !c.is_lowercase() && !c.is_ascii());
-        let shaped = key.starts_with(opens_key)
-            && (1..=6).contains(&key_words.len())
-            && key.chars().all(|c| c.is_alphanumeric() || " -'・（）／`_".contains(c))
+        let signs_allowed =
+            |c: char| if dataview { c != ':' } else { c.is_alphanumeric() || " -'・（）／`_".contains(c) };
+        let shaped = (dataview || key.starts_with(opens_key))
+            && (1..=if dataview { 8 } else { 6 }).contains(&key_words.len())
+            && key.chars().all(signs_allowed)
             && !key_words.iter().any(|w| {
                 let w = w.to_lowercase();
                 // (`by` names an agent after a participle: `Written by: wired`.)
@@ -636,9 +644,18 @@ pub struct DimensionClause {
     pub value: Range<usize>,
 }
 
-/// Words that name the whole subject, not a dimension of it: `overall: wired`.
-/// (And French: `Statut d'ensemble`, `en général`.)
-const WHOLE_SUBJECT: [&str; 13] = [
+/// Words that name the whole subject, not a dimension of it: `overall: wired`,
+/// `Principal status`.
+/// (And French: `Statut d'ensemble`, `en général`; Russian `общий статус`, `в целом`.)
+const WHOLE_SUBJECT: [&str; 21] = [
+    "principal",
+    "main",
+    "primary",
+    "headline",
+    "общий",
+    "общая",
+    "в целом",
+    "итоговый",
     "overall",
     "general",
     "in general",
@@ -662,7 +679,8 @@ const STATUS_OF_WHOLE: [&str; 3] = ["mitigation", "control", "remediation"];
 /// `Mitigation`).
 pub fn names_whole_subject(dimension: &str) -> bool {
     let words = dimension.trim().trim_matches(|c: char| !c.is_alphanumeric());
-    !words.is_empty() && WHOLE_SUBJECT.iter().chain(&STATUS_OF_WHOLE).any(|w| words.eq_ignore_ascii_case(w))
+    let lower = words.to_lowercase();
+    !words.is_empty() && WHOLE_SUBJECT.iter().chain(&STATUS_OF_WHOLE).any(|w| lower == *w)
 }
 
 /// The clauses of a plain status key's value (`Status: overall: wired; at build: absent
@@ -673,10 +691,10 @@ pub fn names_whole_subject(dimension: &str) -> bool {
 /// clauses end at the first one that is neither.
 pub fn dimension_clauses(words: &StatusWords, value: &str) -> Vec<DimensionClause> {
     static NAMED: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"^(?i:dimension\s+)?(?:"(?P<q>[^"]{1,80})"|“(?P<c>[^”]{1,80})”|(?P<w>[^:;—–]{1,80}?))(?::\s+|\s+[—–]\s+)"#)
+        Regex::new(r#"^(?i:dimension\s+)?(?:"(?P<q>[^"]{1,80})"|“(?P<c>[^”]{1,80})”|(?P<w>[^:;—–→·]{1,80}?))(?::\s+|\s+[—–→]\s+)"#)
             .unwrap()
     });
-    if !value.contains([':', '—', '–']) {
+    if !value.contains([':', '—', '–', '→']) {
         return Vec::new();
     }
     let mut out = Vec::new();
@@ -719,6 +737,15 @@ fn key_value_clauses(value: &str) -> Vec<Range<usize>> {
             '(' => depth += 1,
             ')' => depth -= 1,
             '"' => quoted = !quoted,
+            // `read back → wired · bounded → absent`: a middle dot between spaces ends one.
+            '·' if depth <= 0
+                && !quoted
+                && value[..i].ends_with(' ')
+                && value[i + '·'.len_utf8()..].starts_with(' ') =>
+            {
+                out.push(start..i);
+                start = i + '·'.len_utf8();
+            }
             ';' | '.' if depth <= 0 && !quoted => {
                 let after = i + 1;
                 if c == ';' || after == value.len() || is_boundary_before(value, after, value.len()) {
@@ -803,6 +830,7 @@ fn key_names(key: &str, written: &str) -> Option<(Option<String>, bool)> {
         if words.len() == 2 && DETERMINERS.contains(&words[0]) {
             return Some((None, false));
         }
+
         if words[..words.len() - 1].iter().any(|w| CLAUSE_WORDS.contains(w)) {
             return None;
         }
@@ -928,6 +956,29 @@ mod tests {
             assert_eq!(found.iter().map(|s| (s.status.as_str(), s.range.start)).collect::<Vec<_>>(), [(status, at)]);
         }
         assert!(stated(&words, "- x wired", Reading::KeyValue).is_empty());
+    }
+
+    #[test]
+    fn dimensions_and_statuses_joined_by_arrows_and_set_apart_by_middle_dots() {
+        let words = StatusWords::new(["absent", "wired"].map(String::from), &BTreeMap::new());
+        let value = "written by → wired · bounded → absent (no cap)";
+        let clauses: Vec<(&str, &str)> = dimension_clauses(&words, value)
+            .into_iter()
+            .map(|c| (&value[c.dimension], value[c.value].trim()))
+            .collect();
+        assert_eq!(clauses, [("written by", "wired"), ("bounded", "absent (no cap)")]);
+    }
+
+    #[test]
+    fn a_dataview_field_s_key_may_be_any_short_words() {
+        let words = StatusWords::new(["absent", "wired"].map(String::from), &BTreeMap::new());
+        let keys = |text: &str| -> Vec<String> {
+            bare_status_keys(&words, text).into_iter().map(|k| k.names.unwrap()).collect()
+        };
+        assert_eq!(keys("fact → episodes:: wired (uuid list)"), ["fact → episodes"]);
+        assert_eq!(keys("valid_at / invalid_at:: absent"), ["valid_at / invalid_at"]);
+        assert!(keys("fact → episodes: wired").is_empty(), "one colon: a key of words, with a capital");
+        assert!(super::super::starts_with_key("time fields:: wired (x)"));
     }
 
     #[test]
@@ -1114,6 +1165,13 @@ mod tests {
 
     fn keys(text: &str) -> Vec<(Option<String>, bool, String)> {
         status_keys(text).into_iter().map(|k| (k.names, k.of, text[k.value_start..k.value_end].to_string())).collect()
+    }
+
+    #[test]
+    fn a_russian_status_noun_and_its_whole_subject() {
+        // The words before the noun name the subject; in a record, they name its whole.
+        assert_eq!(keys("общий статус: подключено."), [(Some("общий".into()), false, "подключено.".into())]);
+        assert!(names_whole_subject("Общий") && names_whole_subject("в целом"));
     }
 
     #[test]

@@ -402,7 +402,15 @@ impl<'l, 'm> Rewrite<'l, 'm> {
         let (language, directive) = match &events[i].0 {
             Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => match recognise::directive_language(info) {
                 Some(language) => (language, true),
-                None => (info.split_whitespace().next(), false),
+                // A Pandoc block's class is its language (`{.python #lst:loop}`).
+                None => match info
+                    .trim()
+                    .strip_prefix('{')
+                    .and_then(|_| info.split_whitespace().find_map(|w| w.trim_start_matches('{').strip_prefix('.')))
+                {
+                    Some(class) => (Some(class.trim_end_matches('}')), false),
+                    None => (info.split_whitespace().next(), false),
+                },
             },
             _ => (None, false),
         };

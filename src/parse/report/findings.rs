@@ -201,7 +201,12 @@ fn status_column_dimension(header: &str) -> &str {
     }
     let header = singular(header);
     let noun = STATUS_HEADERS.iter().find(|noun| header.to_lowercase().ends_with(*noun)).map_or(0, |n| n.len());
-    header[..header.len() - noun].trim()
+    let before = header[..header.len() - noun].trim();
+    // `Dimension → status`: each cell pairs dimensions and statuses; the header names none.
+    if names_dimension(before.trim_matches(|c: char| !c.is_alphanumeric())) {
+        return "";
+    }
+    before
 }
 
 /// True for the header of a column that names each row's dimension (`Dimension`,
@@ -1213,5 +1218,31 @@ mod tests {
         let expected = [("読み込み", "wired"), ("書き込み", "wired"), ("状態", "absent")];
         assert_eq!(shown, expected.map(|(d, s)| (d.to_string(), s.to_string())));
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    }
+
+    #[test]
+    fn a_status_word_of_another_script_that_reads_as_prose_is_noted_not_a_panic() {
+        let md = "| Термин | Статус |\n|---|---|\n| отсутствует | absent |\n| реализовано | implemented |\n| подключено | wired |\n| предоставлено | afforded |\n\n## OBJ-01 Хранилище\n\nХранение: предоставлено оператору (через session_store или строку mongodb).\n";
+        let conventions = crate::testing::conventions();
+        let words = crate::parse::learned_status_words(&[md], &conventions);
+        let conventions = conventions.with_status_words(&words);
+        let (report, _) = crate::parse::parse_report(
+            Path::new("r.md"),
+            "r.md",
+            &crate::model::Slug::parse("r").unwrap(),
+            md,
+            &conventions,
+        );
+        assert!(report.is_some(), "the report parses");
+    }
+
+    #[test]
+    fn a_column_of_dimension_status_pairs_names_no_dimension_itself() {
+        let md = "## OBJ-01 Store\n\nIt keeps turns.\n\n## Summary\n\n| Record | Label | Dimension → status |\n|---|---|---|\n| OBJ-01 | Store | written by → wired · bounded → absent |\n| OBJ-01 | Store | implemented |\n";
+        let (report, _) = parse(md);
+        let shown: Vec<(String, String)> =
+            findings(&report).into_iter().map(|(_, dimension, status, _, _)| (dimension, status)).collect();
+        let expected = [("written by", "wired"), ("bounded", "absent"), ("", "implemented")];
+        assert_eq!(shown, expected.map(|(d, s)| (d.to_string(), s.to_string())));
     }
 }
