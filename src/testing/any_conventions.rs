@@ -12,7 +12,8 @@
 //! limits as handle lists and tables under headings of several words and languages), with
 //! structure casebook cannot read mixed in (a code block nothing attributes, a status
 //! key whose value is no status, an ID of a kind never declared, items led by handles
-//! under a heading that does not say limits). Every structure is
+//! under a heading that does not say limits). Dimensions are in Latin, Cyrillic and
+//! Japanese script, so that no form slices a multi-byte character. Every structure is
 //! either recognised, as written, or listed as not understood at its line.
 
 use proptest::prelude::*;
@@ -21,7 +22,7 @@ use super::run_of;
 use crate::model::{Diagnostic, Owner, Run, Subject};
 
 const STATUSES: [&str; 5] = ["wired", "implemented", "claimed", "absent", "afforded"];
-const DIMENSIONS: [&str; 4] = ["read back", "bounded", "persisted", "written by"];
+const DIMENSIONS: [&str; 6] = ["read back", "bounded", "persisted", "written by", "сохранение", "読み戻し"];
 const REVISION: &str = "5954a07d464feeaf6c311a9fa5ca2e54200a6794";
 
 /// One thing a record's section holds.
@@ -210,8 +211,8 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
         }
         Part::DimensionStatus { form, dimension, status } => {
             let (d, s) = (DIMENSIONS[dimension], STATUSES[status]);
-            let mut capitalised = d.to_string();
-            capitalised[..1].make_ascii_uppercase();
+            let mut letters = d.chars();
+            let capitalised: String = letters.next().into_iter().flat_map(char::to_uppercase).chain(letters).collect();
             w.block(&match form {
                 0 => format!("**Component:** the loop\n**Status:** {d}: **{s}**."),
                 1 => format!("{capitalised}\n: **{s}** (as far as read)"),
