@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the seed corpora of the fuzz targets from the site's own content (content/,
-# the test fixtures and the `casebook init` example) into fuzz/corpus/<target>/.
+# the test fixtures, the blind corpus's analyses in other languages and the `casebook init` example) into fuzz/corpus/<target>/.
 # Deterministic: the same sources give the same files, each named by the SHA-1 of its
 # bytes (as libFuzzer names what it adds), so the corpora are generated, not committed.
 set -euo pipefail
@@ -8,8 +8,10 @@ cd "$(dirname "$0")"
 root=..
 out=${1:-corpus}
 
-# Every source file, in a stable order.
-mapfile -t markdown < <(cd "$root" && find content tests/sites src/init -name '*.md' -type f | LC_ALL=C sort)
+# Every source file, in a stable order; and the blind corpus's analyses in other
+# languages and scripts (a few: each takes the sanitised build a while to read).
+multilingual=(tests/corpus/{langroid,qwenagent,semantickernel,agentscope,gptengineer,parlant}/analysis)
+mapfile -t markdown < <(cd "$root" && find content tests/sites src/init "${multilingual[@]}" -name '*.md' -type f | LC_ALL=C sort)
 mapfile -t yaml < <(cd "$root" && find content tests/sites src/init -name '*.yaml' -type f | LC_ALL=C sort)
 
 for target in config report recognise site query request redirects; do
