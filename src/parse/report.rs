@@ -74,6 +74,9 @@ pub fn parse_report(
         },
         None => FrontMatter::default(),
     };
+    // MyST's targets and colon fences are blanked, every offset kept.
+    let plain = recognise::plain_markdown(body);
+    let body = plain.as_deref().unwrap_or(body);
     let file: Arc<Path> = Arc::from(file);
     let mut scanner = Scanner::new(conventions, file.clone(), body, body_line);
     scanner.run();

@@ -121,7 +121,7 @@ pub fn heading_id(
 
 /// True when `trimmed` (a line without its indent) opens, closes or is inside a fenced
 /// code block; `fence` is the one open (its character and length).
-fn in_fence(trimmed: &str, fence: &mut Option<(char, usize)>) -> bool {
+pub(super) fn in_fence(trimmed: &str, fence: &mut Option<(char, usize)>) -> bool {
     if let Some(c) = trimmed.chars().next().filter(|c| *c == '`' || *c == '~') {
         let run = trimmed.chars().take_while(|x| *x == c).count();
         if run >= 3 {

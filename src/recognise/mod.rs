@@ -19,6 +19,7 @@ mod captions;
 mod citations;
 mod learned;
 mod legend;
+mod myst;
 mod pointers;
 mod sentences;
 mod statuses;
@@ -30,6 +31,7 @@ pub use captions::{
 pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
 pub use learned::{declared_kinds, heading_id, item_id, outline_title, pattern_kind, run_in};
 pub use legend::{is_legend, legend_synonyms};
+pub use myst::plain_markdown;
 pub use pointers::{named_labels, section_label};
 pub use sentences::{copula_statuses, CopulaStatus};
 pub use statuses::{

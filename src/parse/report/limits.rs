@@ -39,7 +39,7 @@ fn is_handle(text: &str) -> bool {
 /// The handle a limit's text opens with (`L1 — …`, `**G2.** …`, `#3: …`, `(C4) …`), and
 /// the text after it and its separator.
 fn leading_handle(text: &str) -> Option<(String, &str)> {
-    let text = without_target(text);
+    let text = text.trim_start();
     let token_end = text.find(|c: char| c.is_whitespace() || ".:—–)]".contains(c)).unwrap_or(text.len());
     let token = text[..token_end].trim_start_matches(['#', '(', '[']);
     // `SRC-1 was read.` opens with a source, not a handle.
@@ -48,17 +48,6 @@ fn leading_handle(text: &str) -> Option<(String, &str)> {
     }
     let rest = text[token_end..].trim_start_matches(|c: char| c.is_whitespace() || ".:—–-)]|".contains(c));
     (!rest.is_empty()).then(|| (token.to_string(), rest))
-}
-
-/// `text` without the MyST target that may open it (`(lim-l1)= L1 …`: the line
-/// `(lim-l1)=` names the place for cross-references, and is no text).
-fn without_target(text: &str) -> &str {
-    let text = text.trim_start();
-    let target = text
-        .strip_prefix('(')
-        .and_then(|rest| rest.split_once(")="))
-        .filter(|(name, _)| !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || "-_.:".contains(c)));
-    target.map_or(text, |(_, rest)| rest.trim_start())
 }
 
 /// True when a heading speaks of the analysis itself (`limits of this review`, `what our
@@ -212,7 +201,7 @@ impl Scanner<'_> {
     /// A paragraph of a section about limits, which is no limit of its own: noted once
     /// per section, so that `--explain` says the section was read as prose.
     pub(super) fn limits_prose(&mut self, inline: &Inline) {
-        if self.limits_prose_noted == self.section || without_target(&inline.text).is_empty() {
+        if self.limits_prose_noted == self.section {
             return;
         }
         self.limits_prose_noted = self.section;
