@@ -110,7 +110,13 @@ impl<'a> Target<'a> {
             return Some(anchor);
         }
         let lower = fragment.to_lowercase();
-        self.anchors.get(lower.as_str()).copied().or_else(|| self.forge_anchors.get(&lower).copied())
+        // An Obsidian link names a heading by its words (`[[#Open questions]]`).
+        let words = urls::heading_anchor(fragment);
+        self.anchors
+            .get(lower.as_str())
+            .copied()
+            .or_else(|| self.forge_anchors.get(&lower).copied())
+            .or_else(|| self.forge_anchors.get(&words).copied())
     }
 
     /// The anchor nearest `fragment`, of casebook's and the forge's, if one is near.
@@ -183,8 +189,13 @@ fn broken_link(report: &Report, link: &LocalLink, broken: Broken) -> Diagnostic 
 fn source_line<'r>(report: &'r Report, link: &LocalLink) -> Option<(&'r str, usize)> {
     let line = report.markdown.lines().nth(link.at.line.checked_sub(report.body_line)? as usize)?;
     let from: String = line.chars().skip(link.at.col.saturating_sub(1) as usize).collect();
-    let end = from.find(&format!("({}", link.written)).map(|at| at + link.written.len() + 1);
-    let span = match end.and_then(|end| from[end..].find(')').map(|close| end + close + 1)) {
+    // `[text](dest)`, or an Obsidian link `[[dest]]`, `[[dest|text]]`.
+    let markdown = from.find(&format!("({}", link.written)).and_then(|at| {
+        let end = at + link.written.len() + 1;
+        from[end..].find(')').map(|close| end + close + 1)
+    });
+    let wiki = || from.find("]]").map(|close| close + 2).filter(|_| from.starts_with("[["));
+    let span = match markdown.or_else(wiki) {
         Some(end) => from[..end].chars().count(),
         None => from.chars().count(),
     };

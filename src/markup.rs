@@ -19,6 +19,7 @@ pub fn options() -> pulldown_cmark::Options {
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_HEADING_ATTRIBUTES
         | Options::ENABLE_DEFINITION_LIST
+        | Options::ENABLE_WIKILINKS
 }
 
 /// HTML-escapes text for element content and attribute values.
@@ -129,6 +130,18 @@ pub struct Sanitiser {
 }
 
 impl Sanitiser {
+    /// A link the caller opened itself (`<a …>`): its end closes it.
+    pub fn opened_link(&mut self) {
+        self.links.push(true);
+    }
+
+    /// A link shown as text in a span of `class` (an Obsidian link to a note the site does
+    /// not publish): its end closes the span.
+    pub fn link_as_span(&mut self, class: &str, title: &str) -> Event<'static> {
+        self.links.push(false);
+        Event::Html(CowStr::from(format!("<span class=\"{}\" title=\"{}\">", escape(class), escape(title))))
+    }
+
     /// The event to emit in place of `event`, or `None` to drop it. Events the policy is
     /// not about are returned as they are.
     pub fn filter<'a>(&mut self, event: Event<'a>) -> Option<Event<'a>> {

@@ -110,7 +110,11 @@ pub fn parse_report(
         row_anchors: parts.row_anchors,
         block_anchors: parts.block_anchors,
         limits: parts.limits,
-        links: parts.links.iter().filter_map(|(written, at)| links::local_link(written, source_path, *at)).collect(),
+        links: parts
+            .links
+            .iter()
+            .filter_map(|(written, at, wiki)| links::local_link(written, source_path, *at, *wiki))
+            .collect(),
     };
     (Some(report), diagnostics)
 }
@@ -127,9 +131,10 @@ struct Parts {
     row_anchors: std::collections::BTreeMap<(usize, usize), Arc<str>>,
     block_anchors: std::collections::BTreeMap<usize, Arc<str>>,
     limits: Vec<crate::model::Limit>,
-    /// Every link's destination as written, and where: the local ones become
-    /// [`crate::model::LocalLink`]s once the report's path is known.
-    links: Vec<(String, LineCol)>,
+    /// Every link's destination as written, where, and whether an Obsidian link wrote
+    /// it (`[[note]]`): the local ones become [`crate::model::LocalLink`]s once the
+    /// report's path is known.
+    links: Vec<(String, LineCol, bool)>,
 }
 
 /// Text of one inline container (a paragraph, heading, cell or tight list item), with
@@ -236,6 +241,10 @@ struct Scanner<'a> {
     section: Option<u32>,
     inline: Inline,
     link_depth: usize,
+    /// Open Obsidian links to records, whose text is read as text.
+    wikilink_depth: usize,
+    /// Inside a piped Obsidian link to a record: its alias is no text.
+    wikilink_alias: bool,
     image_depth: usize,
     list_depth: usize,
     table: Option<usize>,
@@ -318,6 +327,8 @@ impl<'a> Scanner<'a> {
             section: None,
             inline: Inline::default(),
             link_depth: 0,
+            wikilink_depth: 0,
+            wikilink_alias: false,
             image_depth: 0,
             list_depth: 0,
             table: None,
@@ -458,6 +469,7 @@ impl<'a> Scanner<'a> {
         match event {
             Event::Start(tag) => self.start(tag, range),
             Event::End(tag) => self.end(tag, range),
+            Event::Text(_) if self.wikilink_alias => {}
             Event::Text(text) => {
                 if let Some(code) = &mut self.code {
                     code.code.push_str(&text);
@@ -512,6 +524,11 @@ impl<'a> Scanner<'a> {
             self.limits_lead = false;
         }
         match tag {
+            Tag::Link { dest_url, link_type: pulldown_cmark::LinkType::WikiLink { has_pothole }, .. }
+                if self.scheme.classify(dest_url.trim()).is_some() =>
+            {
+                self.record_wikilink(dest_url.trim(), has_pothole, range)
+            }
             Tag::Link { dest_url, link_type, .. } => self.link_start(&dest_url, link_type, range.start),
             Tag::FootnoteDefinition(label) => {
                 self.flush_inline();
@@ -568,13 +585,27 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// An Obsidian link to a record (`[[MEM-EDGE-x]]`, `[[MEM-EDGE-x|the edge]]`) refers to
+    /// it as its ID written in the text would: the ID is read in the link's place, and a
+    /// piped alias is no text of its own.
+    fn record_wikilink(&mut self, id: &str, piped: bool, range: Range<usize>) {
+        self.wikilink_depth += 1;
+        if piped {
+            let start = self.inline.text.len();
+            self.inline.text.push_str(id);
+            self.inline.runs.push(TextRun { text: start..self.inline.text.len(), source: range });
+            self.wikilink_alias = true;
+        }
+    }
+
     /// A link opens: every destination is kept (the local ones are checked), and a
     /// permalink to a forge's file is a citation.
     fn link_start(&mut self, dest_url: &str, link_type: pulldown_cmark::LinkType, offset: usize) {
         self.link_depth += 1;
         if !matches!(link_type, pulldown_cmark::LinkType::Email | pulldown_cmark::LinkType::Autolink) {
             let at = self.line_col(offset);
-            self.parts.links.push((dest_url.to_string(), at));
+            let wiki = matches!(link_type, pulldown_cmark::LinkType::WikiLink { .. });
+            self.parts.links.push((dest_url.to_string(), at, wiki));
         }
         if recognise::permalink(dest_url).is_some() {
             let at = self.inline.text.len();
@@ -622,6 +653,10 @@ impl<'a> Scanner<'a> {
 
     fn end(&mut self, tag: TagEnd, range: Range<usize>) {
         match tag {
+            TagEnd::Link if self.wikilink_depth > 0 && self.link_depth == 0 => {
+                self.wikilink_depth -= 1;
+                self.wikilink_alias = false;
+            }
             TagEnd::Link => {
                 self.link_depth -= 1;
                 let end = self.inline.text.len();
@@ -1619,6 +1654,15 @@ mod tests {
         assert_eq!(diagnostics.len(), 1);
         assert_eq!(diagnostics[0].location.line, 3);
         assert_eq!(diagnostics[0].code, Code::UnclosedFence);
+    }
+
+    #[test]
+    fn an_obsidian_link_to_a_record_refers_to_it_where_its_id_is_written() {
+        let (report, _) = parse("See [[OBJ-03]], [[OBJ-04|the store]] and [[notes]].\n");
+        let targets: Vec<_> = report.mentions.iter().map(|m| (m.target.as_str(), m.location.col)).collect();
+        assert_eq!(targets, [("OBJ-03", 7), ("OBJ-04", 19)]);
+        let links: Vec<_> = report.links.iter().map(|l| l.file.as_deref()).collect();
+        assert_eq!(links, [Some("notes.md")], "a note, named without its .md");
     }
 
     #[test]

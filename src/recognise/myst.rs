@@ -1,7 +1,8 @@
 //! MyST markup written as lines of Markdown (Jupyter Book, Sphinx): a target above a
 //! heading (`(mem-obj-state)=`) and a colon fence around an admonition (`:::{note}` …
-//! `:::`, with options such as `:class: tip`). CommonMark reads them as text, and a fence's
-//! colons even as a definition list; they are no text of the analysis. [`plain_markdown`]
+//! `:::`, with options such as `:class: tip`); and an Obsidian block's ID at the end of its
+//! last line (` ^summary`). CommonMark reads them as text, and a fence's colons even as a
+//! definition list; they are no text of the analysis. [`plain_markdown`]
 //! blanks them before the report is read, keeping every byte offset, line and column: a
 //! fence's title stays, in bold.
 
@@ -51,7 +52,7 @@ fn myst_marker(line: &str, options: bool) -> Option<Option<String>> {
 /// colon fence's start written as its title in bold (padded to the same length), outside
 /// code blocks; none when it has no such line.
 pub fn plain_markdown(markdown: &str) -> Option<String> {
-    if !markdown.contains(")=") && !markdown.contains(":::") {
+    if !markdown.contains(")=") && !markdown.contains(":::") && !markdown.contains(" ^") {
         return None;
     }
     let mut out = String::with_capacity(markdown.len());
@@ -62,7 +63,16 @@ pub fn plain_markdown(markdown: &str) -> Option<String> {
         options = matches!(marker, Some(Some(_))) || (options && marker.is_some());
         let shown = match marker {
             None => {
-                out.push_str(line);
+                match block_id_at(body) {
+                    // An Obsidian block's ID ends its last line (` ^summary`).
+                    Some(at) => {
+                        changed = true;
+                        out.push_str(&body[..at]);
+                        out.extend(std::iter::repeat_n(' ', body.len() - at));
+                        out.push_str(&line[body.len()..]);
+                    }
+                    None => out.push_str(line),
+                }
                 continue;
             }
             Some(Some(title)) if title.len() + 4 <= body.len() => format!("**{title}**"),
@@ -74,6 +84,13 @@ pub fn plain_markdown(markdown: &str) -> Option<String> {
         out.push_str(&line[body.len()..]);
     }
     changed.then_some(out)
+}
+
+/// Where an Obsidian block ID (` ^summary`) ends `line`, if one does.
+fn block_id_at(line: &str) -> Option<usize> {
+    let (before, id) = line.rsplit_once(" ^")?;
+    let named = !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    (named && !before.trim().is_empty()).then_some(before.len())
 }
 
 #[cfg(test)]
@@ -103,5 +120,9 @@ mod tests {
             ["", "## Limits", "", "**Warning**", "", "It grows.", "", "", "```md", ":::", "(x)=", "```"]
         );
         assert_eq!(plain_markdown("# A report\n\nNo markup: f(x)= 1.\n"), None);
+        assert_eq!(
+            plain_markdown("It has no valid_at. ^summary\nx ^ y\n").unwrap(),
+            "It has no valid_at.         \nx ^ y\n"
+        );
     }
 }

@@ -294,6 +294,10 @@ impl<'l, 'm> Rewrite<'l, 'm> {
                 }
                 self.out.push(event.clone());
             }
+            Event::Start(Tag::Link { link_type: pulldown_cmark::LinkType::WikiLink { .. }, dest_url, .. }) => {
+                let html = self.wikilink_open(dest_url);
+                self.out.push(html);
+            }
             Event::Start(Tag::Link { .. }) => match self.state.sanitiser.filter(event.clone()) {
                 // A link off the site is marked as such where it is written.
                 Some(Event::Start(Tag::Link { link_type, dest_url, title, .. }))
@@ -339,6 +343,26 @@ impl<'l, 'm> Rewrite<'l, 'm> {
         self.out.extend(self.block_anchor(start));
         self.out.push(Event::Html(key_html.into()));
         true
+    }
+
+    /// An Obsidian link opens: to a record's page (`[[MEM-EDGE-x|the edge]]`), to a report
+    /// or heading (`[[synthesis#Open questions]]`), else, to a note the site does not
+    /// publish, as its words in a span.
+    fn wikilink_open(&mut self, target: &str) -> Event<'m> {
+        let linker = self.linker;
+        let id = target.trim();
+        if linker.conventions.ids.classify(id).is_some() {
+            if let Some(RecordLink { url, title, published }) = linker.record_link(&RecordId::new(id)) {
+                self.state.sanitiser.opened_link();
+                let class = if published { "rec" } else { "rec unpublished" };
+                return Event::Html(link_open(&url, class, &title).into());
+            }
+        }
+        if let Some(url) = linker.local_links.and_then(|leads| leads.get(target)) {
+            self.state.sanitiser.opened_link();
+            return Event::Html(crate::markup::markdown_link_open(url, "").into());
+        }
+        self.state.sanitiser.link_as_span("wikilink", &format!("{target}: not published here"))
     }
 
     /// Takes the role (`{ref}`, `role_len` bytes) off the end of the text just written.

@@ -977,6 +977,27 @@ turns = turns[-20:]
     }
 
     #[test]
+    fn an_obsidian_link_leads_to_its_record_or_is_shown_as_words() {
+        let (run, _) = run_of(RUN, &[("memory", REPORT)]);
+        let (conventions, system) = (conventions(), Slug::parse("lab").unwrap());
+        let linker = Linker {
+            system: &system,
+            run: &run,
+            conventions: &conventions,
+            record_pages: Default::default(),
+            highlights: None,
+            verdicts: None,
+            quotes_by_code: None,
+            local_links: None,
+        };
+        let html = markdown::render_fragment("See [[OBJ-01]], [[OBJ-01|the store]] and [[claims-register]].", &linker);
+        assert_eq!(html.matches("class=\"rec\"").count(), 2, "{html}");
+        assert!(html.contains(">the store</a>"), "{html}");
+        assert!(html.contains("<span class=\"wikilink\" title=\"claims-register: not published here\">claims-register</span>"), "{html}");
+        assert!(!html.contains("[["), "{html}");
+    }
+
+    #[test]
     fn a_document_s_section_and_lines_link_into_it_at_the_revision() {
         let run_yaml =
             format!("{RUN}  - id: SRC-3\n    title: The README\n    repository: github.com/o/r\n    path: README.md\n");

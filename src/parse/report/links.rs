@@ -7,8 +7,9 @@ use crate::model::{LineCol, LocalLink};
 
 /// The place `written` names, as a link of the report at `source_path`; none for a link
 /// off the site (a scheme, `//host`), a site-absolute one (`/about/`), or one naming
-/// nothing (`?q`, ``).
-pub(super) fn local_link(written: &str, source_path: &str, at: LineCol) -> Option<LocalLink> {
+/// nothing (`?q`, ``). An Obsidian link (`wiki`) names a note without its `.md`
+/// (`[[synthesis]]`, `[[synthesis#Open questions]]`).
+pub(super) fn local_link(written: &str, source_path: &str, at: LineCol, wiki: bool) -> Option<LocalLink> {
     let dest = written.trim();
     if dest.is_empty() || dest.starts_with('/') || has_scheme(dest) {
         return None;
@@ -22,7 +23,9 @@ pub(super) fn local_link(written: &str, source_path: &str, at: LineCol) -> Optio
         "" => None,
         path => {
             let folder = source_path.rsplit_once('/').map_or("", |(folder, _)| folder);
-            Some(joined(folder, &decoded(path)))
+            let named = path.rsplit('/').next().unwrap_or(path);
+            let path = if wiki && !named.contains('.') { format!("{path}.md") } else { path.to_string() };
+            Some(joined(folder, &decoded(&path)))
         }
     };
     if file.is_none() && fragment.is_none() {
@@ -66,7 +69,7 @@ mod tests {
     const REPORT: &str = "content/agent/first/memory.md";
 
     fn link(written: &str) -> Option<(Option<String>, Option<String>)> {
-        local_link(written, REPORT, AT).map(|l| (l.file, l.fragment))
+        local_link(written, REPORT, AT, false).map(|l| (l.file, l.fragment))
     }
 
     #[test]
@@ -89,6 +92,14 @@ mod tests {
         assert_eq!(link("../second/memory.md"), Some((Some("content/agent/second/memory.md".into()), None)));
         assert_eq!(link("../../../../x.md"), Some((Some("../x.md".into()), None)));
         assert_eq!(link("notes%20on%20it.md?plain=1"), Some((Some("content/agent/first/notes on it.md".into()), None)));
+    }
+
+    #[test]
+    fn an_obsidian_link_names_a_note_without_its_extension() {
+        let wiki = |written: &str| local_link(written, REPORT, AT, true).map(|l| (l.file, l.fragment));
+        assert_eq!(wiki("synthesis"), Some((Some("content/agent/first/synthesis.md".into()), None)));
+        assert_eq!(wiki("#Open questions"), Some((None, Some("Open questions".into()))));
+        assert_eq!(wiki("notes.md"), Some((Some("content/agent/first/notes.md".into()), None)));
     }
 
     #[test]
