@@ -423,21 +423,18 @@ impl<'l, 'm> Rewrite<'l, 'm> {
     /// A code block, highlighted; with the `--- path` paragraph after it, a quote.
     /// Returns the index after both.
     fn code_block(&mut self, events: &Events<'m>, mut i: usize) -> usize {
+        // The language as `parse` reads it: a directive's word, a Pandoc block's class.
         let (language, directive) = match &events[i].0 {
             Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => match recognise::directive_language(info) {
-                Some(language) => (language, true),
-                // A Pandoc block's class is its language (`{.python #lst:loop}`).
-                None => match info
-                    .trim()
-                    .strip_prefix('{')
-                    .and_then(|_| info.split_whitespace().find_map(|w| w.trim_start_matches('{').strip_prefix('.')))
-                {
-                    Some(class) => (Some(class.trim_end_matches('}')), false),
-                    None => (info.split_whitespace().next(), false),
-                },
+                Some(language) => (language.map(str::to_string), true),
+                None => {
+                    let info = recognise::pandoc_info(info).unwrap_or_else(|| info.to_string());
+                    (info.split_whitespace().next().map(str::to_string), false)
+                }
             },
             _ => (None, false),
         };
+        let language = language.as_deref();
         let mut code = String::new();
         i += 1;
         while i < events.len() && !matches!(events[i].0, Event::End(TagEnd::CodeBlock)) {
