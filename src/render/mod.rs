@@ -993,7 +993,12 @@ turns = turns[-20:]
         let html = markdown::render_fragment("See [[OBJ-01]], [[OBJ-01|the store]] and [[claims-register]].", &linker);
         assert_eq!(html.matches("class=\"rec\"").count(), 2, "{html}");
         assert!(html.contains(">the store</a>"), "{html}");
-        assert!(html.contains("<span class=\"wikilink\" title=\"claims-register: not published here\">claims-register</span>"), "{html}");
+        assert!(
+            html.contains(
+                "<span class=\"wikilink\" title=\"claims-register: not published here\">claims-register</span>"
+            ),
+            "{html}"
+        );
         assert!(!html.contains("[["), "{html}");
     }
 
