@@ -433,6 +433,13 @@ fn the_blind_corpus_is_measured_against_its_keys() {
         .collect();
     cases.sort();
     assert!(cases.len() >= 8, "the corpus holds at least 8 analyses");
+    // `CORPUS_ONLY=a,b` measures those cases alone, to print their table while working on
+    // them; the snapshot is of the whole corpus, so it is not compared then.
+    let only = std::env::var("CORPUS_ONLY").ok();
+    if let Some(only) = &only {
+        let names: Vec<&str> = only.split(',').map(str::trim).collect();
+        cases.retain(|c| names.contains(&c.file_name().unwrap().to_string_lossy().as_ref()));
+    }
 
     let mut table = String::from(
         "| analysis | errors | records | labels | statuses | citations | quotes | quote verdicts | limits | references | unlisted misses |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
@@ -472,5 +479,7 @@ fn the_blind_corpus_is_measured_against_its_keys() {
     writeln!(table, "| **all** | {} | {} | {} |", total.errors, cells.map(percent).join(" | "), total.unlisted)
         .unwrap();
     eprintln!("{table}");
-    insta::assert_snapshot!("fidelity", table);
+    if only.is_none() {
+        insta::assert_snapshot!("fidelity", table);
+    }
 }
