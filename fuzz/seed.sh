@@ -9,8 +9,9 @@ root=..
 out=${1:-corpus}
 
 # Every source file, in a stable order; and the blind corpus's analyses in other
-# languages and scripts (a few: each takes the sanitised build a while to read).
-multilingual=(tests/corpus/{langroid,qwenagent,semantickernel,agentscope,gptengineer,parlant}/analysis)
+# languages and scripts, and in other dialects of Markdown (a few: each takes the
+# sanitised build a while to read).
+multilingual=(tests/corpus/{langroid,qwenagent,semantickernel,agentscope,gptengineer,parlant,devika,agixt,khoj}/analysis)
 mapfile -t markdown < <(cd "$root" && find content tests/sites src/init "${multilingual[@]}" -name '*.md' -type f | LC_ALL=C sort)
 mapfile -t yaml < <(cd "$root" && find content tests/sites src/init -name '*.yaml' -type f | LC_ALL=C sort)
 

@@ -74,7 +74,7 @@ pub fn parse_report(
         },
         None => FrontMatter::default(),
     };
-    // MyST's targets and colon fences are blanked, every offset kept.
+    // Markup of other dialects (MyST, Obsidian, trailers) is made plain, every offset kept.
     let plain = recognise::plain_markdown(body);
     let body = plain.as_deref().unwrap_or(body);
     let file: Arc<Path> = Arc::from(file);
@@ -497,6 +497,12 @@ impl<'a> Scanner<'a> {
                 self.inline.breaks.push((start, range.end));
                 self.inline.runs.push(TextRun { text: start..start + 1, source: range });
             }
+            // A hard break ends a line too: `:Status: wired\` over `:Source: …` are two
+            // fields, as soft-broken lines are.
+            Event::HardBreak if self.code.is_none() && self.link_depth == 0 && self.image_depth == 0 => {
+                self.inline.breaks.push((self.inline.text.len(), range.end));
+                self.inline.text.push(' ');
+            }
             Event::SoftBreak | Event::HardBreak => self.inline.text.push(' '),
             // Its owner is known once the block is read: a run-in declaration
             // (`**G-01 · …** … [^1]`) declares the record the whole paragraph belongs to.
@@ -875,10 +881,22 @@ impl<'a> Scanner<'a> {
         // A place alone on the line right under the block (no blank line between)
         // is its caption: `` `a.py`, líneas 116-124 (SRC-2) ``.
         let right_under = inline.source.as_ref().is_some_and(|s| {
-            let between = self.md.get(code.end..s.start).unwrap_or("\n\n");
+            // (An indented block's range holds the blank lines after it.)
+            let code_end = self.md.get(..code.end).map_or(code.end, |before| before.trim_end().len());
+            let between = self.md.get(code_end..s.start).unwrap_or("\n\n");
             between.matches('\n').count() <= 1 && between.chars().all(|c| c.is_whitespace() || c == '>')
         });
-        let place_under = right_under && recognise::is_place_line(&inline.text);
+        // Further down, with a blank line between, it is the caption of a block that
+        // nothing else attributes, unless a code block follows it (which it introduces).
+        let next_is_code = inline.source.as_ref().is_some_and(|s| {
+            let rest = self.md.get(s.end..).unwrap_or("");
+            let next = rest.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            let unindented = next.trim_start_matches(' ');
+            let fence = unindented.starts_with("```") || unindented.starts_with("~~~");
+            next.len() - unindented.len() >= 4 || next.starts_with('\t') || fence
+        });
+        let place_alone = right_under || (code.attributed.is_none() && !next_is_code);
+        let place_under = place_alone && recognise::is_place_line(&inline.text);
         let under = self.conventions.citations.quote_path(&inline.text).or_else(|| {
             let caption = recognise::reads_as_caption_after(markdown, &inline.text) || place_under;
             (!code.captioned && !touches_next_block && caption).then(|| caption_of(markdown, &inline.text)).flatten()
@@ -1011,8 +1029,19 @@ impl<'a> Scanner<'a> {
             code.code.drain(..at);
             code.attributed = Some(path);
         }
+        // A diff of context only (`@@ -658,4 +658,4 @@`) quotes its file as it is: its code
+        // is the lines without the diff's first column, in the file's own language. Its own
+        // header names the file and lines, whatever a paragraph before it cites; a source
+        // named beside it is kept when it names the same file.
+        if let Some((mut diff_path, body)) = recognise::diff_context(&code.code) {
+            code.code = body;
+            code.language = None;
+            let named = code.attributed.take().filter(|named| named.path == diff_path.path);
+            diff_path.source = named.and_then(|named| named.source);
+            code.attributed = Some(diff_path);
+        }
         let Some(mut path) = code.attributed else {
-            if self.record_fields_block(&code) {
+            if self.analyst_block(&code) {
                 return;
             }
             let first_line = self.line_text(code.offset).trim_end().to_string();
@@ -1819,6 +1848,19 @@ mod tests {
         assert_eq!(mentioned, ["OBJ-02"], "the block's own `id:` is no reference");
         let unread: Vec<_> = diagnostics.iter().filter(|d| d.is_not_understood()).map(|d| d.location.line).collect();
         assert_eq!(unread, [19], "a YAML block of no record's fields is a code block like any");
+    }
+
+    #[test]
+    fn a_gherkin_specification_is_read_for_the_records_it_names() {
+        let md =
+            "### OBJ-01 — Dispatcher\n\n```gherkin\nScenario: the list is walked\n  Given operations from OBJ-04\n  \
+                  Then each is dispatched (SRC-1 a/op.py:3-9)\n```\n\n### OBJ-04 — Parser\n\nText.\n";
+        let (report, diagnostics) = parse(md);
+        let mentioned: Vec<_> = report.mentions.iter().map(|m| (m.target.as_str(), m.location.line)).collect();
+        assert_eq!(mentioned, [("OBJ-04", 5)]);
+        assert_eq!(report.citations.iter().filter_map(|c| c.path.as_deref()).collect::<Vec<_>>(), ["a/op.py"]);
+        assert!(report.quotes.is_empty());
+        assert!(diagnostics.iter().all(|d| !d.is_not_understood()), "{diagnostics:?}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::citations::LINE_WORDS;
+use super::words::CAPTION_WORDS;
 use super::{parse_line_ranges, QuotePath};
 use crate::model::LineRange;
 
@@ -23,15 +24,27 @@ const MAX_CAPTION_CHARS: usize = 320;
 static PATH_WITH_LINES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
         r"(?x)
-        (?P<path>(?:[A-Za-z0-9_.@+-]+/)*(?:[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]*\.[A-Za-z0-9]{{1,8}}|\.[A-Za-z][A-Za-z0-9_-]*))
+        (?P<path>{PATH})
         `?\)?
         (?:
             :L?(?P<a>[0-9]+(?:\s*[-–—]\s*L?[0-9]+)?)
           | \#L(?P<b>[0-9]+(?:-L?[0-9]+)?)
           | \s*[,;·•，、；]?\s*[(（]?\s*(?:{LINE_WORDS}|ll?\.|Z\.|стр\.|L|第)\s*(?P<c>[0-9]+(?:\s*(?:[-–—〜～]|to)\s*L?[0-9]+)?(?:\s*(?:,|and)\s*[0-9]+(?:\s*[-–—]\s*[0-9]+)?)*)
           | ,?\s+\(?(?P<d>[0-9]+\s*[-–—]\s*[0-9]+)\b
-          | \s*[,，、]?\s*(?P<e>[0-9]+(?:\s*[-–—〜～]\s*[0-9]+)?)\s*行
+          | \s*[,，、]?\s*(?P<e>[0-9]+(?:\s*[-–—〜～~]\s*[0-9]+)?)\s*(?:行|행|줄)
         )"
+    ))
+    .unwrap()
+});
+
+/// A file's path: folders, then a name with an extension, or a dotfile.
+const PATH: &str =
+    r"(?:[A-Za-z0-9_.@+-]+/)*(?:[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]*\.[A-Za-z0-9]{1,8}|\.[A-Za-z][A-Za-z0-9_-]*)";
+
+/// Lines, then the file they are of: `lines 2597-2607 of `agixt/DB.py``, `l. 12 in a.py`.
+static LINES_OF_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"(?:{LINE_WORDS}|ll?\.)\s+(?P<f>[0-9]+(?:\s*[-–—]\s*[0-9]+)?)\s+(?:of|in|from)\s+`?(?P<path>{PATH})`?"
     ))
     .unwrap()
 });
@@ -45,13 +58,22 @@ pub fn caption_path(text: &str, source_named: impl Fn(&str) -> Option<String>) -
     if text.chars().count() > MAX_CAPTION_CHARS {
         return None;
     }
-    let mut found = PATH_WITH_LINES.captures_iter(text);
-    let caps = found.next()?;
-    let path = caps["path"].to_string();
-    if found.any(|other| other["path"] != *path) {
+    let mut places: Vec<regex::Captures<'_>> = PATH_WITH_LINES.captures_iter(text).collect();
+    for caps in LINES_OF_PATH.captures_iter(text) {
+        let range = caps.get(0).unwrap().range();
+        if !places.iter().any(|p| p.get(0).is_some_and(|m| m.start() < range.end && range.start < m.end())) {
+            places.push(caps);
+        }
+    }
+    places.sort_by_key(|caps| caps.get(0).map(|m| m.start()));
+    let path = places.first()?["path"].to_string();
+    if places.iter().any(|other| other["path"] != *path) {
         return None;
     }
-    let written = ["a", "b", "c", "d", "e"].into_iter().find_map(|group| caps.name(group))?.as_str();
+    // A caption that ends with a colon introduces what follows it: of its places, the
+    // last is the block's (`… (a.py, lines 3-9), and then, as lines 20-24 of a.py show:`).
+    let caps = if text.trim_end().ends_with(':') { places.last()? } else { places.first()? };
+    let written = ["a", "b", "c", "d", "e", "f"].into_iter().find_map(|group| caps.name(group))?.as_str();
     let lines = lines_of(written);
     if lines.is_empty() {
         return None;
@@ -61,8 +83,11 @@ pub fn caption_path(text: &str, source_named: impl Fn(&str) -> Option<String>) -
 
 /// `10–12`, `L10-L12`, `10 to 12`, `3, 5 and 7-9` as line ranges.
 fn lines_of(written: &str) -> Vec<LineRange> {
-    let normal =
-        written.replace(['–', '—', '〜', '～'], "-").replace(" to ", "-").replace(" and ", ",").replace(['L', ' '], "");
+    let normal = written
+        .replace(['–', '—', '〜', '～', '~'], "-")
+        .replace(" to ", "-")
+        .replace(" and ", ",")
+        .replace(['L', ' '], "");
     parse_line_ranges(&normal)
 }
 
@@ -84,7 +109,8 @@ pub fn reads_as_caption_before(markdown: &str, text: &str) -> bool {
 /// `— a.py, L134–141`), nothing of a sentence around it.
 fn location_line(text: &str) -> bool {
     let text = text.trim();
-    let Some(found) = PATH_WITH_LINES.find(text).filter(|_| text.chars().count() <= MAX_LABEL_LINE_CHARS) else {
+    let found = PATH_WITH_LINES.find(text).or_else(|| LINES_OF_PATH.find(text));
+    let Some(found) = found.filter(|_| text.chars().count() <= MAX_LABEL_LINE_CHARS) else {
         return false;
     };
     let rest = format!("{} {}", &text[..found.start()], &text[found.end()..]);
@@ -129,38 +155,10 @@ fn aside_place(text: &str) -> bool {
 /// True when a paragraph is set apart as a caption: wholly emphasised, `*Listing 1.* …`,
 /// or opening with a caption's word (`Source:`, `Listing`, `Exhibit` …).
 pub fn set_apart(markdown: &str, text: &str) -> bool {
-    // With the words of other languages: `Extrait :` (French), `Auszug` (German),
-    // `Fragmento`, `Extracto` (Spanish), `出典`, `抜粋` (Japanese), `出处`, `摘录` (Chinese),
-    // `Источник`, `Листинг`, `Фрагмент` (Russian).
-    const WORDS: [&str; 23] = [
-        "источник",
-        "листинг",
-        "фрагмент",
-        "выдержка",
-        "出典",
-        "抜粋",
-        "引用",
-        "出处",
-        "来源",
-        "摘录",
-        "listing",
-        "exhibit",
-        "figure",
-        "source",
-        "quoted",
-        "from",
-        "evidence",
-        "snippet",
-        "excerpt",
-        "extrait",
-        "auszug",
-        "fragmento",
-        "extracto",
-    ];
     let markdown = markdown.trim();
     let emphasised = markdown.starts_with(['*', '_']) && markdown.trim_end_matches('.').ends_with(['*', '_', ')']);
     let first = text.trim().split(|c: char| !c.is_alphabetic()).next().unwrap_or("").to_lowercase();
-    emphasised || WORDS.contains(&first.as_str())
+    emphasised || CAPTION_WORDS.contains(&first.as_str())
 }
 
 /// The path and lines a code block's own first line names, when it is a comment that is
@@ -196,6 +194,48 @@ pub fn without_gutter(code: &str) -> Option<(String, LineRange)> {
     }
     let (first, last) = (*numbers.first()?, *numbers.last()?);
     (numbers.windows(2).all(|w| w[0] < w[1])).then_some((out, LineRange { start: first, end: last }))
+}
+
+/// A block written as a unified diff of context only (`--- a/path`, `+++ b/path`, `@@
+/// -658,4 +658,4 @@`, then lines each opened by a space): a review's way to quote a file as
+/// it is. Returns the file the `+++` line names, the lines each hunk header gives, and the
+/// code without the diff's first column. None for anything else, and for a diff that adds
+/// or removes lines: that shows a change, and which side is the file at the revision the
+/// diff does not say.
+pub fn diff_context(code: &str) -> Option<(QuotePath, String)> {
+    static HUNK: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^@@ -[0-9]+(?:,[0-9]+)? \+(?P<start>[0-9]+)(?:,(?P<count>[0-9]+))? @@").unwrap());
+    let (mut path, mut lines, mut out) = (None, Vec::new(), String::with_capacity(code.len()));
+    for line in code.lines() {
+        if let Some(hunk) = HUNK.captures(line) {
+            let start: u32 = hunk["start"].parse().ok()?;
+            let count: u32 = hunk.name("count").map_or(Some(1), |c| c.as_str().parse().ok())?;
+            lines.push(LineRange { start, end: start.checked_add(count.checked_sub(1)?)? });
+            continue;
+        }
+        if lines.is_empty() {
+            // The header: `diff --git`, `index`, `--- a/path`, `+++ b/path`.
+            if let Some(named) = line.strip_prefix("+++ ") {
+                let named = named.split('\t').next().unwrap_or(named).trim();
+                path = Some(named.strip_prefix("b/").unwrap_or(named).to_string());
+            } else if !(line.starts_with("--- ") || line.starts_with("diff ") || line.starts_with("index ")) {
+                return None;
+            }
+            continue;
+        }
+        match line.chars().next() {
+            // An editor may strip the space of an empty line of context.
+            None => out.push('\n'),
+            Some(' ') => {
+                out.push_str(&line[1..]);
+                out.push('\n');
+            }
+            Some('\\') => {}
+            Some(_) => return None,
+        }
+    }
+    let path = path.filter(|p| !p.is_empty() && p != "/dev/null")?;
+    (!lines.is_empty()).then_some((QuotePath { source: None, path, lines }, out))
 }
 
 /// The path and lines an info string gives after its language: `path=src/a.rs
@@ -323,6 +363,24 @@ mod tests {
     }
 
     #[test]
+    fn a_diff_of_context_quotes_its_file_at_the_hunk_s_lines() {
+        let code =
+            "--- a/src/m.py\n+++ b/src/m.py\n@@ -658,4 +658,4 @@ class C:\n class C:\n     user = 1\n\n     log = 2\n";
+        let (path, body) = diff_context(code).unwrap();
+        assert_eq!((path.path.as_str(), path.lines.clone()), ("src/m.py", vec![LineRange { start: 658, end: 661 }]));
+        assert_eq!(body, "class C:\n    user = 1\n\n    log = 2\n");
+        let two = "+++ b/a.rs\n@@ -3 +3 @@\n x\n@@ -10,2 +10,2 @@\n y\n z\n";
+        assert_eq!(
+            diff_context(two).unwrap().0.lines,
+            vec![LineRange { start: 3, end: 3 }, LineRange { start: 10, end: 11 }]
+        );
+        assert!(diff_context("--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n-x = 1\n+x = 2\n").is_none(), "a change");
+        assert!(diff_context("@@ -1 +1 @@\n x\n").is_none(), "no file named");
+        assert!(diff_context("--- a/a.py\n+++ /dev/null\n@@ -1 +0,0 @@\n x\n").is_none());
+        assert!(diff_context("x = 1\n").is_none());
+    }
+
+    #[test]
     fn a_block_s_first_comment_may_name_the_place_and_a_gutter_the_lines() {
         let code = "# SRC-2 swarms/structs/agent.py L4096–4105\n 4096 |     elif n > 1:\n 4097 |         x = 1\n\n 4099 | y()\n";
         let (path, at) = first_line_path(code).unwrap();
@@ -380,6 +438,12 @@ mod tests {
             r("gpt_engineer/core/default/file_store.py", 39, 45)
         );
         assert_eq!(read("出典：SRC-1 a/b.py 第 39～45 行"), r("a/b.py", 39, 45));
+        assert_eq!(read("출처: SRC-1 `devika.py` 85–93행"), r("devika.py", 85, 93));
+        assert_eq!(read("Lines 2597-2607 of `agixt/DB.py` (SRC-1)."), r("agixt/DB.py", 2597, 2607));
+        assert_eq!(read("as lines 1059-1061 of `a/M.py` (SRC-1) show::"), r("a/M.py", 1059, 1061));
+        assert_eq!(read("(SRC-1, a/M.py, lines 3-9), then, as lines 20-24 of `a/M.py` show::"), r("a/M.py", 20, 24));
+        assert_eq!(read("Lines 20-24 of a/M.py (SRC-1), not a/M.py lines 3-9."), r("a/M.py", 20, 24));
+        assert_eq!(read("출처: SRC-1 `src/a.py` 12~20줄"), r("src/a.py", 12, 20));
         assert!(set_apart("出典：SRC-1 a/b.py 39〜45行", "出典：SRC-1 a/b.py 39〜45行"));
         assert_eq!(read("Источник: SRC-1, `a/b.py`, строки 1322–1327"), r("a/b.py", 1322, 1327));
         assert_eq!(read("Источник: SRC-1, `a/b.py`, стр. 1322–1327"), r("a/b.py", 1322, 1327));

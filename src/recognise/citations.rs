@@ -60,6 +60,19 @@ const TO_LINES: &str = concat!(
     line_words!(),
     r" |ll?\. ?|第 ?|L))"
 );
+/// Line numbers written before their word, as Korean, Japanese and Chinese write them,
+/// after a path and a space or comma: `devika.py 77–103행`, `a.py 39〜45行`, `a.py, 12~20줄`.
+/// (The numbers are the pattern's group named by `$name`.)
+macro_rules! lines_then_word {
+    ($name:literal) => {
+        concat!(
+            r"(?:[,，、]? ?)(?P<",
+            $name,
+            r">[0-9]+(?: ?[-–—〜～~] ?[0-9]+)?(?:, ?[0-9]+(?: ?[-–—〜～~] ?[0-9]+)?)*) ?(?:행|行|줄)"
+        )
+    };
+}
+
 /// What may come between a source and what it cites: a colon (French puts a space before
 /// it) or a comma, or a middle dot or
 /// bullet set off by spaces (`SRC-1 · chatdev/phase.py · L3–9`).
@@ -86,8 +99,10 @@ impl Default for Citations {
 /// (Two alternatives, so that a word with a dot and neither is no match at all: most text
 /// has many.)
 static BARE_CITATION: LazyLock<Regex> = LazyLock::new(|| {
+    const SLASHED_THEN_WORD: &str = lines_then_word!("slashed_suffix");
+    const PLAIN_THEN_WORD: &str = lines_then_word!("plain_suffix");
     Regex::new(&format!(
-        r#"(?P<slashed>(?:[A-Za-z0-9_.\-]+/)+{FILE})(?:{TO_LINES}(?P<slashed_lines>{LINES}))?|(?P<plain>{FILE}){TO_LINES}(?P<plain_lines>{LINES})|(?P<document>{FILE})(?:[:,]? +(?:§|(?i:section) +["“])|,)"#
+        r#"(?P<slashed>(?:[A-Za-z0-9_.\-]+/)+{FILE})(?:{TO_LINES}(?P<slashed_lines>{LINES})|{SLASHED_THEN_WORD})?|(?P<plain>{FILE})(?:{TO_LINES}(?P<plain_lines>{LINES})|{PLAIN_THEN_WORD})|(?P<document>{FILE})(?:[:,]? +(?:§|(?i:section) +["“])|,)"#
     ))
     .unwrap()
 });
@@ -95,8 +110,9 @@ static BARE_CITATION: LazyLock<Regex> = LazyLock::new(|| {
 /// (`tools/forfeit/bin/exit_forfeit:1-5`, `docker/Dockerfile, l. 11`) is a path when a
 /// folder and lines say so.
 static AFTER_SOURCE_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    const THEN_WORD: &str = lines_then_word!("suffix_lines");
     Regex::new(&format!(
-        r"^{AFTER_SOURCE_GAP}(?:(?P<script>(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_\-]+){TO_LINES}(?P<script_lines>{LINES})|(?P<path>{SOURCED_PATH})(?:{TO_LINES}(?P<lines>{LINES}))?)"
+        r"^{AFTER_SOURCE_GAP}(?:(?P<script>(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_\-]+){TO_LINES}(?P<script_lines>{LINES})|(?P<path>{SOURCED_PATH})(?:{TO_LINES}(?P<lines>{LINES})|{THEN_WORD})?)"
     ))
     .unwrap()
 });
@@ -108,8 +124,9 @@ static AFTER_SOURCE_LINES: LazyLock<Regex> = LazyLock::new(|| {
 /// A further path of a list after `SRC-n a.py`: `, b.py`, `; c.py:3-4`, `and d.py`,
 /// also after a parenthesis on the one before (`a.py (run_job), b.py`).
 static NEXT_LISTED_PATH: LazyLock<Regex> = LazyLock::new(|| {
+    const THEN_WORD: &str = lines_then_word!("suffix_lines");
     Regex::new(&format!(
-        r"^(?: ?\([^()]{{0,80}}\))?(?:[,;]|,? and|,? or) +(?P<path>{SOURCED_PATH})(?:{TO_LINES}(?P<lines>{LINES}))?"
+        r"^(?: ?\([^()]{{0,80}}\))?(?:[,;]|,? and|,? or) +(?P<path>{SOURCED_PATH})(?:{TO_LINES}(?P<lines>{LINES})|{THEN_WORD})?"
     ))
     .unwrap()
 });
@@ -193,6 +210,7 @@ impl Citations {
             || text.contains("ection \"")
             || text.contains(", \"")
             || text.contains(", “")
+            || text.contains(['행', '行', '줄'])
     }
 
     /// [`Citations::find`], and the source tokens followed by a word that looks like a
@@ -255,6 +273,8 @@ impl Citations {
                     let (lines, line_spans) = caps
                         .name("slashed_lines")
                         .or(caps.name("plain_lines"))
+                        .or(caps.name("slashed_suffix"))
+                        .or(caps.name("plain_suffix"))
                         .map(|l| line_ranges_at(text, l.range()))
                         .unwrap_or_default();
                     out.push(CitationMatch {
@@ -390,13 +410,7 @@ fn after_source(text: &str, token: Range<usize>) -> (Vec<CitationMatch>, usize, 
         return (vec![cite(token.clone(), true)], token.end, false);
     };
     let mut end = token.end + c.get(0).unwrap().end();
-    let lines_of = |c: &regex::Captures<'_>, offset: usize| {
-        c.name("lines")
-            .or(c.name("script_lines"))
-            .map(|l| line_ranges_at(text, offset + l.start()..offset + l.end()))
-            .unwrap_or_default()
-    };
-    let (lines, line_spans) = lines_of(&c, token.end);
+    let (lines, line_spans) = path_lines(text, &c, token.end);
     let path = c.name("path").or(c.name("script")).expect("one alternative matched").as_str().to_string();
     // `SRC-3, docs/agent.md, § "Iterating"`: a section of the file cited.
     let section = section_after(text, end, opened_by).map(|(section, stop)| {
@@ -411,7 +425,7 @@ fn after_source(text: &str, token: Range<usize>) -> (Vec<CitationMatch>, usize, 
         let path = c.name("path").unwrap();
         let start = end + path.start();
         let stop = end + c.get(0).unwrap().end();
-        let (lines, line_spans) = lines_of(&c, end);
+        let (lines, line_spans) = path_lines(text, &c, end);
         found.push(CitationMatch {
             path: Some(path.as_str().to_string()),
             lines,
@@ -421,6 +435,16 @@ fn after_source(text: &str, token: Range<usize>) -> (Vec<CitationMatch>, usize, 
         end = stop;
     }
     (found, end, true)
+}
+
+/// The lines a path's match `c` (found at `offset` of `text`) gives, written in any of its
+/// forms, each with its byte range.
+fn path_lines(text: &str, c: &regex::Captures<'_>, offset: usize) -> (Vec<LineRange>, Vec<Range<usize>>) {
+    c.name("lines")
+        .or(c.name("script_lines"))
+        .or(c.name("suffix_lines"))
+        .map(|l| line_ranges_at(text, offset + l.start()..offset + l.end()))
+        .unwrap_or_default()
 }
 
 /// The section cited at `at` of `text` (`§"Known Limits"`, `, § Permission Levels`), and
@@ -505,7 +529,7 @@ pub fn parse_line_ranges(text: &str) -> Vec<LineRange> {
     text.split(',')
         .filter_map(|part| {
             let part = part.trim();
-            let (a, b) = part.split_once(['-', '–']).unwrap_or((part, part));
+            let (a, b) = part.split_once(['-', '–', '—', '〜', '～', '~']).unwrap_or((part, part));
             Some(LineRange { start: number(a)?, end: number(b)? })
         })
         .collect()
@@ -593,6 +617,16 @@ mod tests {
                 (s("SRC-3"), s("src/memory/_m.py"), None, vec![(78, 81)])
             ]
         );
+        assert_eq!(
+            read("[SRC-1: devika.py 77–103행] [SRC-1: src/a.py 289행]의 (src/b.py, 39〜45行)"),
+            [
+                (s("SRC-1"), s("devika.py"), None, vec![(77, 103)]),
+                (s("SRC-1"), s("src/a.py"), None, vec![(289, 289)]),
+                (s("SRC-1"), s("src/b.py"), None, vec![(39, 45)])
+            ]
+        );
+        assert_eq!(read("run.py 12~20줄"), [(None, s("run.py"), None, vec![(12, 20)])]);
+        assert_eq!(read("구현은 3행에 있다"), [], "lines without a path cite nothing");
         let sections: Vec<Option<String>> =
             Citations::default().find("〔SRC-2，§「👋 Hello AgentScope!」〕").into_iter().map(|c| c.section).collect();
         assert_eq!(sections, [Some("👋 Hello AgentScope!".to_string())]);

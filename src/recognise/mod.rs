@@ -21,17 +21,20 @@ mod learned;
 mod legend;
 mod myst;
 mod pointers;
+mod rest;
 mod sentences;
 mod statuses;
+mod trailers;
+pub(crate) mod words;
 
 pub use captions::{
-    caption_path, default_source, directive_language, directive_options, first_line_path, info_path, info_start_line,
-    is_place_line, pandoc_info, reads_as_caption_after, reads_as_caption_before, set_apart, without_gutter,
+    caption_path, default_source, diff_context, directive_language, directive_options, first_line_path, info_path,
+    info_start_line, is_place_line, pandoc_info, reads_as_caption_after, reads_as_caption_before, set_apart,
+    without_gutter,
 };
 pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
 pub use learned::{declared_kinds, heading_id, item_id, outline_title, pattern_kind, run_in};
 pub use legend::{is_legend, legend_synonyms};
-pub use myst::plain_markdown;
 pub use pointers::{named_labels, section_label};
 pub use sentences::{copula_statuses, CopulaStatus};
 pub use statuses::{
@@ -305,6 +308,19 @@ impl Conventions {
     }
 }
 
+/// `markdown` as CommonMark should read it, when markup of another dialect would make it
+/// read otherwise: MyST's targets and colon fences and Obsidian's block IDs blanked
+/// ([`myst::plain_markdown`]), reStructuredText's field lists without their opening colon
+/// ([`rest::field_lists_plain`]), indented trailer lines written as list items
+/// ([`trailers::trailers_as_items`]). Every byte offset is kept. None when nothing changed.
+pub fn plain_markdown(markdown: &str) -> Option<String> {
+    let mut plain = myst::plain_markdown(markdown);
+    for pass in [rest::field_lists_plain, trailers::trailers_as_items] {
+        plain = pass(plain.as_deref().unwrap_or(markdown)).or(plain);
+    }
+    plain
+}
+
 /// True when the part of an ID after its kind is a placeholder (`-nn`, `-NN`, `-xx`,
 /// `-XXX`, `-n`): the ID scheme described, not a record named.
 fn placeholder_name(name: &str) -> bool {
@@ -525,8 +541,25 @@ impl IdScheme {
     }
 }
 
+/// A letter, digit or `_` that continues a word. Korean, Japanese and Chinese set their
+/// particles and words against an ID or a path with no space between
+/// (`DV-OBJ-agentstate의`, `MEM-01は`), so a letter of those scripts ends a word of another.
 fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
+    (c.is_alphanumeric() || c == '_') && !written_without_spaces(c)
+}
+
+/// True for a letter of a script written without spaces between words: Hangul, kana,
+/// CJK ideographs, Thai.
+fn written_without_spaces(c: char) -> bool {
+    matches!(c,
+        '\u{0E00}'..='\u{0E7F}'
+        | '\u{1100}'..='\u{11FF}'
+        | '\u{3040}'..='\u{30FF}'
+        | '\u{3130}'..='\u{318F}'
+        | '\u{3400}'..='\u{4DBF}'
+        | '\u{4E00}'..='\u{9FFF}'
+        | '\u{AC00}'..='\u{D7AF}'
+        | '\u{F900}'..='\u{FAFF}')
 }
 
 /// Matches earliest first, the longest at one start, without those that overlap an
@@ -598,7 +631,8 @@ pub fn language_for_path(path: &str) -> Option<&'static str> {
 static FIELD: LazyLock<Regex> =
     // A space may come before the colon, as French sets it (`Statut : wired`).
     LazyLock::new(|| {
-        Regex::new(r"^\p{Lu}[\p{L}\p{N}()/'’-]*(?: [\p{L}\p{N}()/'’-]+){0,3}[ \u{a0}\u{202f}]?:[ \t]+\S").unwrap()
+        Regex::new(r"^[\p{Lu}\p{Lo}][\p{L}\p{N}()/'’-]*(?: [\p{L}\p{N}()/'’-]+){0,3}[ \u{a0}\u{202f}]?:[ \t]+\S")
+            .unwrap()
     });
 
 /// Words that start sentences, never field names: `The cache gives ranking: …` is prose.
@@ -629,7 +663,7 @@ pub fn path_underscores(md: &str, range: std::ops::Range<usize>) -> Option<usize
 /// `**Status**: wired`, `Component: COMP-LPE`): a line of fields.
 pub fn starts_with_key(line: &str) -> bool {
     static KEY: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\s*(?:\*\*|__|\*|_)?\p{Lu}[^:*_\n]{0,40}(?::(?:\*\*|__|\*|_)|(?:\*\*|__|\*|_)?:)[ \t]+\S")
+        Regex::new(r"^\s*(?:\*\*|__|\*|_)?[\p{Lu}\p{Lo}][^:*_\n]{0,40}(?::(?:\*\*|__|\*|_)|(?:\*\*|__|\*|_)?:)[ \t]+\S")
             .unwrap()
     });
     // A Dataview field (`time fields:: wired`): any short key, then two colons.
@@ -637,12 +671,14 @@ pub fn starts_with_key(line: &str) -> bool {
     KEY.is_match(line) || FIELD.is_match(line)
 }
 
-/// Reads `Key: value` (a key of one to four words starting with a capital letter, not a
+/// Reads `Key: value` (a key of one to four words starting with a capital letter, or a
+/// letter of a script without case, not a
 /// sentence opener). Returns the key and the byte offset where the value starts.
 /// [`IdScheme::field`] also refuses keys that hold a record or source ID.
 pub fn field(text: &str) -> Option<(&str, usize)> {
-    // `Key: value`: a capital first, and a colon (most paragraphs fail here, cheaply).
-    if !text.chars().next().is_some_and(char::is_uppercase) || !text.contains(':') {
+    // `Key: value`: a capital first (or a letter of a script without case: `読み戻し: wired`),
+    // and a colon (most paragraphs fail here, cheaply).
+    if !text.chars().next().is_some_and(|c| c.is_alphabetic() && !c.is_lowercase()) || !text.contains(':') {
         return None;
     }
     let start = FIELD.find(text)?;
@@ -1030,6 +1066,14 @@ mod tests {
         assert_eq!(ids("xOBJ-03 OBJ-03x OBJ-09's"), ["OBJ-09"]);
         assert_eq!(ids("MEM-OBJ-page-facts/MEM-OBJ-page-metadata."), ["MEM-OBJ-page-facts", "MEM-OBJ-page-metadata"]);
         assert!(ids("AAS-2026-08-20-fractal-01").is_empty());
+    }
+
+    #[test]
+    fn ids_end_where_a_script_without_spaces_begins() {
+        assert_eq!(ids("MEM-OBJ-state의 최신 상태"), ["MEM-OBJ-state"]);
+        assert_eq!(ids("OBJ-03は、見るとOBJ-02"), ["OBJ-03", "OBJ-02"]);
+        assert_eq!(ids("见OBJ-03号"), ["OBJ-03"]);
+        assert!(ids("OBJ-03é OBJ-03я").is_empty(), "Latin and Cyrillic letters are written with spaces");
     }
 
     #[test]

@@ -51,7 +51,7 @@ fn myst_marker(line: &str, options: bool) -> Option<Option<String>> {
 /// `markdown` with its MyST markup lines blanked (spaces of the same length) and each
 /// colon fence's start written as its title in bold (padded to the same length), outside
 /// code blocks; none when it has no such line.
-pub fn plain_markdown(markdown: &str) -> Option<String> {
+pub(super) fn plain_markdown(markdown: &str) -> Option<String> {
     if !markdown.contains(")=") && !markdown.contains(":::") && !markdown.contains(" ^") {
         return None;
     }

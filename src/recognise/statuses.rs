@@ -15,6 +15,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::is_boundary_before;
+use super::words::{STATUS_NOUNS, WHOLE_SUBJECT};
 
 /// The words of a site's status vocabulary, with their synonyms, matched without regard
 /// to case as whole words.
@@ -504,25 +505,6 @@ pub struct StatusKey {
 /// Prepositions after `Status` that scope it without naming anything (`Status within
 /// this run: …`).
 const SCOPES: [&str; 5] = ["within", "in", "at", "under", "during"];
-/// What a key may end with to say a status follows.
-/// (And French `statut`, `constat`; Spanish `dictamen`, `veredicto`, `estado`; Russian
-/// `статус`.)
-const STATUS_NOUNS: [&str; 14] = [
-    "статус",
-    "status",
-    "finding",
-    "conclusion",
-    "result",
-    "verdict",
-    "outcome",
-    "conformity",
-    "determination",
-    "statut",
-    "constat",
-    "dictamen",
-    "veredicto",
-    "estado",
-];
 /// Words that name nothing before `status`: `The status: …` is a plain status.
 const DETERMINERS: [&str; 7] = ["the", "this", "its", "their", "our", "his", "her"];
 
@@ -643,33 +625,6 @@ pub struct DimensionClause {
     /// Where the clause's status starts, and where the clause ends.
     pub value: Range<usize>,
 }
-
-/// Words that name the whole subject, not a dimension of it: `overall: wired`,
-/// `Principal status`.
-/// (And French: `Statut d'ensemble`, `en général`; Russian `общий статус`, `в целом`.)
-const WHOLE_SUBJECT: [&str; 21] = [
-    "principal",
-    "main",
-    "primary",
-    "headline",
-    "общий",
-    "общая",
-    "в целом",
-    "итоговый",
-    "overall",
-    "general",
-    "in general",
-    "overall status",
-    "d'ensemble",
-    "d’ensemble",
-    "général",
-    "en général",
-    "global",
-    "globale",
-    "gesamt",
-    "总体",
-    "整体",
-];
 
 /// Words that, as the whole of a status's key or column, name the status a threat or a
 /// control has as a whole: `Mitigation status: absent` on a threat.

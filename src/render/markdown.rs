@@ -453,7 +453,9 @@ impl<'l, 'm> Rewrite<'l, 'm> {
         if quote.is_none() {
             // A quote `parse` attributed otherwise (a caption, its info string, its own first
             // line over a gutter) is shown as one too: its path, linked, and its verdict.
-            if let Some((path, quoted)) = parsed_quote(&code, self.linker) {
+            if let Some((path, quoted, from_diff)) = parsed_quote(&code, self.linker) {
+                // A diff's code is shown in its file's language, not as a diff.
+                let language = if from_diff { None } else { language };
                 self.out.push(Event::Html(code_block_html(&quoted, language, Some(&path), self.linker).into()));
                 return next;
             }
@@ -573,11 +575,15 @@ fn quote_path_after(
 }
 
 /// The quote of `run` that a code block is, by its code as written (or without the
-/// first line naming its place, and a gutter of line numbers, as `parse` reads it): its
-/// place, and the code it quotes.
-fn parsed_quote(code: &str, linker: &Linker<'_>) -> Option<(recognise::QuotePath, String)> {
+/// first line naming its place, and a gutter of line numbers, or as a diff of context, as
+/// `parse` reads it): its place, the code it quotes, and whether it was written as a diff.
+fn parsed_quote(code: &str, linker: &Linker<'_>) -> Option<(recognise::QuotePath, String, bool)> {
     let after_place = recognise::first_line_path(code).map_or(code, |(_, at)| &code[at..]);
-    let quoted = recognise::without_gutter(after_place).map_or_else(|| after_place.to_string(), |(body, _)| body);
+    let diff = recognise::diff_context(code).map(|(_, body)| body);
+    let from_diff = diff.is_some();
+    let quoted = diff.unwrap_or_else(|| {
+        recognise::without_gutter(after_place).map_or_else(|| after_place.to_string(), |(body, _)| body)
+    });
     let quote = match linker.quotes_by_code {
         Some(by_code) => *by_code.get(quoted.as_str())?,
         // Only a page rendered on its own (tests) has no run to share the map with.
@@ -585,7 +591,7 @@ fn parsed_quote(code: &str, linker: &Linker<'_>) -> Option<(recognise::QuotePath
     };
     let path =
         recognise::QuotePath { source: quote.source.clone(), path: quote.path.clone(), lines: quote.lines.clone() };
-    Some((path, quoted))
+    Some((path, quoted, from_diff))
 }
 
 /// A highlighted code block; a quote also gets its path, linked to the file at the

@@ -4,16 +4,19 @@
 //! key–value tables and `Dimension "x":` keys, dimensions in brackets, after a middle dot or
 //! a comma, French spacing, a metadata line and a table of dimensions, a dash closing a
 //! list item's key, an opinion's `Determination.`, a quoted dimension after a Spanish
-//! noun and a record's fields in a YAML block; quotes captioned
+//! noun, a record's fields in a YAML block, a field list (`:Read back: wired\`), trailers
+//! indented as code and a Korean `| 차원 | 상태 |` table; quotes captioned
 //! before, after, in the info string, by a line that is only a place, by a path line, by
 //! the block's own first line over a gutter, with middle dots, or by a place in brackets
-//! under the block or right under its fence; citations with colons, words, middle dots,
-//! full-width punctuation, permalinks, footnotes and numbered references;
+//! under the block or right under its fence, as a diff of context, by `lines a-b of path::`
+//! over a literal block, or in Korean; citations with colons, words, middle dots,
+//! full-width punctuation, lines after their numbers (`12–17행`, `12〜17行`), permalinks,
+//! footnotes and numbered references;
 //! limits as handle lists and tables under headings of several words and languages), with
 //! structure casebook cannot read mixed in (a code block nothing attributes, a status
 //! key whose value is no status, an ID of a kind never declared, items led by handles
-//! under a heading that does not say limits). Dimensions are in Latin, Cyrillic and
-//! Japanese script, so that no form slices a multi-byte character. Every structure is
+//! under a heading that does not say limits). Dimensions are in Latin, Cyrillic,
+//! Japanese and Korean script, so that no form slices a multi-byte character. Every structure is
 //! either recognised, as written, or listed as not understood at its line.
 
 use proptest::prelude::*;
@@ -22,7 +25,7 @@ use super::run_of;
 use crate::model::{Diagnostic, Owner, Run, Subject};
 
 const STATUSES: [&str; 5] = ["wired", "implemented", "claimed", "absent", "afforded"];
-const DIMENSIONS: [&str; 6] = ["read back", "bounded", "persisted", "written by", "сохранение", "読み戻し"];
+const DIMENSIONS: [&str; 7] = ["read back", "bounded", "persisted", "written by", "сохранение", "読み戻し", "영속화"];
 const REVISION: &str = "5954a07d464feeaf6c311a9fa5ca2e54200a6794";
 
 /// One thing a record's section holds.
@@ -70,13 +73,13 @@ const LIMITS_HEADINGS: [&str; 7] = [
 fn part() -> impl Strategy<Value = Part> {
     prop_oneof![
         (0u8..6, 0..STATUSES.len()).prop_map(|(form, status)| Part::Status { form, status }),
-        (0u8..14, 0..DIMENSIONS.len(), 0..STATUSES.len()).prop_map(|(form, dimension, status)| Part::DimensionStatus {
+        (0u8..17, 0..DIMENSIONS.len(), 0..STATUSES.len()).prop_map(|(form, dimension, status)| Part::DimensionStatus {
             form,
             dimension,
             status
         }),
-        (0u8..10, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Quote { form, file, start }),
-        (0u8..10, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Citation { form, file, start }),
+        (0u8..13, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Quote { form, file, start }),
+        (0u8..12, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Citation { form, file, start }),
         (0u8..3).prop_map(|kind| Part::Unreadable { kind }),
     ]
 }
@@ -227,31 +230,15 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
                 10 => format!("| Dimension | Finding |\n|---|---|\n| {d} | **{s}** — as read |"),
                 11 => format!("- {d} — **{s}** (as read)"),
                 12 => format!("Dictamen «{d}»: **{s}**."),
-                _ => format!("```yaml\nstatus:\n  {d}: {s}  # as read\ncitations: []\n```"),
+                13 => format!("```yaml\nstatus:\n  {d}: {s}  # as read\ncitations: []\n```"),
+                14 => format!(":{capitalised}: {s}\\\n:Note: as read"),
+                15 => format!("    Status: {d}: {s}\n    Reviewed-by: a reviewer"),
+                _ => format!("| 차원 | 상태 |\n|---|---|\n| {d} | {s} |"),
             });
-            let dimension = if form == 1 { capitalised } else { d.to_string() };
+            let dimension = if matches!(form, 1 | 14) { capitalised } else { d.to_string() };
             expected.findings.push((id, dimension, status_of(status)));
         }
-        Part::Quote { form, file, start } => {
-            let (path, end) = (FILES[file as usize], start + 2);
-            let code = "```python\nx = compute()\ny = x + 1\nreturn y\n```";
-            match form {
-                0 => w.block(&format!("From {path}, lines {start}–{end} (SRC-1):\n{code}")),
-                1 => w.block(&format!("{code}\n*Source: SRC-1, {path}:L{start}-L{end}*")),
-                2 => w.block(&format!("```python title=\"{path}:{start}-{end}\"\nx = compute()\n```")),
-                3 => w.block(&format!("`{path}` ({start}–{end})\n\n{code}")),
-                4 => w.block(&format!("{code}\n--- {path}:{start}-{end}")),
-                5 => w.block(&format!(
-                    "```python\n# SRC-1 {path} L{start}–{end}\n {start} | x = compute()\n {} | y = x + 1\n {end} | return y\n```",
-                    start + 1
-                )),
-                6 => w.block(&format!("*Excerpt: SRC-1 · `{path}` · lines {start}–{end}*\n{code}")),
-                7 => w.block(&format!("The loop:\n\n{code}\n`{path}`, líneas {start}-{end} (SRC-1)")),
-                8 => w.block(&format!("The loop:\n\n{code}\n> `{path}`, lines {start}–{end} (SRC-1)")),
-                _ => w.block(&format!("The loop, as the notes have it:\n\n{code}\n\n(`{path}`, lines {start}–{end})")),
-            }
-            expected.quotes.push((id, path.to_string(), start, end));
-        }
+        Part::Quote { form, file, start } => write_quote(w, expected, id, form, file, start),
         Part::Citation { form, file, start } => write_citation(w, expected, id, form, file, start),
         Part::Unreadable { kind } => {
             expected.unreadable.push(w.line());
@@ -262,6 +249,35 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
             }
         }
     }
+}
+
+/// A quote of three lines of `file` from line `start`, attributed in form `form`.
+fn write_quote(w: &mut Writer, expected: &mut Expected, id: String, form: u8, file: u8, start: u32) {
+    let (path, end) = (FILES[file as usize], start + 2);
+    let code = "```python\nx = compute()\ny = x + 1\nreturn y\n```";
+    match form {
+        0 => w.block(&format!("From {path}, lines {start}–{end} (SRC-1):\n{code}")),
+        1 => w.block(&format!("{code}\n*Source: SRC-1, {path}:L{start}-L{end}*")),
+        2 => w.block(&format!("```python title=\"{path}:{start}-{end}\"\nx = compute()\n```")),
+        3 => w.block(&format!("`{path}` ({start}–{end})\n\n{code}")),
+        4 => w.block(&format!("{code}\n--- {path}:{start}-{end}")),
+        5 => w.block(&format!(
+            "```python\n# SRC-1 {path} L{start}–{end}\n {start} | x = compute()\n {} | y = x + 1\n {end} | return y\n```",
+            start + 1
+        )),
+        6 => w.block(&format!("*Excerpt: SRC-1 · `{path}` · lines {start}–{end}*\n{code}")),
+        7 => w.block(&format!("The loop:\n\n{code}\n`{path}`, líneas {start}-{end} (SRC-1)")),
+        8 => w.block(&format!("The loop:\n\n{code}\n> `{path}`, lines {start}–{end} (SRC-1)")),
+        9 => w.block(&format!("The loop, as the notes have it:\n\n{code}\n\n(`{path}`, lines {start}–{end})")),
+        10 => w.block(&format!(
+            "The loop (SRC-1 {path}:1-2) ends here:\n\n```diff\n--- a/{path}\n+++ b/{path}\n@@ -{start},3 +{start},3 @@ def run():\n x = compute()\n y = x + 1\n return y\n```"
+        )),
+        11 => w.block(&format!(
+            "It ends (SRC-1, {path}, line 1), as lines {start}-{end} of `{path}` show::\n\n    x = compute()\n    y = x + 1\n    return y"
+        )),
+        _ => w.block(&format!("출처: SRC-1 `{path}` {start}–{end}행\n{code}")),
+    }
+    expected.quotes.push((id, path.to_string(), start, end));
 }
 
 /// A citation of `file` from line `start`, in form `form`.
@@ -278,6 +294,8 @@ fn write_citation(w: &mut Writer, expected: &mut Expected, id: String, form: u8,
         6 => w.block(&format!("Die Schleife endet dort [SRC-1 · {path} · Z. {start}–{end}].")),
         7 => w.block(&format!("循环在此结束〔SRC-1，`{path}`，L{start}–{end}〕。")),
         8 => w.block(&format!("The loop stops there [SRC-1, {path}, at ll. {start}-{end}].")),
+        10 => w.block(&format!("루프는 여기서 끝난다 [SRC-1: {path} {start}–{end}행].")),
+        11 => w.block(&format!("ループはここで終わる（{path}、{start}〜{end}行）。")),
         9 => {
             w.references.push(format!("SRC-1, `{path}`, lines {start}-{end}."));
             w.block(&format!("The loop stops there.<sup>[{}]</sup>", w.references.len()));

@@ -10,6 +10,8 @@
 //! related: [GATE-02, GATE-04]
 //! ```
 //!
+//! (And a specification in Gherkin, whose steps name the records they are about.)
+//!
 //! Each line is read as the line of Markdown it stands for: `status: wired` as a status
 //! key, each `dimension: status` under `status:` as a list item's key and status (a
 //! comment after it as the status's qualifier), and every other line for the citations
@@ -40,9 +42,29 @@ enum Reading {
 }
 
 impl Scanner<'_> {
+    /// Reads a code block no caption attributes as what it is in the analyst's own words,
+    /// when it is: a specification in Gherkin (`Given a list of operations from DEC-4`),
+    /// read for the records and sources it names, or a record's fields in YAML. True when
+    /// it was read so.
+    pub(super) fn analyst_block(&mut self, code: &PendingCode) -> bool {
+        let gherkin = code
+            .language
+            .as_deref()
+            .is_some_and(|l| ["gherkin", "cucumber", "feature"].iter().any(|g| l.eq_ignore_ascii_case(g)));
+        if gherkin {
+            for (start, line) in block_lines(self.md, code) {
+                let trimmed = line.trim_start();
+                let lead = line.len() - trimmed.len();
+                self.scan(&line_inline(trimmed, start + lead, Reading::Scanned), code.owner, None);
+            }
+            return true;
+        }
+        self.record_fields_block(code)
+    }
+
     /// Reads `code` as its record's fields when it is a YAML block under a record that
     /// holds status, citation or reference keys; true when it was.
-    pub(super) fn record_fields_block(&mut self, code: &PendingCode) -> bool {
+    fn record_fields_block(&mut self, code: &PendingCode) -> bool {
         let yaml =
             code.language.as_deref().is_some_and(|l| l.eq_ignore_ascii_case("yaml") || l.eq_ignore_ascii_case("yml"));
         let Some(Owner::Declaration(_)) = code.owner else { return false };

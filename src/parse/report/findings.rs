@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use super::{Cell, Inline, Scanner};
 use crate::model::{Code, Diagnostic, Finding, FindingForm, Owner, RecordId, Subject, Text};
+use crate::recognise::words::{CONCLUDING_HEADERS, DIMENSION_HEADERS, STATUS_HEADERS};
 use crate::recognise::{self, dimension_clauses, is_placeholder, stated, status_keys, Reading, Stated, StatusKey};
 
 /// A row's context for its findings.
@@ -151,12 +152,6 @@ pub(super) struct BlockFindings {
 }
 
 /// True when a column header names a status column (`Status`, `Operation status`).
-/// The words a status column's header ends with: `Status`, the `Result`, `Verdict`
-/// or `Outcome` of a test report's checks, an opinion's `Determination`, Spanish
-/// `Dictamen`, and Chinese `状态` (status), `结论` (conclusion), `判定` (determination).
-const STATUS_HEADERS: [&str; 9] =
-    ["status", "result", "verdict", "outcome", "determination", "dictamen", "状态", "结论", "判定"];
-
 pub(super) fn is_status_header(header: &str) -> bool {
     let header = singular(&header.trim().to_lowercase()).to_string();
     STATUS_HEADERS.iter().any(|noun| header.ends_with(noun)) || scoped_status(&header)
@@ -175,28 +170,23 @@ fn singular(header: &str) -> &str {
     header.strip_suffix("(es)").or_else(|| header.strip_suffix("(s)")).unwrap_or(header).trim_end()
 }
 
-/// Headers of the column of a table of dimensions that concludes on each: a status
-/// column, whose header names no dimension of its own.
-const CONCLUDING: [&str; 8] =
-    ["finding", "conclusion", "assessment", "befund", "bewertung", "constat", "évaluation", "evaluación"];
-
 /// Which columns of a table whose header is `header` state statuses: those
 /// [`is_status_header`] says so of, and, in a table of dimensions (`| Dimension | Finding |`,
 /// `| Aspect | Assessment |`), the column that concludes on each.
 pub(super) fn status_columns(header: &[Arc<str>]) -> Vec<bool> {
-    let per_dimension = header
-        .first()
-        .is_some_and(|h| matches!(h.trim().to_lowercase().as_str(), "dimension" | "aspect" | "dimensions" | "aspects"));
+    let per_dimension = header.first().is_some_and(|h| names_dimension(h));
     header
         .iter()
-        .map(|h| is_status_header(h) || (per_dimension && CONCLUDING.contains(&h.trim().to_lowercase().as_str())))
+        .map(|h| {
+            is_status_header(h) || (per_dimension && CONCLUDING_HEADERS.contains(&h.trim().to_lowercase().as_str()))
+        })
         .collect()
 }
 
 /// The dimension a status column names: its header without `status` (`Operation`).
 fn status_column_dimension(header: &str) -> &str {
     let header = header.trim();
-    if CONCLUDING.contains(&header.to_lowercase().as_str()) || scoped_status(&header.to_lowercase()) {
+    if CONCLUDING_HEADERS.contains(&header.to_lowercase().as_str()) || scoped_status(&header.to_lowercase()) {
         return "";
     }
     let header = singular(header);
@@ -213,7 +203,7 @@ fn status_column_dimension(header: &str) -> &str {
 /// `Aspect`, and in French, German, Spanish and Chinese).
 pub(super) fn names_dimension(header: &str) -> bool {
     let header = header.trim().to_lowercase();
-    ["dimension", "aspect", "dimensión", "维度"].contains(&header.as_str())
+    DIMENSION_HEADERS.contains(&header.as_str())
 }
 
 /// Whitespace collapsed, ends trimmed.
