@@ -1,0 +1,3 @@
+"""
+Vector Search for Code Docs + Docs Loading
+"""
