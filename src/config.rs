@@ -151,6 +151,9 @@ impl Default for LimitsConfig {
                 "nicht untersucht",
                 "limitaciones",
                 "fuera de alcance",
+                "limitações",
+                "fora do escopo",
+                "não inspecionado",
                 // Chinese: limits, limitations, not inspected, out of scope.
                 "局限",
                 "限制",

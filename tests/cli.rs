@@ -94,7 +94,7 @@ fn build_writes_the_site_and_prints_a_summary() {
         "systems      2",
         "runs         3",
         "reports      3",
-        "recognised   38 records, 70 findings, 27 limits, 197 citations, 17 quotes; not understood: 2 places",
+        "recognised   38 records, 70 findings, 27 limits, 197 citations, 17 quotes; not understood: 4 places",
         "pages",
     ] {
         assert!(summary.contains(row), "summary lacks `{row}`:\n{summary}");

@@ -867,8 +867,8 @@ impl<'a> Scanner<'a> {
     fn caption_under(&mut self, mut code: PendingCode, inline: &Inline, markdown: &str) -> bool {
         // A block captioned above takes no caption from below: that is the next
         // block's (`**Listing 2.** …` between two listings); so is a caption on the line
-        // right above the next block's fence.
-        let touches_next_block = inline.source.as_ref().is_some_and(|s| {
+        // right above the next block's fence, and an AsciiDoc block title.
+        let captions_next_block = inline.source.as_ref().is_some_and(|s| {
             // The paragraph's range may or may not hold its own line's end.
             let mut rest = &self.md[s.end..];
             if !self.md[..s.end].ends_with('\n') {
@@ -877,7 +877,7 @@ impl<'a> Scanner<'a> {
             }
             let rest = rest.trim_start_matches(' ');
             rest.starts_with("```") || rest.starts_with("~~~")
-        });
+        }) || recognise::is_block_title(markdown);
         // A place alone on the line right under the block (no blank line between)
         // is its caption: `` `a.py`, líneas 116-124 (SRC-2) ``.
         let right_under = inline.source.as_ref().is_some_and(|s| {
@@ -899,7 +899,7 @@ impl<'a> Scanner<'a> {
         let place_under = place_alone && recognise::is_place_line(&inline.text);
         let under = self.conventions.citations.quote_path(&inline.text).or_else(|| {
             let caption = recognise::reads_as_caption_after(markdown, &inline.text) || place_under;
-            (!code.captioned && !touches_next_block && caption).then(|| caption_of(markdown, &inline.text)).flatten()
+            (!code.captioned && !captions_next_block && caption).then(|| caption_of(markdown, &inline.text)).flatten()
         });
         let captioned = under.is_some();
         if under.is_some() {

@@ -152,13 +152,20 @@ fn aside_place(text: &str) -> bool {
     bracketed && location_line(text)
 }
 
+/// True for AsciiDoc's block title (`.Queue read helper (a.py, lines 7-8)`): the caption
+/// of the block below it, never of one above.
+pub fn is_block_title(markdown: &str) -> bool {
+    markdown.trim_start().strip_prefix('.').is_some_and(|rest| rest.starts_with(char::is_alphanumeric))
+}
+
 /// True when a paragraph is set apart as a caption: wholly emphasised, `*Listing 1.* …`,
-/// or opening with a caption's word (`Source:`, `Listing`, `Exhibit` …).
+/// opening with a caption's word (`Source:`, `Listing`, `Exhibit` …), or a block title
+/// (`.Queue read helper (a.py, lines 7-8)`).
 pub fn set_apart(markdown: &str, text: &str) -> bool {
     let markdown = markdown.trim();
     let emphasised = markdown.starts_with(['*', '_']) && markdown.trim_end_matches('.').ends_with(['*', '_', ')']);
     let first = text.trim().split(|c: char| !c.is_alphabetic()).next().unwrap_or("").to_lowercase();
-    emphasised || CAPTION_WORDS.contains(&first.as_str())
+    emphasised || is_block_title(markdown) || CAPTION_WORDS.contains(&first.as_str())
 }
 
 /// The path and lines a code block's own first line names, when it is a comment that is
@@ -440,6 +447,8 @@ mod tests {
         assert_eq!(read("出典：SRC-1 a/b.py 第 39～45 行"), r("a/b.py", 39, 45));
         assert_eq!(read("출처: SRC-1 `devika.py` 85–93행"), r("devika.py", 85, 93));
         assert_eq!(read("Lines 2597-2607 of `agixt/DB.py` (SRC-1)."), r("agixt/DB.py", 2597, 2607));
+        assert!(set_apart(".Queue read helper (a/q.py, lines 7-8)", ".Queue read helper (a/q.py, lines 7-8)"));
+        assert!(!set_apart("...and so on", "...and so on"));
         assert_eq!(read("as lines 1059-1061 of `a/M.py` (SRC-1) show::"), r("a/M.py", 1059, 1061));
         assert_eq!(read("(SRC-1, a/M.py, lines 3-9), then, as lines 20-24 of `a/M.py` show::"), r("a/M.py", 20, 24));
         assert_eq!(read("Lines 20-24 of a/M.py (SRC-1), not a/M.py lines 3-9."), r("a/M.py", 20, 24));

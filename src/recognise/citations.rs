@@ -40,11 +40,11 @@ const SOURCED_PATH: &str = r"(?:(?:[A-Za-z0-9_.\-]+/)*(?:[A-Za-z0-9_\-][A-Za-z0-
 /// Line ranges: `188, 200, 278-279`, with an en dash (`368–390`) or forges' `L` (`L10-L20`).
 pub(super) const LINES: &str = r"L?[0-9]+(?:[-–]L?[0-9]+)?(?:, ?L?[0-9]+(?:[-–]L?[0-9]+)?)*";
 /// The word for lines, in the languages analyses are written in: `lines`, `lignes`,
-/// `Zeilen`, `líneas`, `строки` (a macro, so that patterns can be made of it at compile
+/// `Zeilen`, `líneas`, `linhas`, `righe`, `строки` (a macro, so that patterns can be made of it at compile
 /// time).
 macro_rules! line_words {
     () => {
-        r"(?i:lines?|lignes?|zeilen?|l[ií]neas?|строк[аиеу]?)"
+        r"(?i:lines?|lignes?|zeilen?|l[ií]neas?|linhas?|righe|riga|строк[аиеу]?)"
     };
 }
 pub(super) const LINE_WORDS: &str = line_words!();
@@ -136,7 +136,7 @@ static NEXT_LISTED_PATH: LazyLock<Regex> = LazyLock::new(|| {
 /// (`§ Permission Levels`), which [`section_after`] bounds.
 static AFTER_SOURCE_SECTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"^{AFTER_SOURCE_GAP}(?:§ ?|(?P<word>(?i:section|sect?\.|abschnitt|kapitel|sección|apartado|раздел|глава) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|„(?P<g>[^“”]+)[“”]|« ?(?P<f>[^»]+?) ?»|「(?P<j>[^」]+)」|『(?P<k>[^』]+)』|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`/\p{{So}}]))"#,
+        r#"^{AFTER_SOURCE_GAP}(?:§ ?|(?P<word>(?i:section|sect?\.|abschnitt|kapitel|sección|apartado|seção|secção|sezione|раздел|глава) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|„(?P<g>[^“”]+)[“”]|« ?(?P<f>[^»]+?) ?»|「(?P<j>[^」]+)」|『(?P<k>[^』]+)』|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`/\p{{So}}]))"#,
     ))
     .unwrap()
 });
@@ -825,6 +825,7 @@ mod tests {
         let section = |s: &str| vec![(None, Some(s.to_string()), Vec::new())];
         assert_eq!(read("[SRC-4, § /close_session]"), section("/close_session"));
         assert_eq!(read("SRC-2, раздел «Event Driven Communication»"), section("Event Driven Communication"));
+        assert_eq!(read("(SRC-2, seção «Overview»)"), section("Overview"));
         assert_eq!(
             read("SRC-2, раздел «Events», стр. 103"),
             vec![(None, Some("Events".to_string()), vec![(103, 103)])],

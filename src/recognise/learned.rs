@@ -61,6 +61,13 @@ static NUMBERED_HEADING: LazyLock<Regex> = LazyLock::new(|| {
     .unwrap()
 });
 
+/// A heading that leads, after its numbering, with a numbered ID and then a label after a
+/// separator (`### LLM-01 · Adapter batch fan-out`): read for kinds the site holds back as
+/// technical words (`LLM`, `ISO`), which two such headings make a kind of the document's.
+static HELD_BACK_HEADING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:[0-9]+(?:\.[0-9]+)*\.?\s+)?(?P<id>(?P<kind>[A-Z]{2,10})-[0-9]{1,4})\s+[—–:·|-]\s+\S").unwrap()
+});
+
 /// A heading that leads, after its numbering, with a dotted ID and then its label:
 /// `### T.MEM.1 — Unbounded growth`.
 static DOTTED_HEADING: LazyLock<Regex> = LazyLock::new(|| {
@@ -167,6 +174,9 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
     let mut kinds = BTreeSet::new();
     // Numbered IDs by kind, from headings: a kind needs two to be a scheme.
     let mut numbered: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    // Headings that declare IDs of a kind held back as a technical word (`LLM-01 · …`,
+    // where `LLM` is no kind by default), by kind: two make it one of this document's.
+    let mut held_back: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
     let mut fence: Option<(char, usize)> = None;
     // A top-level item that a nested list follows (`- Context truncation (TC-4)`, then
     // `  - status: …`) declares as a heading does.
@@ -204,6 +214,9 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
             }
             let heading = rest.trim_start_matches('#');
             learn_heading_shapes(heading, &mut numbered, &mut kinds);
+            if let Some(caps) = HELD_BACK_HEADING.captures(heading).filter(|c| scheme.not_ids.contains(&c["kind"])) {
+                held_back.entry(caps["kind"].to_string()).or_default().insert(caps["id"].to_string());
+            }
             (heading, false)
         } else if let Some(rest) = trimmed.strip_prefix('|') {
             // An ID-first row: the ID leads its first cell (`| reached in IM-channel runs |`
@@ -222,6 +235,11 @@ pub fn declared_kinds(scheme: &IdScheme, markdown: &str, is_source: impl Fn(&str
                     kinds.insert(caps["kind"].to_string());
                 }
             }
+        }
+    }
+    for (kind, ids) in held_back {
+        if ids.len() >= 2 {
+            kinds.insert(kind);
         }
     }
     for (marked, ids) in numbered {
@@ -396,6 +414,21 @@ mod tests {
         let text = "see src/GR-01.md and ODR/GR-02";
         let ids: Vec<&str> = learned.ids.find_ids(text).into_iter().map(|m| &text[m.range]).collect();
         assert_eq!(ids, ["GR-01", "ODR/GR-02"], "a lower-case folder is no namespace");
+    }
+
+    #[test]
+    fn a_technical_word_is_a_kind_where_two_headings_declare_it() {
+        let md = "# Kernel\n\n### KRN-01 · Bootstrap\n\n### LLM-01 · Adapter fan-out\n\n### LLM-02 · Output cap\n\nLLM-01 and ISO-8601.\n";
+        let kinds = declared_kinds(&scheme(), md, |w| w.starts_with("SRC-"));
+        assert_eq!(kinds.iter().map(String::as_str).collect::<Vec<_>>(), ["KRN", "LLM"]);
+        let conventions = crate::recognise::Conventions::new(&SiteConfig::default()).unwrap();
+        let learned = conventions.with_learned_kinds(&kinds.into_iter().collect::<Vec<_>>());
+        let text = "LLM-01 and ISO-8601.";
+        let ids: Vec<&str> = learned.ids.find_ids(text).into_iter().map(|m| &text[m.range]).collect();
+        assert_eq!(ids, ["LLM-01"], "only the kind the document declares");
+        let one = "# K\n\n### KRN-01 · Bootstrap\n\n### GPT-4 · Model behaviour\n";
+        let kinds = declared_kinds(&scheme(), one, |w| w.starts_with("SRC-"));
+        assert!(!kinds.contains("GPT"), "one heading is no scheme");
     }
 
     #[test]

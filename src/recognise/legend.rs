@@ -68,8 +68,13 @@ fn legend_columns(words: &StatusWords, rows: &[Vec<String>]) -> Option<(usize, V
     Some((term_column, statuses))
 }
 
-/// A short term of words: no ID (`OBJ-01`, `SW-core`), path or number.
+/// A short term of words: no ID (`OBJ-01`, `SW-core`), path or number; or a mark of one
+/// to three symbols that are no letters, digits or ASCII (`✅`, `🎛️`, `➖`).
 fn is_term(text: &str) -> bool {
+    let marks = text.chars().count();
+    if (1..=3).contains(&marks) && text.chars().all(|c| !c.is_ascii() && !c.is_alphanumeric() && !c.is_whitespace()) {
+        return true;
+    }
     let count = text.split_whitespace().count();
     let id_like = text.contains('-')
         && text.split(['-', ' ']).next().is_some_and(|w| w.len() >= 2 && w.chars().all(|c| c.is_ascii_uppercase()));
@@ -137,6 +142,26 @@ mod tests {
                 ("con soporte causal".into(), "causally supported".into()),
             ]
         );
+    }
+
+    #[test]
+    fn a_legend_of_marks_makes_each_mark_a_status() {
+        let md = "| Mark | Status | Meaning |\n|---|---|---|\n| ✅ | wired | on the default path |\n\
+                  | 🟡 | implemented | in the code |\n| 🎛️ | afforded | made available |\n| ❌ | absent | not found |\n";
+        let learned = legend_synonyms(&words(), md);
+        let marks: Vec<&str> = learned.iter().map(|(mark, _)| mark.as_str()).collect();
+        assert_eq!(marks, ["✅", "🟡", "🎛️", "❌"]);
+        let mut synonyms = BTreeMap::new();
+        synonyms.extend(learned);
+        let names = ["absent", "implemented", "wired", "afforded"].map(String::from);
+        let words = StatusWords::new(names, &synonyms);
+        let read = |value: &str| {
+            let found = super::super::stated(&words, value, super::super::Reading::KeyValue);
+            found.into_iter().map(|s| (s.status, s.qualifier)).collect::<Vec<_>>()
+        };
+        assert_eq!(read("✅ only in `all` mode"), [("wired".to_string(), Some("only in `all` mode".to_string()))]);
+        assert_eq!(read("🎛️ afforded — the user may pause"), [("afforded".to_string(), None)]);
+        assert_eq!(read("❌"), [("absent".to_string(), None)]);
     }
 
     #[test]

@@ -15,6 +15,7 @@ use regex::Regex;
 use crate::config::IdConfig;
 use crate::model::LineRange;
 
+mod asciidoc;
 mod captions;
 mod citations;
 mod learned;
@@ -29,8 +30,8 @@ pub(crate) mod words;
 
 pub use captions::{
     caption_path, default_source, diff_context, directive_language, directive_options, first_line_path, info_path,
-    info_start_line, is_place_line, pandoc_info, reads_as_caption_after, reads_as_caption_before, set_apart,
-    without_gutter,
+    info_start_line, is_block_title, is_place_line, pandoc_info, reads_as_caption_after, reads_as_caption_before,
+    set_apart, without_gutter,
 };
 pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
 pub use learned::{declared_kinds, heading_id, item_id, outline_title, pattern_kind, run_in};
@@ -38,8 +39,8 @@ pub use legend::{is_legend, legend_synonyms};
 pub use pointers::{named_labels, section_label};
 pub use sentences::{copula_statuses, CopulaStatus};
 pub use statuses::{
-    bare_status_keys, dimension_clauses, is_placeholder, names_whole_subject, stated, status_keys, Reading, Stated,
-    StatusKey, StatusWords,
+    bare_status_keys, dimension_clauses, first_sentence_end, is_placeholder, names_whole_subject, stated, status_keys,
+    Reading, Stated, StatusKey, StatusWords,
 };
 
 /// The longest ID, in bytes: IDs name folders and URL segments, which file systems cap
@@ -179,6 +180,8 @@ impl Conventions {
             conventions.ids.shapes.push(shape);
         }
         for kind in new {
+            // A kind the document declares is no technical word in it (`LLM-01 · …`).
+            conventions.ids.not_ids.remove(&kind);
             conventions.ids.kinds.insert(kind.clone(), kind);
         }
         conventions.ids.words.extend(new_words);
@@ -227,7 +230,7 @@ impl Conventions {
     pub fn item_key<'t>(&self, text: &'t str) -> Option<(&'t str, usize)> {
         static ITEM_KEY: LazyLock<Regex> = LazyLock::new(|| {
             Regex::new(
-                r"^[\p{L}\p{N}][\p{L}\p{N}()/'’,._&+-]*(?: [\p{L}\p{N}()/'’,._&+-]+){0,15}[ \u{a0}\u{202f}]?::?[ \t]+\S",
+                r#"^[\p{L}\p{N}][\p{L}\p{N}()/'’,._&+%«»“”"„-]*(?: [\p{L}\p{N}()/'’,._&+%«»“”"„-]+){0,15}[ \u{a0}\u{202f}]?::?[ \t]+\S"#,
             )
             .unwrap()
         });
@@ -256,23 +259,31 @@ impl Conventions {
         let value_at = found.end() - text[..found.end()].chars().next_back()?.len_utf8();
         // A key of more than eight words is one only when a status follows it
         // (`- something that raises into it from the memory layer: absent`).
-        if key.split_whitespace().count() > 8 && self.statuses.at_start(&text[value_at..]).is_none() {
+        let status_follows = self.statuses.at_start(&text[value_at..]).is_some();
+        if key.split_whitespace().count() > 8 && !status_follows {
             return None;
+        }
+        // `- Role for REQ-1.2: **implemented**`: a record named inside a key, with a status
+        // after it, is part of the dimension; a key that opens with one names that record.
+        let (ids, undeclared) = self.ids.find_ids_and_undeclared(key);
+        let opens_with_id = ids.iter().chain(&undeclared).any(|m| m.range.start == 0);
+        if status_follows && !opens_with_id && !self.citations.names_source(key) && !self.not_fields.contains(key) {
+            return Some((key, value_at));
         }
         self.unless_it_names_something((key, value_at))
     }
 
-    /// A list item's key closed by a dash, when a status follows it (`- turn loop —
-    /// **wired**`, `- read back – absent (…)`): an item that is a sentence with a dash in
-    /// it states nothing so.
+    /// A list item's key closed by a dash or an arrow, when a status follows it (`- turn
+    /// loop — **wired**`, `- read back – absent (…)`, `- direct chat → implemented, but …`):
+    /// an item that is a sentence with a dash in it states nothing so.
     fn dashed_item_key<'t>(&self, text: &'t str) -> Option<(&'t str, usize)> {
         static DASHED_KEY: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"^[\p{L}\p{N}`][\p{L}\p{N}()/'’,._`-]*(?: [\p{L}\p{N}()/'’,._`-]+){0,7} [—–] +").unwrap()
+            Regex::new(r"^[\p{L}\p{N}`][\p{L}\p{N}()/'’,._`-]*(?: [\p{L}\p{N}()/'’,._`-]+){0,7} [—–→] +").unwrap()
         });
         let found = DASHED_KEY.find(text)?;
         let value_at = found.end();
         self.statuses.at_start(&text[value_at..])?;
-        let key = text[..found.end()].trim_end().trim_end_matches(['—', '–']).trim_end();
+        let key = text[..found.end()].trim_end().trim_end_matches(['—', '–', '→']).trim_end();
         self.unless_it_names_something((key, value_at))
     }
 
@@ -311,11 +322,12 @@ impl Conventions {
 /// `markdown` as CommonMark should read it, when markup of another dialect would make it
 /// read otherwise: MyST's targets and colon fences and Obsidian's block IDs blanked
 /// ([`myst::plain_markdown`]), reStructuredText's field lists without their opening colon
-/// ([`rest::field_lists_plain`]), indented trailer lines written as list items
+/// ([`rest::field_lists_plain`]), AsciiDoc's attribute lines blanked and cross-references
+/// as words ([`asciidoc::asciidoc_plain`]), indented trailer lines written as list items
 /// ([`trailers::trailers_as_items`]). Every byte offset is kept. None when nothing changed.
 pub fn plain_markdown(markdown: &str) -> Option<String> {
     let mut plain = myst::plain_markdown(markdown);
-    for pass in [rest::field_lists_plain, trailers::trailers_as_items] {
+    for pass in [rest::field_lists_plain, asciidoc::asciidoc_plain, trailers::trailers_as_items] {
         plain = pass(plain.as_deref().unwrap_or(markdown)).or(plain);
     }
     plain
@@ -663,7 +675,7 @@ pub fn path_underscores(md: &str, range: std::ops::Range<usize>) -> Option<usize
 /// `**Status**: wired`, `Component: COMP-LPE`): a line of fields.
 pub fn starts_with_key(line: &str) -> bool {
     static KEY: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\s*(?:\*\*|__|\*|_)?[\p{Lu}\p{Lo}][^:*_\n]{0,40}(?::(?:\*\*|__|\*|_)|(?:\*\*|__|\*|_)?:)[ \t]+\S")
+        Regex::new(r"^\s*(?:\*\*|__|\*|_)?[\x22“«]?[\p{Lu}\p{Lo}][^:*_\n]{0,60}(?::(?:\*\*|__|\*|_)|(?:\*\*|__|\*|_)?:)[ \t]+\S")
             .unwrap()
     });
     // A Dataview field (`time fields:: wired`): any short key, then two colons.
@@ -1014,6 +1026,21 @@ mod tests {
         );
         assert_eq!(key("the loop — which we read twice — is wired"), None, "a sentence with dashes is prose");
         assert_eq!(key("OBJ-01 — wired"), None, "a record's ID is no key");
+        assert_eq!(
+            key("direct chat (recipient) → implemented, but not reached"),
+            Some(("direct chat (recipient)", "implemented, but not reached"))
+        );
+    }
+
+    #[test]
+    fn a_list_item_s_key_may_name_a_record_or_a_share_when_a_status_follows() {
+        let conventions = Conventions::new(&crate::config::SiteConfig::default()).unwrap();
+        let key = |text: &'static str| conventions.item_key(text).map(|(k, at)| (k, &text[at..]));
+        assert_eq!(key("Role for REQ-1.2: implemented."), Some(("Role for REQ-1.2", "implemented.")));
+        assert_eq!(key("Role for REQ-1.2: the cache"), None, "no status follows");
+        assert_eq!(key("OBJ-01: wired"), None, "a key that opens with an ID names that record");
+        assert_eq!(key("budget warning at 75 %: observed"), Some(("budget warning at 75 %", "observed")));
+        assert_eq!(key("формулировка «деактивирует»: claimed"), Some(("формулировка «деактивирует»", "claimed")));
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! reStructuredText's field lists written in Markdown (`:Status: wired`, `:Source: SRC-1,
 //! a.py, lines 3-9`), as an author long used to Sphinx writes a record's fields. CommonMark
 //! reads the colon before the key as text, so no key would be found.
-//! [`field_lists_plain`] writes that colon as a space, keeping every byte offset, line
-//! and column, so each line is read as a `Key: value` line is.
+//! [`field_lists_plain`] writes that colon as a space (and a key's first letter as a
+//! capital), keeping every byte offset, line and column, so each line is read as a
+//! `Key: value` line is.
 
 use std::sync::LazyLock;
 
@@ -30,7 +31,16 @@ pub(super) fn field_lists_plain(markdown: &str) -> Option<String> {
             let colon = body.find(':').expect("a field opens with a colon");
             out.push_str(&line[..colon]);
             out.push(' ');
-            out.push_str(&line[colon + 1..]);
+            // A key in lower case (`:bounded: absent`) is written with a capital, as a
+            // field's key is read; one byte for one.
+            let key_first = line[colon + 1..].chars().next().filter(char::is_ascii_lowercase);
+            match key_first {
+                Some(c) => {
+                    out.push(c.to_ascii_uppercase());
+                    out.push_str(&line[colon + 2..]);
+                }
+                None => out.push_str(&line[colon + 1..]),
+            }
             changed = true;
         } else {
             out.push_str(line);
@@ -49,6 +59,7 @@ mod tests {
         let plain = field_lists_plain(md).unwrap();
         assert_eq!(plain.len(), md.len());
         assert!(plain.contains("\n Status: wired\\\n Timestamp recorded: wired (default)\\\n Source: SRC-1"));
+        assert_eq!(field_lists_plain("x\n:bounded: absent\n").unwrap(), "x\n Bounded: absent\n");
     }
 
     #[test]

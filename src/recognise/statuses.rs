@@ -185,7 +185,11 @@ impl StatusWords {
     pub fn at_start(&self, text: &str) -> Option<(&str, usize)> {
         // Most values start with no status: tell from their first word, lower-cased
         // without an allocation when it is short and ASCII.
-        let word_len = text.find(|c: char| !c.is_alphanumeric()).unwrap_or(text.len());
+        let word_len = match text.find(|c: char| !c.is_alphanumeric()) {
+            // A legend's mark (`✅`, `🟡`) is a form of its own, up to the next space.
+            Some(0) => text.find(char::is_whitespace).unwrap_or(text.len()),
+            found => found.unwrap_or(text.len()),
+        };
         let word = &text[..word_len];
         let mut buffer = [0u8; 32];
         let known = if word.is_ascii() && word.len() <= buffer.len() {
@@ -208,7 +212,7 @@ impl StatusWords {
 
     /// The status written at the very end of `text`, as a whole word: its name and
     /// where the written form starts.
-    fn at_end(&self, text: &str) -> Option<(&str, usize)> {
+    pub fn at_end(&self, text: &str) -> Option<(&str, usize)> {
         self.forms.iter().find_map(|(form, i)| {
             let start = text.len().checked_sub(form.len())?;
             let written = text.get(start..)?;
@@ -263,8 +267,14 @@ pub fn is_placeholder(text: &str) -> bool {
 
 /// The statuses `value` states, read as `reading` says (see the module's summary).
 pub fn stated(words: &StatusWords, value: &str, reading: Reading) -> Vec<Stated> {
-    // `● wired`, `– inapplicable`, `✎ claimed`: a legend's symbol before the status word.
+    // `● wired`, `– inapplicable`, `✎ claimed`: a legend's symbol before the status word
+    // (unless the symbol is itself the status, as a legend of marks makes it: `✅ only in
+    // all mode`).
     let marker = status_marker_len(value);
+    let marker = match words.at_start(value.trim_start()) {
+        Some(_) if words.at_start(&value[marker..]).is_none() => 0,
+        _ => marker,
+    };
     if marker > 0 {
         let mut out = stated(words, &value[marker..], reading);
         for found in &mut out {
@@ -307,13 +317,15 @@ pub fn stated(words: &StatusWords, value: &str, reading: Reading) -> Vec<Stated>
 fn status_marker_len(value: &str) -> usize {
     let text = value.trim_start();
     let lead = value.len() - text.len();
-    let mut chars = text.char_indices();
-    let Some((_, first)) = chars.next() else { return 0 };
+    let Some(first) = text.chars().next() else { return 0 };
     let symbol = !first.is_alphanumeric() && !"([{\"'`*_~<&#|\\".contains(first);
-    let after = &text[first.len_utf8()..];
+    // The symbol with what joins it (`🎛️`: a variation selector after the emoji).
+    let symbol_len: usize =
+        text.chars().take_while(|c| !c.is_alphanumeric() && !c.is_whitespace()).take(3).map(char::len_utf8).sum();
+    let after = &text[symbol_len..];
     let spaced = after.starts_with(' ') && after.trim_start().starts_with(char::is_alphabetic);
     if symbol && spaced {
-        lead + first.len_utf8() + (after.len() - after.trim_start().len())
+        lead + symbol_len + (after.len() - after.trim_start().len())
     } else {
         0
     }
@@ -334,10 +346,14 @@ fn clause_status(
     let at = range.start + lead_space;
     if let Some((name, len)) = words.at_start(clause) {
         let rest = &clause[len..];
-        if loose || concludes(rest) {
+        // A legend's mark (`✅ only in all mode`) is no word of a sentence: what follows it
+        // is its note.
+        let mark = !clause.starts_with(char::is_alphanumeric);
+        if loose || concludes(rest) || mark {
+            let note = rest.trim();
             return Some(Stated {
                 status: name.to_string(),
-                qualifier: parenthesised(rest),
+                qualifier: parenthesised(rest).or_else(|| (mark && !note.is_empty()).then(|| note.to_string())),
                 lead: None,
                 range: at..at + len,
             });
@@ -421,7 +437,7 @@ pub(super) fn parenthesised(rest: &str) -> Option<String> {
 }
 
 /// Where the first sentence of `text` ends (its terminator included), or its length.
-fn first_sentence_end(text: &str) -> usize {
+pub fn first_sentence_end(text: &str) -> usize {
     let mut depth = 0i32;
     for (i, c) in text.char_indices() {
         match c {
@@ -508,14 +524,20 @@ const SCOPES: [&str; 5] = ["within", "in", "at", "under", "during"];
 /// Words that name nothing before `status`: `The status: …` is a plain status.
 const DETERMINERS: [&str; 7] = ["the", "this", "its", "their", "our", "his", "her"];
 
+/// `words` as alternatives of a regular expression.
+fn nouns_pattern(words: &[&str]) -> String {
+    words.iter().map(|w| regex::escape(w)).collect::<Vec<_>>().join("|")
+}
+
 /// Every status key that starts a sentence of `text`, in order.
 pub fn status_keys(text: &str) -> Vec<StatusKey> {
     // `Status — overall: wired; …`: a status noun alone, then a dash, leads the text;
     // or a stop, in a numbered clause's run-in (`4.1.2 Determination. wired.`).
     static DASHED: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"^\s*(?:(?:[0-9]+\.)*[0-9]+\.?\s+)?(?:(?i:status|finding|conclusion|result|verdict|outcome|conformity|determination|dictamen|veredicto)\s+[—–-]|(?:Status|Finding|Conclusion|Verdict|Determination|Dictamen|Veredicto)\.)\s+",
-        )
+        Regex::new(&format!(
+            r"^\s*(?:(?:[0-9]+\.)*[0-9]+\.?\s+)?(?:(?i:{})\s+[—–-]|(?:Status|Finding|Conclusion|Verdict|Determination|Dictamen|Veredicto)\.)\s+",
+            nouns_pattern(STATUS_NOUNS)
+        ))
         .unwrap()
     });
     let dashed = DASHED.find(text);
@@ -523,12 +545,8 @@ pub fn status_keys(text: &str) -> Vec<StatusKey> {
         return Vec::new();
     }
     // Most text holds none of the nouns: tell without lower-casing it.
-    static NOUNS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(
-            "(?i)status|finding|conclusion|result|verdict|outcome|conformity|determination|dimension|statut|constat|dictamen|veredicto|estado|статус",
-        )
-            .unwrap()
-    });
+    static NOUNS: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(&format!("(?i){}|dimension", nouns_pattern(STATUS_NOUNS))).unwrap());
     if !NOUNS.is_match(text) {
         return Vec::new();
     }
@@ -579,19 +597,34 @@ pub fn bare_status_keys(words: &StatusWords, text: &str) -> Vec<StatusKey> {
     let mut colons: Vec<(usize, usize)> = colons.collect();
     colons.sort_unstable();
     for (colon, colon_len) in colons {
-        let start = key_start_before(text, colon);
+        let mut start = key_start_before(text, colon);
         // `fact → episodes:: wired`: a Dataview field's double colon makes any short
-        // line's words a key, whatever their case and signs.
+        // line's words a key, whatever their case and signs; after a sentence, in lower
+        // case too (`… (cf. LTM). capacity :: claimed`).
         let dataview = text[..colon].ends_with(':') && !text[..colon - 1].ends_with(':');
+        if dataview {
+            start = text[start..colon].rfind(". ").map_or(start, |at| start + at + 2);
+        }
         let key_end = if dataview { colon - 1 } else { colon };
         let key = text[start..key_end].trim();
         let key_words: Vec<&str> = key.split_whitespace().collect();
         // A key opens with a capital, or with a letter of a script without case (`書`).
         let opens_key = |c: char| c.is_uppercase() || (c.is_alphabetic() && !c.is_lowercase() && !c.is_ascii());
-        let signs_allowed =
-            |c: char| if dataview { c != ':' } else { c.is_alphanumeric() || " -'・（）／`_".contains(c) };
-        let shaped = (dataview || key.starts_with(opens_key))
-            && (1..=if dataview { 8 } else { 6 }).contains(&key_words.len())
+        let signs_allowed = |c: char| {
+            if dataview {
+                c != ':'
+            } else {
+                c.is_alphanumeric() || " -'・（）／`_\"“”«»".contains(c)
+            }
+        };
+        // A key may be a quotation (`"Swarm of agents": claimed`).
+        let unquoted = key.trim_start_matches(['"', '“', '«']);
+        // A key that opens the text (a line of fields on its own) may be longer than one
+        // after a sentence.
+        let opens_text = text[..start].trim().is_empty();
+        let most_words = if dataview || opens_text { 8 } else { 6 };
+        let shaped = (dataview || unquoted.starts_with(opens_key))
+            && (1..=most_words).contains(&key_words.len())
             && key.chars().all(signs_allowed)
             && !key_words.iter().any(|w| {
                 let w = w.to_lowercase();
@@ -631,11 +664,15 @@ pub struct DimensionClause {
 const STATUS_OF_WHOLE: [&str; 3] = ["mitigation", "control", "remediation"];
 
 /// True when a dimension's words name the whole subject (`overall`, `(overall)`,
-/// `Mitigation`).
+/// `Status (overall)`, `Mitigation`).
 pub fn names_whole_subject(dimension: &str) -> bool {
     let words = dimension.trim().trim_matches(|c: char| !c.is_alphanumeric());
     let lower = words.to_lowercase();
-    !words.is_empty() && WHOLE_SUBJECT.iter().chain(&STATUS_OF_WHOLE).any(|w| lower == *w)
+    let whole = !words.is_empty() && WHOLE_SUBJECT.iter().chain(&STATUS_OF_WHOLE).any(|w| lower == *w);
+    // `Status (overall)`: a status noun scoped to the whole.
+    whole
+        || dimension_in_parentheses(dimension)
+            .is_some_and(|inner| inner != dimension.trim() && names_whole_subject(inner))
 }
 
 /// The clauses of a plain status key's value (`Status: overall: wired; at build: absent
@@ -896,6 +933,23 @@ mod tests {
     }
 
     #[test]
+    fn a_bare_key_may_be_a_quotation_or_a_longer_line_of_its_own() {
+        let words = StatusWords::new(["claimed", "absent"].map(String::from), &BTreeMap::new());
+        let names = |text: &str| -> Vec<String> {
+            bare_status_keys(&words, text).into_iter().map(|k| k.names.unwrap()).collect()
+        };
+        assert_eq!(names("\"Swarm of agents\": claimed"), ["\"Swarm of agents\""]);
+        assert_eq!(
+            names("Unknown element ids rejected at parse time: absent (logged only)"),
+            ["Unknown element ids rejected at parse time"]
+        );
+        assert!(
+            names("It was read. Unknown element ids rejected at parse time: absent.").is_empty(),
+            "after a sentence"
+        );
+    }
+
+    #[test]
     fn a_key_may_name_its_dimension_by_the_word() {
         let keys = status_keys("Dimension \"fallback when no handoff\": wired (the speaker continues).");
         assert_eq!(keys.iter().map(|k| k.names.as_deref()).collect::<Vec<_>>(), [Some("fallback when no handoff")]);
@@ -1127,6 +1181,7 @@ mod tests {
         // The words before the noun name the subject; in a record, they name its whole.
         assert_eq!(keys("общий статус: подключено."), [(Some("общий".into()), false, "подключено.".into())]);
         assert!(names_whole_subject("Общий") && names_whole_subject("в целом"));
+        assert!(names_whole_subject("Status (overall)") && !names_whole_subject("Status (on import)"));
     }
 
     #[test]

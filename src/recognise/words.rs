@@ -1,5 +1,6 @@
 //! The words analysts write for the parts casebook reads, in every language the corpus
-//! holds (English, French, German, Spanish, Chinese, Japanese, Korean, Russian), one list
+//! holds (English, French, German, Spanish, Portuguese, Chinese, Japanese, Korean,
+//! Russian), one list
 //! per role, so that a new language is added in one place. Two lists live elsewhere, since
 //! they are of another form: the headings that mean limits are a default of the
 //! configuration (`config::LimitsConfig`), and the words for lines are part of the
@@ -20,7 +21,11 @@ pub(crate) const CAPTION_WORDS: &[&str] = &[
     "evidence",
     "snippet",
     "excerpt",
-    // French, German, Spanish
+    // French, German, Spanish, Portuguese and Italian
+    "fonte",
+    "trecho",
+    "excerto",
+    "estratto",
     "extrait",
     "auszug",
     "fragmento",
@@ -49,7 +54,10 @@ pub(crate) const DIMENSION_HEADERS: &[&str] = &[
     "dimensions",
     "aspect",
     "aspects",
-    // Spanish; Chinese; Japanese (dimension, viewpoint); Korean (dimension, aspect); Russian
+    // Spanish, Portuguese; Chinese; Japanese (dimension, viewpoint); Korean (dimension,
+    // aspect); Russian
+    "dimensão",
+    "aspecto",
     "dimensión",
     "维度",
     "次元",
@@ -68,8 +76,10 @@ pub(crate) const STATUS_HEADERS: &[&str] = &[
     "verdict",
     "outcome",
     "determination",
-    // Spanish
+    // Spanish, Portuguese
     "dictamen",
+    "situação",
+    "veredito",
     // Chinese: status, conclusion, determination; Japanese: state, determination
     "状态",
     "结论",
@@ -109,7 +119,8 @@ pub(crate) const WHOLE_SUBJECT: &[&str] = &[
     "general",
     "in general",
     "overall status",
-    // French, German
+    // French, German, Portuguese
+    "geral",
     "d'ensemble",
     "d’ensemble",
     "général",
@@ -141,7 +152,11 @@ pub(crate) const STATUS_NOUNS: &[&str] = &[
     "outcome",
     "conformity",
     "determination",
-    // French, Spanish
+    // French, Spanish, Portuguese
+    "situação",
+    "veredito",
+    "conclusão",
+    "constatação",
     "statut",
     "constat",
     "dictamen",

@@ -5,11 +5,12 @@
 //! a comma, French spacing, a metadata line and a table of dimensions, a dash closing a
 //! list item's key, an opinion's `Determination.`, a quoted dimension after a Spanish
 //! noun, a record's fields in a YAML block, a field list (`:Read back: wired\`), trailers
-//! indented as code and a Korean `| 차원 | 상태 |` table; quotes captioned
+//! indented as code, a Korean `| 차원 | 상태 |` table, a legend's marks (`✅ only in …`) and
+//! a bold status with words after it; quotes captioned
 //! before, after, in the info string, by a line that is only a place, by a path line, by
 //! the block's own first line over a gutter, with middle dots, or by a place in brackets
 //! under the block or right under its fence, as a diff of context, by `lines a-b of path::`
-//! over a literal block, or in Korean; citations with colons, words, middle dots,
+//! over a literal block, by an AsciiDoc block title, or in Korean; citations with colons, words, middle dots,
 //! full-width punctuation, lines after their numbers (`12–17행`, `12〜17行`), permalinks,
 //! footnotes and numbered references;
 //! limits as handle lists and tables under headings of several words and languages), with
@@ -25,6 +26,8 @@ use super::run_of;
 use crate::model::{Diagnostic, Owner, Run, Subject};
 
 const STATUSES: [&str; 5] = ["wired", "implemented", "claimed", "absent", "afforded"];
+/// The marks a legend at the top of each report makes stand for [`STATUSES`].
+const MARKS: [&str; 5] = ["✅", "🟡", "📄", "❌", "🎛️"];
 const DIMENSIONS: [&str; 7] = ["read back", "bounded", "persisted", "written by", "сохранение", "読み戻し", "영속화"];
 const REVISION: &str = "5954a07d464feeaf6c311a9fa5ca2e54200a6794";
 
@@ -73,12 +76,12 @@ const LIMITS_HEADINGS: [&str; 7] = [
 fn part() -> impl Strategy<Value = Part> {
     prop_oneof![
         (0u8..6, 0..STATUSES.len()).prop_map(|(form, status)| Part::Status { form, status }),
-        (0u8..17, 0..DIMENSIONS.len(), 0..STATUSES.len()).prop_map(|(form, dimension, status)| Part::DimensionStatus {
+        (0u8..19, 0..DIMENSIONS.len(), 0..STATUSES.len()).prop_map(|(form, dimension, status)| Part::DimensionStatus {
             form,
             dimension,
             status
         }),
-        (0u8..13, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Quote { form, file, start }),
+        (0u8..14, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Quote { form, file, start }),
         (0u8..12, 0u8..3, 1u32..400).prop_map(|(form, file, start)| Part::Citation { form, file, start }),
         (0u8..3).prop_map(|kind| Part::Unreadable { kind }),
     ]
@@ -143,6 +146,8 @@ fn write(plan: &Plan) -> (String, Expected) {
     let mut w = Writer::default();
     let mut expected = Expected::default();
     w.block("# An analysis\n\nWhat was read, and what it shows.");
+    let legend: String = STATUSES.iter().zip(MARKS).map(|(s, m)| format!("| {m} | {s} |\n")).collect();
+    w.block(&format!("| Mark | Status |\n|---|---|\n{}", legend.trim_end()));
     let ids: Vec<String> = (1..=plan.records.len()).map(|n| format!("{}-{n:02}", plan.kind)).collect();
     for (i, record) in plan.records.iter().enumerate() {
         let id = &ids[i];
@@ -233,6 +238,8 @@ fn write_part(w: &mut Writer, expected: &mut Expected, id: &str, part: &Part) {
                 13 => format!("```yaml\nstatus:\n  {d}: {s}  # as read\ncitations: []\n```"),
                 14 => format!(":{capitalised}: {s}\\\n:Note: as read"),
                 15 => format!("    Status: {d}: {s}\n    Reviewed-by: a reviewer"),
+                16 => format!("- {d}: {} only in the default mode", MARKS[status]),
+                17 => format!("- {d}: **{s}** to the operator, as read"),
                 _ => format!("| 차원 | 상태 |\n|---|---|\n| {d} | {s} |"),
             });
             let dimension = if matches!(form, 1 | 14) { capitalised } else { d.to_string() };
@@ -275,7 +282,8 @@ fn write_quote(w: &mut Writer, expected: &mut Expected, id: String, form: u8, fi
         11 => w.block(&format!(
             "It ends (SRC-1, {path}, line 1), as lines {start}-{end} of `{path}` show::\n\n    x = compute()\n    y = x + 1\n    return y"
         )),
-        _ => w.block(&format!("출처: SRC-1 `{path}` {start}–{end}행\n{code}")),
+        12 => w.block(&format!("출처: SRC-1 `{path}` {start}–{end}행\n{code}")),
+        _ => w.block(&format!(".The loop ({path}, lines {start}-{end})\n[source,python]\n{code}")),
     }
     expected.quotes.push((id, path.to_string(), start, end));
 }

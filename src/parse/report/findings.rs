@@ -12,7 +12,9 @@
 //! key, or the section a sentence is in.
 
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
+
+use regex::Regex;
 
 use super::{Cell, Inline, Scanner};
 use crate::model::{Code, Diagnostic, Finding, FindingForm, Owner, RecordId, Subject, Text};
@@ -634,16 +636,24 @@ impl<'a> Scanner<'a> {
         evidence: Range<usize>,
         field: Option<(&str, usize)>,
     ) -> BlockFindings {
+        let findings_from = self.parts.findings.len();
         let mut keys = status_keys(&inline.text);
         let starts_with_status_key = keys.first().is_some_and(|k| inline.text[..k.start].trim().is_empty());
         let record = self.owner_record(owner);
         // Within a record's prose, `Offered to the model: afforded (…)` states a finding
-        // too, when it is no field of the record.
-        if record.is_some() && field.is_none() && (inline.text.contains(": ") || inline.text.contains('：')) {
+        // too, when it is no field of the record (or in a field's value that holds no status
+        // key, after its key: `- Architect oddity: the comment says … Watch inert :: claimed`).
+        if record.is_some()
+            && (field.is_none() || keys.is_empty())
+            && (inline.text.contains(": ") || inline.text.contains('：'))
+        {
+            let after_field = field.map_or(0, |(_, value_at)| value_at + 1);
             let bare = recognise::bare_status_keys(self.words, &inline.text);
             let free: Vec<StatusKey> = bare
                 .into_iter()
-                .filter(|b| !keys.iter().any(|k| k.start < b.value_end && b.start < k.value_end))
+                .filter(|b| {
+                    b.start >= after_field && !keys.iter().any(|k| k.start < b.value_end && b.start < k.value_end)
+                })
                 .collect();
             if !free.is_empty() {
                 keys.extend(free);
@@ -693,7 +703,71 @@ impl<'a> Scanner<'a> {
                 self.parts.findings.push(finding);
             }
         }
+        self.note_statuses_in_prose(inline, findings_from);
         BlockFindings { starts_with_status_key }
+    }
+
+    /// Lists a status the text states in a way no form reads, when no finding was made on
+    /// its line: a status word closing an emphasised run (`is *uninspected* (L3)`,
+    /// `**только заявлено**`), or closing a sentence after `is` or `are` (`… is therefore
+    /// uninspected.`). The reader sees the words; `check --explain` says no finding came
+    /// of them.
+    fn note_statuses_in_prose(&mut self, inline: &Inline, findings_from: usize) {
+        // (Asterisks only: an underscore is as often part of a name in code.)
+        static EMPHASIS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(\*\*|\*)([^*\n]{1,60}?)(\*\*|\*)").unwrap());
+        static COPULA_END: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r"(?i)\b(?:is|are|remains?)\s+(?:(?:therefore|thus|so|also|still|likewise|equally)\s+)?(?P<s>\p{L}+(?: \p{L}+){0,2})[.;]?\s*(?:\([^()]{0,40}\))?[.;]?$").unwrap()
+        });
+        let Some(source) = inline.source.clone() else { return };
+        if !self.words.mentions_any(&inline.text) {
+            return;
+        }
+        let mut places: Vec<(usize, String)> = Vec::new();
+        for caps in EMPHASIS.captures_iter(&self.md[source.clone()]) {
+            let (open, inner) = (caps.get(1).unwrap(), caps.get(2).unwrap());
+            if open.as_str() != &caps[3] || inner.as_str().trim() != inner.as_str() {
+                continue;
+            }
+            if let Some((status, start)) = self.words.at_end(inner.as_str()) {
+                places.push((source.start + inner.start() + start, status.to_string()));
+            }
+        }
+        let mut at = 0;
+        while at < inline.text.len() {
+            let end = at + recognise::first_sentence_end(&inline.text[at..]).max(1);
+            let sentence = &inline.text[at..end];
+            if let Some(caps) = COPULA_END.captures(sentence.trim_end()) {
+                let written = caps.name("s").unwrap();
+                if let Some((status, len)) = self.words.at_start(written.as_str()).filter(|(_, l)| *l == written.len())
+                {
+                    let range = at + written.start()..at + written.start() + len;
+                    if let Some(offset) = self.source_offset(inline, range) {
+                        places.push((offset, status.to_string()));
+                    }
+                }
+            }
+            at = end;
+        }
+        for (offset, status) in places {
+            let location = self.location(offset);
+            let found_here = self.parts.findings[findings_from..]
+                .iter()
+                .any(|f| f.location.line == location.line && f.location.col == location.col);
+            let noted_here = self.diagnostics.iter().any(|d| d.location == location);
+            if found_here || noted_here {
+                continue;
+            }
+            let line = self.line_text(offset).to_string();
+            self.diagnostics.push(
+                Diagnostic::note(
+                    Code::NotUnderstood,
+                    location,
+                    format!("`{status}` is stated here in prose, but no finding was read from it"),
+                )
+                .with_source(line, status.chars().count())
+                .with_help("to state a finding, write `dimension: status` on a line or item of its own, or in a `Status` column"),
+            );
+        }
     }
 
     /// The findings a record's prose states in sentences (`User scoping is *absent*.`),
@@ -743,6 +817,29 @@ impl<'a> Scanner<'a> {
         out
     }
 
+    /// The status opening `value` (at `at` of the inline's text) when the author set that
+    /// word apart in emphasis (`: **предоставлено** оператору (…)`, `: **wired** on the
+    /// default path`): the emphasis says where the status ends, so the words after it,
+    /// to the sentence's end, are its qualifier, whatever language they are in.
+    fn emphasised_status(&self, inline: &Inline, at: usize, value: &str) -> Option<Stated> {
+        let (status, len) = self.words.at_start(value)?;
+        let source = self.source_offset(inline, at..at + len)?;
+        let written = self.md.get(source..source + len) == Some(&inline.text[at..at + len]);
+        let emphasised =
+            written && self.md[..source].ends_with(['*', '_']) && self.md[source + len..].starts_with(['*', '_']);
+        if !emphasised {
+            return None;
+        }
+        let rest = &value[len..];
+        let qualifier = rest[..recognise::first_sentence_end(rest)].trim().trim_end_matches('.').trim();
+        Some(Stated {
+            status: status.to_string(),
+            qualifier: (!qualifier.is_empty()).then(|| qualifier.to_string()),
+            lead: None,
+            range: 0..len,
+        })
+    }
+
     /// The findings of a `Key: value` paragraph whose value concludes with a status (a
     /// note when a status starts the value but it reads as prose).
     fn key_value_findings(
@@ -757,7 +854,10 @@ impl<'a> Scanner<'a> {
         let text = inline.text.trim();
         let lead = inline.text.len() - inline.text.trim_start().len();
         let value = &text[value_at..];
-        let stated_here = stated(self.words, value, Reading::KeyValue);
+        let mut stated_here = stated(self.words, value, Reading::KeyValue);
+        if stated_here.is_empty() {
+            stated_here.extend(self.emphasised_status(inline, lead + value_at, value));
+        }
         if stated_here.is_empty() {
             if let Some((status, _)) = self.words.at_start(value) {
                 let offset =
@@ -1132,6 +1232,22 @@ mod tests {
         let fields: Vec<_> = report.declarations[0].fields.iter().map(|f| f.name.to_string()).collect();
         assert_eq!(fields, ["Affected component"], "the line above is a field of its own");
         assert_eq!(report.block_anchors.len(), 2, "each line stating findings has its anchor");
+    }
+
+    #[test]
+    fn a_status_stated_in_prose_that_makes_no_finding_is_listed() {
+        let md = "### OBJ-01: Store\n\nThe README calls the store *wired*, loosely. Scoping is *uninspected* (L3).\n\n\
+                  ## Limits\n\n- L1. The router was not read, so how OBJ-01 is reached is therefore uninspected.\n\
+                  - L2. Nothing else.\n";
+        let (report, diagnostics) = parse(md);
+        // `Scoping is *uninspected*` is a finding; the rest is listed, each at its word.
+        assert_eq!(report.findings.iter().map(|f| &*f.status).collect::<Vec<_>>(), ["uninspected"]);
+        let listed: Vec<(u32, u32)> = diagnostics
+            .iter()
+            .filter(|d| d.is_not_understood() && d.message.contains("stated here in prose"))
+            .map(|d| (d.location.line, d.location.col))
+            .collect();
+        assert_eq!(listed, [(3, 29), (7, 70)], "{diagnostics:?}");
     }
 
     #[test]
