@@ -39,7 +39,7 @@ use crate::rebuild::{path_id, FileHash, PathId, PathMap};
 use crate::render::Scope;
 
 /// The state file's format: a state of another format is not read.
-const FORMAT: u32 = 21;
+const FORMAT: u32 = 22;
 
 /// The folder a build's cache goes in when the command line names none: beside the
 /// output, hidden, and ignored by git (it holds a `.gitignore` of `*`).

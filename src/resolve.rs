@@ -754,6 +754,8 @@ struct Unknown {
     /// Its family, when that family is published in this run.
     family: Option<String>,
     set: Option<usize>,
+    /// Its kind, when the run's reports taught it rather than the configuration.
+    learned_kind: Option<String>,
 }
 
 /// What a reference is resolved against.
@@ -803,6 +805,11 @@ fn target_record<'r>(
                 .and_then(|c| c.family)
                 .filter(|f| lookup.published_families.contains(f)),
             set,
+            learned_kind: lookup
+                .scheme
+                .classify(id.as_str())
+                .map(|c| c.kind)
+                .filter(|k| lookup.scheme.is_learned_kind(k)),
         }
     });
     entry.count += 1;
@@ -846,6 +853,18 @@ fn report_unknown(unknown: HashMap<RecordId, Unknown>, sets: &[UnpublishedDef], 
                 u.first,
                 format!("reference to unpublished record {id} ({}){more}", sets[set].name),
             )
+        } else if let Some(kind) = &u.learned_kind {
+            // The kind is casebook's reading of the reports' headings, not the author's
+            // configuration: the word may be no record at all (`UFO-2026-06-a`, a run's
+            // name, beside records `UFO-BIL-01`).
+            Diagnostic::warning(
+                Code::UnknownRecord,
+                u.first,
+                format!("{id} is written like a record of kind {kind}, but no record {id} is declared in this run{more}"),
+            )
+            .with_help(format!(
+                "if it is a record, declare it or fix the spelling; if it is no record, leave it: the kind {kind} was read off this run's headings, not configured, so this is no error"
+            ))
         } else {
             Diagnostic::error(
                 Code::UnknownRecord,
@@ -1050,6 +1069,19 @@ mod tests {
         assert_eq!(unpublished.publication, Publication::Unpublished(0));
         assert_eq!(unpublished.annotations.len(), 1);
         assert!(run.publishes(&RecordId::new("OBJ-01")) && !run.publishes(&RecordId::new("RT-RTE-delivery")));
+    }
+
+    #[test]
+    fn an_undeclared_word_of_a_learned_kind_is_a_warning() {
+        let markdown =
+            "# R\n\nRun UFO-2026-06-a.\n\n### UFO-BIL-01 — Screens\n\nOne.\n\n### UFO-BIL-02 — Windows\n\nTwo.\n";
+        let (_, diagnostics) = resolved(RUN, &[("a", markdown)]);
+        let unknown: Vec<_> = diagnostics.iter().filter(|d| d.code == Code::UnknownRecord).collect();
+        assert_eq!(unknown.len(), 1, "{diagnostics:?}");
+        assert!(!unknown[0].is_error() && unknown[0].message.contains("kind UFO"), "{:?}", unknown[0]);
+        // Of a configured kind, the same is an error.
+        let (_, diagnostics) = resolved(RUN, &[("a", "# R\n\n### OBJ-01 Cache\n\nSee OBJ-09.\n")]);
+        assert!(diagnostics.iter().any(|d| d.code == Code::UnknownRecord && d.is_error()));
     }
 
     #[test]

@@ -739,6 +739,15 @@ impl<'a> Scanner<'a> {
             }
             TagEnd::TableRow => {
                 let cells = std::mem::take(&mut self.row);
+                if self.body_row == 0 && self.second_header_row(&cells) {
+                    // `| Finding | | Status | |` over `| ID | Label | Dimension | Word |`:
+                    // a header of groups, as a word processor exports merged cells; the
+                    // row under it names the columns.
+                    self.header = cells.iter().map(|c| Arc::from(c.inline.text.trim())).collect();
+                    self.header_is_status = findings::status_columns(&self.header);
+                    self.table_limits = self.limit_columns();
+                    return;
+                }
                 self.table_row(cells);
                 self.body_row += 1;
             }
@@ -749,6 +758,22 @@ impl<'a> Scanner<'a> {
             }
             _ => {}
         }
+    }
+
+    /// True when a table's first row is its real header: the header above has empty
+    /// cells (a header of groups), and every cell of the row is a short label, with no
+    /// ID, number or status in it.
+    fn second_header_row(&self, cells: &[Cell]) -> bool {
+        let grouped = self.header.iter().any(|h| h.is_empty()) && self.header.len() == cells.len();
+        grouped
+            && cells.iter().all(|cell| {
+                let text = cell.inline.text.trim();
+                let words = text.split_whitespace().count();
+                (1..=3).contains(&words)
+                    && !text.chars().any(|c| c.is_ascii_digit())
+                    && self.words.at_start(text).is_none()
+                    && self.scheme.find_ids(text).is_empty()
+            })
     }
 
     /// The opening (or closing) underscores of an emphasis that are part of a path
@@ -933,10 +958,19 @@ impl<'a> Scanner<'a> {
             }
         }
         let lead = inline.text.trim();
-        if lead.ends_with(':') && lead.len() < 60 && LimitWords::holds(&self.conventions.limits.headings, lead) {
+        // `Gaps:` over a list, or a paragraph that is only a bold title (`**22/** 🙈 **What
+        // I didn't check.**`, a thread's post): the list below is the limits.
+        let title_only =
+            recognise::run_in(markdown).is_some_and(|bold| markdown.trim_end().ends_with(&format!("{bold}**")));
+        if (lead.ends_with(':') || title_only)
+            && lead.len() < 80
+            && LimitWords::holds(&self.conventions.limits.headings, lead)
+        {
             self.limits_lead = true;
         }
-        if recognise::reads_as_caption_before(markdown, &inline.text) {
+        if let Some(path) = recognise::permalink_caption(&inline.text) {
+            self.caption_before = Some(Caption { path, set_apart: true, about: None });
+        } else if recognise::reads_as_caption_before(markdown, &inline.text) {
             let set_apart = recognise::set_apart(markdown, &inline.text);
             let ids: std::collections::BTreeSet<String> =
                 self.scheme.find_ids(&inline.text).into_iter().map(|m| inline.text[m.range].to_string()).collect();

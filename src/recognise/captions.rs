@@ -152,6 +152,18 @@ fn aside_place(text: &str) -> bool {
     bracketed && location_line(text)
 }
 
+/// A paragraph that is only a link to a forge's page of a file at lines, perhaps after
+/// a mark (`🔗 https://github.com/o/r/blob/<rev>/a.py#L529-L537`): the place of the block
+/// below it, as people paste a link to the lines above the lines.
+pub fn permalink_caption(text: &str) -> Option<QuotePath> {
+    let url = text.trim().trim_start_matches(|c: char| !c.is_alphanumeric()).trim_end_matches([':', '.']);
+    if url.contains(char::is_whitespace) {
+        return None;
+    }
+    let (path, lines, _) = super::permalink(url)?;
+    (!lines.is_empty()).then_some(QuotePath { source: None, path, lines })
+}
+
 /// True for AsciiDoc's block title (`.Queue read helper (a.py, lines 7-8)`): the caption
 /// of the block below it, never of one above.
 pub fn is_block_title(markdown: &str) -> bool {
@@ -449,6 +461,9 @@ mod tests {
         assert_eq!(read("Lines 2597-2607 of `agixt/DB.py` (SRC-1)."), r("agixt/DB.py", 2597, 2607));
         assert!(set_apart(".Queue read helper (a/q.py, lines 7-8)", ".Queue read helper (a/q.py, lines 7-8)"));
         assert!(!set_apart("...and so on", "...and so on"));
+        let linked = permalink_caption("🔗 https://github.com/o/r/blob/11c853d/babyagi.py#L529-L537").unwrap();
+        assert_eq!((linked.path.as_str(), linked.lines), ("babyagi.py", vec![LineRange { start: 529, end: 537 }]));
+        assert!(permalink_caption("see https://github.com/o/r/blob/1/a.py#L3").is_none(), "words beside it");
         assert_eq!(read("as lines 1059-1061 of `a/M.py` (SRC-1) show::"), r("a/M.py", 1059, 1061));
         assert_eq!(read("(SRC-1, a/M.py, lines 3-9), then, as lines 20-24 of `a/M.py` show::"), r("a/M.py", 20, 24));
         assert_eq!(read("Lines 20-24 of a/M.py (SRC-1), not a/M.py lines 3-9."), r("a/M.py", 20, 24));

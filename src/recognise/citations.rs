@@ -32,7 +32,7 @@ pub struct CitationMatch {
 }
 
 /// A file's name, with its extension (`rappel.py`).
-const FILE: &str = r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*";
+const FILE: &str = r"\.?[A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.[A-Za-z][A-Za-z0-9]*";
 /// What may follow `SRC-n`: a file, or a folder written with its trailing `/` or a glob
 /// (`src/sandbox/`, `src/fractal/**`).
 /// A dotfile (`.gitignore`, `server/.env`) is a file too.
@@ -40,11 +40,11 @@ const SOURCED_PATH: &str = r"(?:(?:[A-Za-z0-9_.\-]+/)*(?:[A-Za-z0-9_\-][A-Za-z0-
 /// Line ranges: `188, 200, 278-279`, with an en dash (`368–390`) or forges' `L` (`L10-L20`).
 pub(super) const LINES: &str = r"L?[0-9]+(?:[-–]L?[0-9]+)?(?:, ?L?[0-9]+(?:[-–]L?[0-9]+)?)*";
 /// The word for lines, in the languages analyses are written in: `lines`, `lignes`,
-/// `Zeilen`, `líneas`, `linhas`, `righe`, `строки` (a macro, so that patterns can be made of it at compile
+/// `Zeilen`, `líneas`, `linhas`, `righe`, `satır`, `строки` (a macro, so that patterns can be made of it at compile
 /// time).
 macro_rules! line_words {
     () => {
-        r"(?i:lines?|lignes?|zeilen?|l[ií]neas?|linhas?|righe|riga|строк[аиеу]?)"
+        r"(?i:lines?|lignes?|zeilen?|l[ií]neas?|linhas?|righe|riga|satır(?:lar)?|строк[аиеу]?)"
     };
 }
 pub(super) const LINE_WORDS: &str = line_words!();
@@ -136,7 +136,7 @@ static NEXT_LISTED_PATH: LazyLock<Regex> = LazyLock::new(|| {
 /// (`§ Permission Levels`), which [`section_after`] bounds.
 static AFTER_SOURCE_SECTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
-        r#"^{AFTER_SOURCE_GAP}(?:§ ?|(?P<word>(?i:section|sect?\.|abschnitt|kapitel|sección|apartado|seção|secção|sezione|раздел|глава) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|„(?P<g>[^“”]+)[“”]|« ?(?P<f>[^»]+?) ?»|「(?P<j>[^」]+)」|『(?P<k>[^』]+)』|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`/\p{{So}}]))"#,
+        r#"^{AFTER_SOURCE_GAP}(?:§ ?|(?P<word>(?i:section|sect?\.|abschnitt|kapitel|sección|apartado|seção|secção|sezione|bölüm|раздел|глава) +))(?:"(?P<q>[^"]+)"|“(?P<c>[^”]+)”|„(?P<g>[^“”]+)[“”]|« ?(?P<f>[^»]+?) ?»|「(?P<j>[^」]+)」|『(?P<k>[^』]+)』|(?P<n>[0-9][0-9.]*[0-9]|[0-9])\b|(?P<u>[A-Za-z`/\p{{So}}]))"#,
     ))
     .unwrap()
 });
@@ -211,6 +211,7 @@ impl Citations {
             || text.contains(", \"")
             || text.contains(", “")
             || text.contains(['행', '行', '줄'])
+            || mentions_lines(text)
     }
 
     /// [`Citations::find`], and the source tokens followed by a word that looks like a
@@ -292,6 +293,14 @@ impl Citations {
         }
         (out, unread)
     }
+}
+
+/// True when `text` may give a file's lines in words or forges' `L` (`a.py L3-9`, `a.py,
+/// lines 3–9`) with no colon or slash anywhere to tell.
+fn mentions_lines(text: &str) -> bool {
+    static LINES_HINT: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(&format!(r"(?:\bL[0-9]|\b{LINE_WORDS}\s+[0-9]|\bll?\.\s?[0-9])")).unwrap());
+    LINES_HINT.is_match(text)
 }
 
 /// `README.md § "Architecture"`: the section of the file named at `file` of `text`, of
@@ -626,6 +635,12 @@ mod tests {
             ]
         );
         assert_eq!(read("run.py 12~20줄"), [(None, s("run.py"), None, vec![(12, 20)])]);
+        assert_eq!(
+            read("it swaps the queue (📎 babyagi.py L596-599)."),
+            [(None, s("babyagi.py"), None, vec![(596, 599)])]
+        );
+        assert_eq!(read("as the run shows (a.py, lines 3-9)."), [(None, s("a.py"), None, vec![(3, 9)])]);
+        assert_eq!(read("set in (`.env.example L35-38`)."), [(None, s(".env.example"), None, vec![(35, 38)])]);
         assert_eq!(read("구현은 3행에 있다"), [], "lines without a path cite nothing");
         let sections: Vec<Option<String>> =
             Citations::default().find("〔SRC-2，§「👋 Hello AgentScope!」〕").into_iter().map(|c| c.section).collect();

@@ -346,7 +346,14 @@ fn top_level_item(line: &str) -> Option<&str> {
 /// The bold words a paragraph opens with (`**G-01 · Agent graph.** Every run …` →
 /// `G-01 · Agent graph.`), as Markdown.
 pub fn run_in(paragraph: &str) -> Option<&str> {
+    // A thread's post number and its emoji may come first: `**4/** 🔁 **BAGI-LOOP — …**`.
+    static POST: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^(?:\*\*|__)?[0-9]{1,3}/(?:[0-9]{1,3})?(?:\*\*|__)?\s+").unwrap());
     let text = paragraph.trim_start();
+    let text = match POST.find(text) {
+        Some(post) => text[post.end()..].trim_start_matches(|c: char| !c.is_alphanumeric() && !"*_`[(".contains(c)),
+        None => text,
+    };
     let marker = ["**", "__"].into_iter().find(|m| text.starts_with(m))?;
     let close = text[2..].find(marker)? + 2;
     Some(&text[2..close])

@@ -30,8 +30,8 @@ pub(crate) mod words;
 
 pub use captions::{
     caption_path, default_source, diff_context, directive_language, directive_options, first_line_path, info_path,
-    info_start_line, is_block_title, is_place_line, pandoc_info, reads_as_caption_after, reads_as_caption_before,
-    set_apart, without_gutter,
+    info_start_line, is_block_title, is_place_line, pandoc_info, permalink_caption, reads_as_caption_after,
+    reads_as_caption_before, set_apart, without_gutter,
 };
 pub use citations::{parse_line_ranges, permalink, CitationMatch, Citations};
 pub use learned::{declared_kinds, heading_id, item_id, outline_title, pattern_kind, run_in};
@@ -182,6 +182,7 @@ impl Conventions {
         for kind in new {
             // A kind the document declares is no technical word in it (`LLM-01 · …`).
             conventions.ids.not_ids.remove(&kind);
+            conventions.ids.learned.insert(kind.clone());
             conventions.ids.kinds.insert(kind.clone(), kind);
         }
         conventions.ids.words.extend(new_words);
@@ -364,6 +365,9 @@ pub struct IdScheme {
     /// One-word IDs learned from the analysis (`MSG`): each is an ID, and a kind of its own
     /// only as that word (`MSG-X` is no ID of it, `TL` of `TL-PUBLISH` no word ID).
     words: std::collections::BTreeSet<String>,
+    /// The kinds read off the analysis itself, not configured: a guess, so a word of one
+    /// that names no record is a warning, not an error.
+    learned: std::collections::BTreeSet<String>,
 }
 
 /// Where a grammar of an [`IdScheme`] comes from.
@@ -438,6 +442,7 @@ impl IdScheme {
             kinds: config.kinds.clone(),
             not_ids: config.not_ids.iter().cloned().collect(),
             words: std::collections::BTreeSet::new(),
+            learned: std::collections::BTreeSet::new(),
         })
     }
 
@@ -535,6 +540,11 @@ impl IdScheme {
     /// The kind and family of `id` when the whole string is one ID.
     pub fn classify(&self, id: &str) -> Option<IdMatch> {
         self.find_ids(id).into_iter().next().filter(|m| m.range == (0..id.len()))
+    }
+
+    /// True when `kind` was read off the analysis rather than configured.
+    pub fn is_learned_kind(&self, kind: &str) -> bool {
+        self.learned.contains(kind)
     }
 
     /// True when `kind` is a kind of record of this scheme.

@@ -172,7 +172,16 @@ impl StatusWords {
     /// These words with the `learned` ones (written form → status name), which a run's
     /// reports define for themselves ([`super::legend_synonyms`]).
     pub fn with_learned(&self, learned: &[(String, String)]) -> StatusWords {
-        StatusWords::of_forms(self.forms.clone(), self.names.clone(), learned.iter().map(|(w, n)| (w, n)))
+        // A legend gives one form of a word that Romance languages inflect for gender and
+        // number (`messo a disposizione`, then `messi a disposizione` of two engines):
+        // the term's first word, ending in `o` or `a`, in its other endings too.
+        let inflected: Vec<(String, String)> = learned
+            .iter()
+            .flat_map(|(term, name)| inflections(term).into_iter().map(move |t| (t, name.clone())))
+            .filter(|(t, _)| !learned.iter().any(|(w, _)| w == t))
+            .collect();
+        let forms = learned.iter().chain(&inflected).map(|(w, n)| (w, n));
+        StatusWords::of_forms(self.forms.clone(), self.names.clone(), forms)
     }
 
     /// The statuses, as the vocabulary names them.
@@ -434,6 +443,19 @@ pub(super) fn parenthesised(rest: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// The other endings of a term's first word that ends in `o` or `a` (of four letters or
+/// more): `collegato` → `collegata`, `collegati`, `collegate`, `collegatos`,
+/// `collegatas`.
+fn inflections(term: &str) -> Vec<String> {
+    let (first, rest) = term.split_once(' ').map_or((term, ""), |(f, r)| (f, r));
+    let Some(stem) = first.strip_suffix(['o', 'a']).filter(|stem| stem.chars().count() >= 3) else {
+        return Vec::new();
+    };
+    let joined =
+        |ending: &str| if rest.is_empty() { format!("{stem}{ending}") } else { format!("{stem}{ending} {rest}") };
+    ["o", "a", "i", "e", "os", "as"].iter().map(|e| joined(e)).filter(|t| t != term).collect()
 }
 
 /// Where the first sentence of `text` ends (its terminator included), or its length.
@@ -921,6 +943,18 @@ mod tests {
         assert_eq!(shown, [("claimed", Some("help text")), ("implemented", Some("argument parsing"))]);
         let prose = stated(&words, "claimed by the README and implemented nowhere", Reading::KeyValue);
         assert_eq!(prose.len(), 1, "without a qualifier closing it, `and` joins no clause");
+    }
+
+    #[test]
+    fn a_legend_s_term_is_read_in_its_other_endings() {
+        let words = StatusWords::new(["afforded", "wired"].map(String::from), &BTreeMap::new());
+        let learned = [("messo a disposizione".to_string(), "afforded".to_string()), ("bağlı".into(), "wired".into())];
+        let words = words.with_learned(&learned);
+        assert_eq!(words.at_start("messi a disposizione (del modello)"), Some(("afforded", 20)));
+        assert_eq!(words.at_start("messe a disposizione"), Some(("afforded", 20)));
+        assert_eq!(words.at_start("bağlı"), Some(("wired", "bağlı".len())));
+        assert_eq!(inflections("collegato"), ["collegata", "collegati", "collegate", "collegatos", "collegatas"]);
+        assert!(inflections("yok").is_empty() && inflections("bağlı").is_empty());
     }
 
     #[test]

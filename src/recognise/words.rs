@@ -1,6 +1,6 @@
 //! The words analysts write for the parts casebook reads, in every language the corpus
-//! holds (English, French, German, Spanish, Portuguese, Chinese, Japanese, Korean,
-//! Russian), one list
+//! holds (English, French, German, Spanish, Portuguese, Italian, Turkish, Chinese,
+//! Japanese, Korean, Russian), one list
 //! per role, so that a new language is added in one place. Two lists live elsewhere, since
 //! they are of another form: the headings that mean limits are a default of the
 //! configuration (`config::LimitsConfig`), and the words for lines are part of the
@@ -41,6 +41,10 @@ pub(crate) const CAPTION_WORDS: &[&str] = &[
     "출처",
     "발췌",
     "인용",
+    // Turkish: source, code (`Kod 1.`), excerpt
+    "kaynak",
+    "kod",
+    "alıntı",
     // Russian: source, listing, fragment, extract
     "источник",
     "листинг",
@@ -65,6 +69,8 @@ pub(crate) const DIMENSION_HEADERS: &[&str] = &[
     "차원",
     "측면",
     "измерение",
+    // Turkish: dimension
+    "boyut",
     "аспект",
 ];
 
@@ -76,15 +82,22 @@ pub(crate) const STATUS_HEADERS: &[&str] = &[
     "verdict",
     "outcome",
     "determination",
-    // Spanish, Portuguese
+    // Spanish, Portuguese, Italian
     "dictamen",
     "situação",
     "veredito",
+    "esito",
+    "stato",
+    "verdetto",
     // Chinese: status, conclusion, determination; Japanese: state, determination
     "状态",
     "结论",
     "判定",
     "状態",
+    // Turkish: status, finding, result
+    "durum",
+    "bulgu",
+    "sonuç",
     // Korean: status, determination
     "상태",
     "판정",
@@ -119,8 +132,11 @@ pub(crate) const WHOLE_SUBJECT: &[&str] = &[
     "general",
     "in general",
     "overall status",
-    // French, German, Portuguese
+    // French, German, Portuguese, Italian, Turkish
     "geral",
+    "principale",
+    "complessivo",
+    "genel",
     "d'ensemble",
     "d’ensemble",
     "général",
@@ -152,7 +168,10 @@ pub(crate) const STATUS_NOUNS: &[&str] = &[
     "outcome",
     "conformity",
     "determination",
-    // French, Spanish, Portuguese
+    // French, Spanish, Portuguese, Italian
+    "esito",
+    "stato",
+    "verdetto",
     "situação",
     "veredito",
     "conclusão",
@@ -162,6 +181,9 @@ pub(crate) const STATUS_NOUNS: &[&str] = &[
     "dictamen",
     "veredicto",
     "estado",
+    // Turkish: status, finding
+    "durum",
+    "bulgu",
     // Russian
     "статус",
 ];

@@ -156,7 +156,15 @@ pub(super) struct BlockFindings {
 /// True when a column header names a status column (`Status`, `Operation status`).
 pub(super) fn is_status_header(header: &str) -> bool {
     let header = singular(&header.trim().to_lowercase()).to_string();
-    STATUS_HEADERS.iter().any(|noun| header.ends_with(noun)) || scoped_status(&header)
+    STATUS_HEADERS.iter().any(|noun| header.ends_with(noun)) || scoped_status(&header) || whole_status(&header)
+}
+
+/// A status header whose noun comes first and then a word for the whole, as Romance
+/// languages order them (`Esito principale`, `Estado general`, `Statut global`): the
+/// status of the whole subject.
+fn whole_status(header: &str) -> bool {
+    let Some((noun, rest)) = header.split_once(' ') else { return false };
+    STATUS_HEADERS.contains(&noun) && recognise::names_whole_subject(rest)
 }
 
 /// A status header scoped to the analysis (`Status in this review`, `Verdict at
@@ -188,7 +196,8 @@ pub(super) fn status_columns(header: &[Arc<str>]) -> Vec<bool> {
 /// The dimension a status column names: its header without `status` (`Operation`).
 fn status_column_dimension(header: &str) -> &str {
     let header = header.trim();
-    if CONCLUDING_HEADERS.contains(&header.to_lowercase().as_str()) || scoped_status(&header.to_lowercase()) {
+    let lower = header.to_lowercase();
+    if CONCLUDING_HEADERS.contains(&lower.as_str()) || scoped_status(&lower) || whole_status(&lower) {
         return "";
     }
     let header = singular(header);
