@@ -645,7 +645,7 @@ impl<'a> Scanner<'a> {
         evidence: Range<usize>,
         field: Option<(&str, usize)>,
     ) -> BlockFindings {
-        let findings_from = self.parts.findings.len();
+        let (findings_from, noted_from) = (self.parts.findings.len(), self.diagnostics.len());
         let mut keys = status_keys(&inline.text);
         let starts_with_status_key = keys.first().is_some_and(|k| inline.text[..k.start].trim().is_empty());
         let record = self.owner_record(owner);
@@ -712,16 +712,16 @@ impl<'a> Scanner<'a> {
                 self.parts.findings.push(finding);
             }
         }
-        self.note_statuses_in_prose(inline, findings_from);
+        self.note_statuses_in_prose(inline, findings_from, noted_from);
         BlockFindings { starts_with_status_key }
     }
 
-    /// Lists a status the text states in a way no form reads, when no finding was made on
-    /// its line: a status word closing an emphasised run (`is *uninspected* (L3)`,
+    /// Lists a status the text states in a way no form reads, when no finding or note of
+    /// this block (from `findings_from`, `noted_from`) is at its word: a status word closing an emphasised run (`is *uninspected* (L3)`,
     /// `**только заявлено**`), or closing a sentence after `is` or `are` (`… is therefore
     /// uninspected.`). The reader sees the words; `check --explain` says no finding came
     /// of them.
-    fn note_statuses_in_prose(&mut self, inline: &Inline, findings_from: usize) {
+    fn note_statuses_in_prose(&mut self, inline: &Inline, findings_from: usize, noted_from: usize) {
         // (Asterisks only: an underscore is as often part of a name in code.)
         static EMPHASIS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(\*\*|\*)([^*\n]{1,60}?)(\*\*|\*)").unwrap());
         static COPULA_END: LazyLock<Regex> = LazyLock::new(|| {
@@ -762,7 +762,9 @@ impl<'a> Scanner<'a> {
             let found_here = self.parts.findings[findings_from..]
                 .iter()
                 .any(|f| f.location.line == location.line && f.location.col == location.col);
-            let noted_here = self.diagnostics.iter().any(|d| d.location == location);
+            // (Only this block's own notes can be at its words: a scan of all would be
+            // quadratic in a report's notes.)
+            let noted_here = self.diagnostics[noted_from..].iter().any(|d| d.location == location);
             if found_here || noted_here {
                 continue;
             }
